@@ -1,0 +1,38 @@
+# Two jobs a user runs: `make report` (the suite against a target) and `make test` (the project's own tests).
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+
+ENDPOINT ?=
+API_KEY  ?=
+MODEL    ?=
+REPORTS  := reports
+
+.PHONY: report test bench install clean
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+# Without ENDPOINT the suite starts the embedded reference server on a free loopback port.
+report: $(STAMP)
+	mkdir -p $(REPORTS)
+	LMCONFORM_API_KEY='$(API_KEY)' $(BIN)/python -m pytest suites -p no:cacheprovider \
+	    $(if $(ENDPOINT),--endpoint '$(ENDPOINT)') $(if $(MODEL),--model '$(MODEL)') \
+	    --results-json $(REPORTS)/results.json \
+	    --html $(REPORTS)/report.html --self-contained-html \
+	    --junitxml $(REPORTS)/junit.xml
+
+test: $(STAMP)
+	$(BIN)/python -m pytest tests -p no:cacheprovider
+
+bench: $(STAMP)
+	$(BIN)/python -m bench
+
+clean:
+	rm -rf $(VENV) $(REPORTS)/*.html $(REPORTS)/*.json $(REPORTS)/*.xml

@@ -1,0 +1,1 @@
+"""Wire capture: what crossed the wire, byte for byte, and its parsed view."""

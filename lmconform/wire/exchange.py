@@ -1,0 +1,91 @@
+"""One request and everything the target did in answer, kept exactly as it arrived."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+from lmconform.wire.redact import curl_command
+from lmconform.wire.sse import SSEStream, parse_sse
+
+# Cut-off for a response body. A misbehaving endpoint can stream forever; past this many bytes the
+# capture stops reading, marks the exchange truncated, and the check `http.body.within_size_cap` reports it.
+DEFAULT_MAX_BODY_BYTES = 32 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class Request:
+    """A request as sent; `headers` are already redacted, so this object may be printed anywhere."""
+
+    method: str
+    url: str
+    headers: dict[str, str]
+    body: Any | None = None
+
+    def curl(self) -> str:
+        return curl_command(self.method, self.url, self.headers, self.body)
+
+
+@dataclass(frozen=True)
+class BodyChunk:
+    """One network read: `at` is seconds since the request was sent."""
+
+    at: float
+    data: bytes
+
+
+@dataclass
+class Exchange:
+    """What happened for one request. `error` is set when no complete answer could be had."""
+
+    request: Request
+    status: int | None = None
+    headers: dict[str, str] = field(default_factory=dict)  # names in lower case
+    chunks: list[BodyChunk] = field(default_factory=list)
+    error: str | None = None
+    error_kind: str | None = None  # "unreachable" | "timeout" | "deadline" | "protocol"
+    truncated: bool = False
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
+    duration_s: float = 0.0
+
+    @cached_property
+    def body(self) -> bytes:
+        return b"".join(chunk.data for chunk in self.chunks)
+
+    @property
+    def content_type(self) -> str:
+        return self.headers.get("content-type", "").split(";", 1)[0].strip().lower()
+
+    @property
+    def is_event_stream(self) -> bool:
+        return self.content_type == "text/event-stream"
+
+    @cached_property
+    def sse(self) -> SSEStream:
+        """The body read as an event stream, fed read by read as the network delivered it."""
+        return parse_sse(chunk.data for chunk in self.chunks)
+
+    @cached_property
+    def json(self) -> Any:
+        """The body parsed as JSON, or `NOT_JSON` when it is not a JSON document."""
+        try:
+            return json.loads(self.body)
+        except (ValueError, UnicodeDecodeError):
+            return NOT_JSON
+
+    def body_excerpt(self, limit: int = 600) -> str:
+        text = self.body[:limit].decode("utf-8", errors="replace")
+        return text + ("…" if len(self.body) > limit else "")
+
+
+class _NotJson:
+    def __repr__(self) -> str:
+        return "NOT_JSON"
+
+    def __bool__(self) -> bool:
+        return False
+
+
+NOT_JSON: Any = _NotJson()
