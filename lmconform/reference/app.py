@@ -1,0 +1,70 @@
+"""The reference server's ASGI application.
+
+Faults come from two places: the app's own set, and a path prefix `/faults/<name>[,<name>...]` in front of any
+route. The prefix lets one running server answer as every fault at once, so a suite can test a check against
+the whole catalogue without starting a server per fault.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Awaitable, Callable
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, PlainTextResponse, Response
+from starlette.routing import Route
+from starlette.types import Receive, Scope, Send
+
+from lmconform.reference.chat import DEFAULT_MODEL, chat_completions
+from lmconform.reference.faults import parse_faults
+
+_FAULT_PREFIX = re.compile(r"/faults/([^/]*)(/.*)?")
+
+
+async def list_models(request: Request, faults: frozenset[str]) -> Response:
+    if "models-missing" in faults:
+        return PlainTextResponse("Not Found", status_code=404)
+    model = {"id": DEFAULT_MODEL, "object": "model", "owned_by": "organization_owner"}
+    return JSONResponse({"object": "list", "data": [model]})
+
+
+_ENDPOINTS: dict[tuple[str, str], Callable[[Request, frozenset[str]], Awaitable[Response]]] = {
+    ("GET", "/v1/models"): list_models,
+    ("POST", "/v1/chat/completions"): chat_completions,
+}
+
+
+class _Dispatcher:
+    """Every method and path, routed by hand: LM Studio answers 200 to whatever it does not serve, where a
+    Starlette route would answer 404 or 405."""
+
+    def __init__(self, faults: frozenset[str]) -> None:
+        self.faults = faults
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        response = await self.respond(Request(scope, receive))
+        await response(scope, receive, send)
+
+    async def respond(self, request: Request) -> Response:
+        path, faults = request.url.path, self.faults
+        prefix = _FAULT_PREFIX.fullmatch(path)
+        if prefix is not None:
+            try:
+                faults = faults | parse_faults(prefix[1].split(","))
+            except ValueError as error:
+                return JSONResponse({"error": str(error)}, status_code=404)
+            path = prefix[2] or "/"
+        endpoint = _ENDPOINTS.get((request.method, path))
+        if endpoint is None:
+            return JSONResponse({"error": f"Unexpected endpoint or method. ({request.method} {path})"})
+        return await endpoint(request, faults)
+
+
+def create_app(faults: frozenset[str] = frozenset()) -> Starlette:
+    """The server, with `faults` on every request. Set `app.state.stopping` (a threading.Event) when the server
+    stops, so that streams held open on purpose (the `stall` fault) end instead of delaying the shutdown."""
+    app = Starlette(routes=[Route("/{path:path}", _Dispatcher(parse_faults(faults)))])
+    app.state.stopping = threading.Event()
+    return app

@@ -1,0 +1,141 @@
+"""The reference server's "model": a fixed rule that decides how a chat request is answered.
+
+Checks need answers they can predict from the request alone, so nothing here is random and nothing reads the
+clock: the same request body always gets the same plan, ids included. The request is assumed valid
+(lmconform.reference.chat validates it first).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import string
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    id: str
+    name: str
+    arguments: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Plan:
+    text: str
+    tool_calls: tuple[ToolCall, ...] = ()
+    finish_reason: str | None = "stop"
+
+
+def request_seed(body: dict[str, Any]) -> int:
+    """A number fixed by the request. Streaming options are left out so that the same request streamed and not
+    streamed gets the same ids, which lets a differential check compare the two."""
+    significant = {key: value for key, value in body.items() if key not in ("stream", "stream_options")}
+    canonical = json.dumps(significant, sort_keys=True, ensure_ascii=False, default=str)
+    return int.from_bytes(hashlib.sha256(canonical.encode()).digest()[:6], "big")
+
+
+def content_text(content: Any) -> str:
+    """The text of a message's content: a string, or a list of `{"type": "text", "text": ...}` parts."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        texts = [part.get("text") for part in content if isinstance(part, dict)]
+        return " ".join(text for text in texts if isinstance(text, str))
+    return ""
+
+
+def decide(body: dict[str, Any]) -> Plan:
+    messages = body["messages"]
+    last = messages[-1]
+    if last["role"] == "tool":
+        return Plan(f"The {_tool_name(messages, last)} tool returned: {content_text(last.get('content'))}")
+    prompt = next((content_text(m.get("content")) for m in reversed(messages) if m["role"] == "user"), "")
+    tools = body.get("tools") or []
+    tool_choice = body.get("tool_choice") or "auto"
+    if tools and tool_choice != "none":
+        chosen = _mentioned(tools, prompt)
+        if not chosen and tool_choice == "required":
+            chosen = tools[:1]
+        if body.get("parallel_tool_calls") is False:
+            chosen = chosen[:1]
+        if chosen:
+            seed = request_seed(body)
+            calls = tuple(
+                ToolCall(f"{(seed + i) % 10**9:09d}", tool["function"]["name"],
+                         schema_arguments(tool["function"].get("parameters"), prompt))
+                for i, tool in enumerate(chosen)
+            )
+            return Plan("", calls, "tool_calls")
+    return Plan(f"You said: {prompt}")
+
+
+def usage(body: dict[str, Any], plan: Plan) -> dict[str, int]:
+    """Token counts as whitespace-separated words: a stand-in that is stable and easy to recompute."""
+    prompt = sum(len(content_text(m.get("content")).split()) for m in body["messages"])
+    answer = [plan.text, *(arguments_json(call.arguments) for call in plan.tool_calls)]
+    completion = sum(len(part.split()) for part in answer)
+    return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
+
+
+def arguments_json(arguments: dict[str, Any]) -> str:
+    """Compact, with non-ASCII characters as they are, as JSON.stringify writes it."""
+    return json.dumps(arguments, separators=(",", ":"), ensure_ascii=False)
+
+
+def _tool_name(messages: list[dict[str, Any]], result: dict[str, Any]) -> str:
+    for message in messages:
+        calls = message.get("tool_calls")
+        for call in calls if isinstance(calls, list) else []:
+            if isinstance(call, dict) and call.get("id") == result.get("tool_call_id"):
+                name = (call.get("function") or {}).get("name")
+                if isinstance(name, str) and name:
+                    return name
+    return "tool"
+
+
+def _mentioned(tools: list[dict[str, Any]], prompt: str) -> list[dict[str, Any]]:
+    said = set(re.findall(r"[a-z0-9]+", prompt.lower()))
+    return [tool for tool in tools if _name_words(tool["function"]["name"]) & said]
+
+
+def _name_words(name: str) -> set[str]:
+    spaced = re.sub(r"([a-z0-9])([A-Z])|([A-Z])([A-Z][a-z])", r"\1\3 \2\4", name)
+    return {word.lower() for word in re.split(r"[\s_\-]+", spaced) if len(word) >= 4}
+
+
+def schema_arguments(parameters: Any, prompt: str) -> dict[str, Any]:
+    """An object holding every property of an object schema, each with an example value."""
+    properties = parameters.get("properties") if isinstance(parameters, dict) else None
+    if not isinstance(properties, dict):
+        return {}
+    return {name: _example(schema, prompt) for name, schema in properties.items()}
+
+
+def _example(schema: Any, prompt: str) -> Any:
+    if not isinstance(schema, dict):
+        return _subject(prompt)
+    if isinstance(schema.get("enum"), list) and schema["enum"]:
+        return schema["enum"][0]
+    for combinator in ("anyOf", "oneOf"):
+        if isinstance(schema.get(combinator), list) and schema[combinator]:
+            return _example(schema[combinator][0], prompt)
+    kind = schema.get("type")
+    if isinstance(kind, list):
+        kind = next((k for k in kind if k != "null"), "null")
+    if kind == "object" or (kind is None and "properties" in schema):
+        return schema_arguments(schema, prompt)
+    if kind == "array" or (kind is None and "items" in schema):
+        return [_example(schema.get("items"), prompt)]
+    examples = {"integer": schema.get("minimum", 1), "number": schema.get("minimum", 1.5), "boolean": True,
+                "null": None}
+    return examples[kind] if isinstance(kind, str) and kind in examples else _subject(prompt)
+
+
+def _subject(prompt: str) -> str:
+    """The last capitalised word the user wrote: usually the thing asked about ("weather in Paris")."""
+    words = [word.strip(string.punctuation) for word in prompt.split()]
+    capitalised = [word for word in words if word[:1].isupper()]
+    return capitalised[-1] if capitalised else "example"
