@@ -1,0 +1,54 @@
+"""A target: the endpoint under test and how to talk to it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from urllib.parse import urlsplit
+
+from lmconform.wire.exchange import DEFAULT_MAX_BODY_BYTES
+
+DEFAULT_READ_TIMEOUT_S = 30.0
+# A stream that keeps sending a byte just before every read timeout would never stall, yet never end:
+# the whole exchange is bounded too.
+DEFAULT_DEADLINE_S = 300.0
+
+
+@dataclass(frozen=True)
+class Target:
+    base_url: str  # scheme://host[:port][/prefix], without the trailing /v1
+    api_key: str | None = None
+    model: str | None = None
+    label: str = "target"
+    server_version: str | None = None
+    read_timeout: float = DEFAULT_READ_TIMEOUT_S
+    deadline: float = DEFAULT_DEADLINE_S
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
+    fingerprint: dict | None = field(default=None, compare=False)
+
+    def url(self, path: str) -> str:
+        return self.base_url + path
+
+    @property
+    def secrets(self) -> tuple[str, ...]:
+        return (self.api_key,) if self.api_key else ()
+
+    def header_record(self) -> dict:
+        """The target as the results record shows it (never the key)."""
+        return {
+            "url": self.base_url,
+            "label": self.label,
+            "model": self.model,
+            "server_version": self.server_version,
+            "fingerprint": self.fingerprint,
+        }
+
+
+def normalize_base_url(url: str) -> str:
+    """`http://host:1234`, `http://host:1234/`, `http://host:1234/v1` all name the same server."""
+    parts = urlsplit(url.strip())
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise ValueError(f"--endpoint must be an http(s) URL such as http://localhost:1234, not {url!r}")
+    path = parts.path.rstrip("/")
+    if path.endswith("/v1"):
+        path = path[: -len("/v1")]
+    return f"{parts.scheme}://{parts.netloc}{path}"
