@@ -1,0 +1,80 @@
+"""Client verdicts: the captured bytes replayed through real clients, judged by what their users would see."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+
+from lmconform.checks.observed import Observed
+from lmconform.checks.refs import OPENAI_PYTHON_STREAM_HELPER, VOID_PARSER
+from lmconform.checks.registry import Failure, Level, NotApplicable, check
+from lmconform.checks.scope import chat_streamed
+from lmconform.clients.openai_python import SdkOutcome, replay_chat_stream
+from lmconform.clients.void import VoidOutcome, void_read
+
+
+def _void(observed: Observed) -> VoidOutcome:
+    observed.require_success()
+    return void_read(observed.exchange)
+
+
+def _sdk(observed: Observed) -> SdkOutcome:
+    observed.require_success()
+    return replay_chat_stream(observed.request_body, observed.exchange)
+
+
+@check("client.void.no_error", level=Level.MUST, applies=chat_streamed, ref=VOID_PARSER,
+       title="Void shows the answer, not an error")
+def void_no_error(observed: Observed) -> Iterator[Failure]:
+    outcome = _void(observed)
+    if outcome.error:
+        yield Failure("no error in Void", repr(outcome.error), observed.exchange.body_excerpt(300))
+
+
+@check("client.void.tool_call_parsed", level=Level.MUST, applies=chat_streamed, ref=VOID_PARSER,
+       title="Void reads the first tool call with the name and arguments that were sent")
+def void_tool_call_parsed(observed: Observed) -> Iterator[Failure]:
+    meant = observed.require_tool_calls()[0]
+    outcome = _void(observed)
+    arguments, error = meant.parsed_arguments()
+    if outcome.tool_name != meant.name:
+        yield Failure(f"tool name {meant.name!r}", f"Void reads {outcome.tool_name!r}", str(meant.started.source))
+    if outcome.tool_params is None:
+        yield Failure("arguments Void can parse to an object", f"Void cannot parse {outcome.tool_params_str[:200]!r}",
+                      str(meant.started.source))
+    elif error is None and outcome.tool_params != arguments:
+        yield Failure(f"arguments {json.dumps(arguments)[:200]}", f"Void reads {json.dumps(outcome.tool_params)[:200]}",
+                      str(meant.started.source))
+
+
+@check("client.openai_python.stream_helper", level=Level.MUST, applies=chat_streamed, ref=OPENAI_PYTHON_STREAM_HELPER,
+       title="the openai SDK's `chat.completions.stream()` reads the stream without raising")
+def sdk_stream_helper(observed: Observed) -> Iterator[Failure]:
+    outcome = _sdk(observed)
+    if outcome.raised:
+        yield Failure(f"openai {outcome.sdk_version} reads the stream", f"it raises {outcome.raised}",
+                      observed.exchange.body_excerpt(300))
+
+
+@check("client.openai_python.matches_stream", level=Level.MUST, applies=chat_streamed, ref=OPENAI_PYTHON_STREAM_HELPER,
+       title="the openai SDK's accumulated text and tool calls equal what the stream sent")
+def sdk_matches_stream(observed: Observed) -> Iterator[Failure]:
+    outcome = _sdk(observed)
+    if outcome.raised:
+        raise NotApplicable("the SDK raised; client.openai_python.stream_helper reports it")
+    generation = observed.generation
+    if outcome.text != generation.text():
+        yield Failure(f"text {generation.text()[:120]!r}", f"the SDK shows {outcome.text[:120]!r}")
+    sent = generation.tool_calls()
+    if len(outcome.tool_calls) != len(sent):
+        yield Failure(f"{len(sent)} tool calls {[c.name for c in sent]}",
+                      f"the SDK shows {len(outcome.tool_calls)} {[c.name for c in outcome.tool_calls]}",
+                      str(sent[-1].started.source) if sent else "")
+        return
+    for meant, shown in zip(sent, outcome.tool_calls):
+        if shown.name != meant.name:
+            yield Failure(f"tool name {meant.name!r}", f"the SDK shows {shown.name!r}", str(meant.started.source))
+        if (shown.arguments or "") != meant.arguments_text:
+            # The SDK does not type-check what it accumulates: arguments sent as an object come back as a dict.
+            yield Failure(f"arguments {meant.arguments_text[:120]!r}", f"the SDK shows {shown.arguments!r}"[:200],
+                          str(meant.started.source))

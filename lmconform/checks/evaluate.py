@@ -1,0 +1,99 @@
+"""Running one check on one observation, and the verdict it gives, in the words users read."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from lmconform.checks.observed import Observed
+from lmconform.checks.registry import FINDING_OUTCOME, Check, Failure, Note, NotApplicable, Outcome, Unsupported
+from lmconform.wire.redact import redact_text
+
+MAX_FAILURES_SHOWN = 5
+# Answers that mean "this route does not exist": LM Studio says so with HTTP 200 and an error string.
+MISSING_ROUTE_STATUSES = {404, 405, 501}
+LMSTUDIO_UNKNOWN_ROUTE = "Unexpected endpoint or method"
+
+
+@dataclass(frozen=True)
+class Verdict:
+    case_id: str
+    check: Check
+    outcome: Outcome
+    failures: tuple[Failure, ...] = ()
+    notes: tuple[str, ...] = ()
+    detail: str = ""  # the reason for ERROR / UNSUPPORTED
+    curl: str = ""
+    secrets: tuple[str, ...] = field(default=(), repr=False)
+
+    @property
+    def headline(self) -> str:
+        return f"[{self.check.id}] {self.check.title}"
+
+    @property
+    def message(self) -> str:
+        lines = [self.headline, f"Level: {self.check.level}   Outcome: {self.outcome}   Case: {self.case_id}"]
+        if self.detail:
+            lines.append(f"{self.outcome}: {self.detail}")
+        lines += [f"Observed: {note}" for note in self.notes]
+        for failure in self.failures[:MAX_FAILURES_SHOWN]:
+            lines.append(f"Expected: {failure.expected}")
+            lines.append(f"Actual:   {failure.actual}")
+            if failure.evidence:
+                lines.append(f"Event:    {failure.evidence}")
+        if len(self.failures) > MAX_FAILURES_SHOWN:
+            lines.append(f"… and {len(self.failures) - MAX_FAILURES_SHOWN} more")
+        if self.outcome is not Outcome.OK and self.curl:
+            lines.append(f"Reproduce: {self.curl}")
+        lines.append(f"Reference: {self.check.ref}")
+        return redact_text("\n".join(lines), self.secrets)
+
+    @property
+    def evidence(self) -> str:
+        return redact_text("\n".join(f.evidence for f in self.failures if f.evidence), self.secrets)
+
+    def record(self) -> dict:
+        """The results-record row (INTERFACES.md)."""
+        return {
+            "case": self.case_id,
+            "check": self.check.id,
+            "level": str(self.check.level),
+            "outcome": str(self.outcome),
+            "title": self.check.title,
+            "message": self.message,
+            "evidence": self.evidence,
+            "curl": redact_text(self.curl, self.secrets),
+        }
+
+
+def route_missing(observed: Observed) -> bool:
+    exchange = observed.exchange
+    if exchange.status in MISSING_ROUTE_STATUSES:
+        return True
+    error = exchange.json.get("error") if isinstance(exchange.json, dict) else None
+    return isinstance(error, str) and error.startswith(LMSTUDIO_UNKNOWN_ROUTE)
+
+
+def evaluate(check: Check, observed: Observed) -> Verdict | None:
+    """The verdict of `check` on `observed`, or None when the check has nothing to judge in this answer."""
+    exchange = observed.exchange
+    common = dict(case_id=observed.case.id, check=check, curl=exchange.request.curl(), secrets=observed.target.secrets)
+    if exchange.error:
+        return Verdict(outcome=Outcome.ERROR, detail=exchange.error, **common)
+    if observed.case.feature and route_missing(observed):
+        detail = f"the target has no {observed.case.feature} route (HTTP {exchange.status}: {exchange.body_excerpt(200)})"
+        return Verdict(outcome=Outcome.UNSUPPORTED, detail=detail, **common)
+    if exchange.truncated and not check.id.startswith("http.body."):
+        detail = f"the body passed the {exchange.max_body_bytes} byte cap and was cut off; nothing after it was read"
+        return Verdict(outcome=Outcome.ERROR, detail=detail, **common)
+    try:
+        found = check.run(observed)
+    except NotApplicable:
+        return None
+    except Unsupported as reason:
+        return Verdict(outcome=Outcome.UNSUPPORTED, detail=str(reason), **common)
+    except Exception as error:  # a check must never take the run down; a crash is a verdict-less ERROR
+        return Verdict(outcome=Outcome.ERROR, detail=f"the check crashed: {type(error).__name__}: {error}", **common)
+    failures = tuple(item for item in found if isinstance(item, Failure))
+    notes = tuple(item.text for item in found if isinstance(item, Note))
+    outcome = FINDING_OUTCOME[check.level] if failures else Outcome.OK
+    return Verdict(outcome=outcome, failures=failures, notes=notes, **common)

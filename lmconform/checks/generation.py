@@ -1,0 +1,111 @@
+"""Semantic checks on the generation vocabulary: written once, true of every transport that normalises into it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from lmconform.checks.observed import Observed
+from lmconform.checks.refs import LMSTUDIO_GENERATOR_ORDER, VOID_PARSER
+from lmconform.checks.registry import Failure, Level, check
+from lmconform.checks.scope import chat_answer, chat_with_tools
+from lmconform.normalize.events import (
+    End,
+    Text,
+    ToolCallArgumentsFragment,
+    ToolCallEnded,
+    ToolCallFailed,
+    ToolCallName,
+    ToolCallStarted,
+)
+
+
+@check("generation.answer.not_empty", level=Level.MUST, applies=chat_answer, ref=VOID_PARSER,
+       title="the answer has text, reasoning or a tool call")
+def not_empty(observed: Observed) -> Iterator[Failure]:
+    # Void's "Response from model was empty" fires exactly when all three are empty.
+    observed.require_success()
+    if observed.generation.is_empty():
+        yield Failure("text, reasoning or a tool name", "none of them", observed.exchange.body_excerpt(400))
+
+
+@check("generation.tool_call.name_once", level=Level.MUST, applies=chat_with_tools, ref=VOID_PARSER,
+       title="a tool call's name is sent once")
+def name_once(observed: Observed) -> Iterator[Failure]:
+    # Clients concatenate name fragments: a repeated name becomes "get_weatherget_weather".
+    for call in observed.require_tool_calls():
+        if len(call.names) > 1:
+            yield Failure(f"the name {call.name!r} once", f"sent {len(call.names)} times", str(call.names[1].source))
+
+
+@check("generation.tool_call.arguments_are_strings", level=Level.MUST, applies=chat_with_tools, ref=VOID_PARSER,
+       title="tool-call arguments arrive as string fragments")
+def arguments_are_strings(observed: Observed) -> Iterator[Failure]:
+    for call in observed.require_tool_calls():
+        for fragment in call.fragments:
+            if not isinstance(fragment.fragment, str):
+                yield Failure("a string fragment", f"{type(fragment.fragment).__name__} {fragment.fragment!r}"[:200],
+                              str(fragment.source))
+
+
+@check("generation.tool_call.arguments_json_object", level=Level.MUST, applies=chat_with_tools, ref=VOID_PARSER,
+       title="a tool call's concatenated arguments parse to a JSON object")
+def arguments_json_object(observed: Observed) -> Iterator[Failure]:
+    for call in observed.require_tool_calls():
+        value, error = call.parsed_arguments()
+        evidence = str(call.fragments[-1].source) if call.fragments else str(call.started.source)
+        if error:
+            yield Failure(f"JSON object arguments for {call.name!r}", f"not JSON: {error}", evidence)
+        elif not isinstance(value, dict):
+            yield Failure(f"JSON object arguments for {call.name!r}", f"a JSON {type(value).__name__}", evidence)
+
+
+@check("generation.tool_call.arguments_not_cumulative", level=Level.MUST, applies=chat_with_tools, ref=VOID_PARSER,
+       title="each arguments fragment adds to the previous ones instead of repeating them")
+def arguments_not_cumulative(observed: Observed) -> Iterator[Failure]:
+    for call in observed.require_tool_calls():
+        so_far = ""
+        for fragment in call.fragments:
+            if not isinstance(fragment.fragment, str):
+                continue
+            if so_far and len(fragment.fragment) > len(so_far) and fragment.fragment.startswith(so_far):
+                yield Failure("only the new characters", f"all {len(fragment.fragment)} characters so far again",
+                              str(fragment.source))
+                break
+            so_far += fragment.fragment
+
+
+# Where each event may stand: the grammar of the generator API, one state per position.
+_PHASE_TEXT, _PHASE_CALL, _PHASE_DONE = "text", "call", "done"
+
+
+@check("generation.order.follows_grammar", level=Level.SHOULD, applies=chat_answer, ref=LMSTUDIO_GENERATOR_ORDER,
+       title="text and tool calls come in the generator API's order, one call at a time")
+def follows_grammar(observed: Observed) -> Iterator[Failure]:
+    # SHOULD: OpenAI clients key deltas by index and cope; LM Studio's generator API (and anything that converts
+    # a stream into it) requires each call to be complete before the next starts.
+    observed.require_success()
+    phase, open_call, finished = _PHASE_TEXT, None, set()
+    for event in observed.generation.events:
+        if phase == _PHASE_DONE:
+            yield Failure("nothing after the end", type(event).__name__, str(event.source))
+            return
+        if isinstance(event, ToolCallStarted):
+            if open_call is not None:
+                yield Failure(f"call {open_call} ended before call {event.call} starts", "a new call started",
+                              str(event.source))
+                return
+            open_call = event.call
+        elif isinstance(event, (ToolCallName, ToolCallArgumentsFragment)):
+            if event.call != open_call:
+                where = "after it ended" if event.call in finished else "while another call is open"
+                yield Failure(f"parts of call {event.call} only while it is open", f"a {type(event).__name__} {where}",
+                              str(event.source))
+                return
+        elif isinstance(event, (ToolCallEnded, ToolCallFailed)):
+            finished.add(event.call)
+            open_call = None
+        elif isinstance(event, Text) and open_call is not None:
+            yield Failure(f"call {open_call} ended before text", "text inside a tool call", str(event.source))
+            return
+        elif isinstance(event, End):
+            phase = _PHASE_DONE

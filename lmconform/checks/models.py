@@ -1,0 +1,31 @@
+"""`GET /v1/models`: what clients (Void's model list, the SDKs' `models.list()`) read first."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from lmconform.checks.observed import Observed
+from lmconform.checks.refs import OPENAI_MODELS
+from lmconform.checks.registry import Failure, Level, check
+from lmconform.checks.scope import models_list
+
+
+@check("models.list.openai_shape", level=Level.MUST, applies=models_list, ref=OPENAI_MODELS,
+       title='`/v1/models` lists at least one model as `{"object": "list", "data": [{"id", "object": "model"}]}`')
+def openai_shape(observed: Observed) -> Iterator[Failure]:
+    exchange = observed.exchange
+    body = exchange.json
+    if not observed.succeeded or not isinstance(body, dict):
+        yield Failure("HTTP 200 with a JSON object", f"HTTP {exchange.status}, {exchange.content_type or 'untyped'}",
+                      exchange.body_excerpt())
+        return
+    data = body.get("data")
+    if body.get("object") != "list" or not isinstance(data, list) or not data:
+        yield Failure('"object": "list" and a non-empty "data" list', f'object {body.get("object")!r}, data {data!r}'[:200],
+                      exchange.body_excerpt())
+        return
+    for position, model in enumerate(data):
+        if not isinstance(model, dict) or not isinstance(model.get("id"), str) or not model["id"] \
+                or model.get("object") != "model":
+            yield Failure('{"id": "<non-empty>", "object": "model"}', f"data[{position}] = {model!r}"[:200],
+                          exchange.body_excerpt())

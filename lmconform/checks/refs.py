@@ -1,0 +1,17 @@
+"""Public sources the checks enforce. A check's `ref` is one of these, so a user can read the rule itself."""
+
+OPENAI_CHAT_STREAMING = "https://platform.openai.com/docs/api-reference/chat-streaming"
+OPENAI_CHAT_CREATE = "https://platform.openai.com/docs/api-reference/chat/create"
+OPENAI_MODELS = "https://platform.openai.com/docs/api-reference/models/list"
+OPENAI_ERRORS = "https://platform.openai.com/docs/guides/error-codes"
+WHATWG_SSE = "https://html.spec.whatwg.org/multipage/server-sent-events.html#event-stream-interpretation"
+LMSTUDIO_TOOLS = "https://lmstudio.ai/docs/developer/openai-compat/tools"
+LMSTUDIO_TOOL_CHOICE = "https://github.com/lmstudio-ai/lmstudio-bug-tracker/issues/670"
+LMSTUDIO_GENERATOR_ORDER = "https://lmstudio.ai/docs/typescript/plugins/generator/tool-calling-generators"
+VOID_PARSER = (
+    "https://github.com/voideditor/void/blob/main/src/vs/workbench/contrib/void/electron-main/llmMessage/"
+    "sendLLMMessage.impl.ts"
+)
+OPENAI_PYTHON_STREAM_HELPER = "https://github.com/openai/openai-python/blob/main/src/openai/lib/streaming/chat/_completions.py"
+USAGE_CHUNK_CRASH = "https://github.com/microsoft/Foundry-Local/issues/905"
+LMCONFORM_LIMITS = "README.md#limits"

@@ -1,0 +1,82 @@
+"""HTTP and SSE framing: properties of the bytes, whatever API they carry."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from lmconform.checks.observed import Observed
+from lmconform.checks.refs import LMCONFORM_LIMITS, OPENAI_CHAT_CREATE, OPENAI_CHAT_STREAMING, VOID_PARSER, WHATWG_SSE
+from lmconform.checks.registry import Failure, Level, check
+from lmconform.checks.scope import any_case, streamed, valid_request
+from lmconform.normalize.chat import read_chunks
+from lmconform.wire.exchange import NOT_JSON
+
+
+
+@check("http.status.success_for_valid_request", level=Level.MUST, applies=valid_request, ref=OPENAI_CHAT_CREATE,
+       title="a valid request is answered 2xx without an error body")
+def success_for_valid_request(observed: Observed) -> Iterator[Failure]:
+    exchange = observed.exchange
+    if not observed.succeeded:
+        yield Failure("a 2xx status", f"HTTP {exchange.status}", exchange.body_excerpt())
+    elif isinstance(exchange.json, dict) and "error" in exchange.json:
+        # LM Studio answers unknown routes with 200 and {"error": ...}: a success status is not an answer.
+        yield Failure("an answer", f"HTTP {exchange.status} with an error body", exchange.body_excerpt())
+
+
+@check("http.body.within_size_cap", level=Level.MUST, applies=any_case, ref=LMCONFORM_LIMITS,
+       title="the answer ends before the body size cap")
+def within_size_cap(observed: Observed) -> Iterator[Failure]:
+    exchange = observed.exchange
+    if exchange.truncated:
+        yield Failure(f"a body of at most {exchange.max_body_bytes} bytes",
+                      f"more than {exchange.max_body_bytes} bytes; reading stopped there", exchange.body_excerpt(300))
+
+
+@check("sse.content_type.event_stream", level=Level.MUST, applies=streamed, ref=VOID_PARSER,
+       title="`stream: true` is answered as text/event-stream, never a JSON body")
+def content_type_event_stream(observed: Observed) -> Iterator[Failure]:
+    observed.require_success()
+    exchange = observed.exchange
+    if not exchange.is_event_stream:
+        yield Failure("Content-Type: text/event-stream", f"Content-Type: {exchange.headers.get('content-type')!r}",
+                      exchange.body_excerpt())
+
+
+@check("sse.framing.well_formed", level=Level.MUST, applies=streamed, ref=WHATWG_SSE,
+       title="the event stream is valid UTF-8 and every event is terminated")
+def framing_well_formed(observed: Observed) -> Iterator[Failure]:
+    observed.require_stream()
+    for issue in observed.exchange.sse.issues:
+        excerpt = issue.excerpt.decode("utf-8", errors="backslashreplace")
+        yield Failure("well-formed event-stream framing", f"{issue.kind} at byte {issue.offset}: {issue.detail}",
+                      excerpt)
+
+
+@check("sse.framing.data_is_json", level=Level.MUST, applies=streamed, ref=OPENAI_CHAT_STREAMING,
+       title="every data payload but [DONE] is a JSON document")
+def data_is_json(observed: Observed) -> Iterator[Failure]:
+    observed.require_stream()
+    for chunk in read_chunks(observed.exchange):
+        if not chunk.done and chunk.payload is NOT_JSON:
+            yield Failure("a JSON payload", f"{chunk.event.data[:120]!r}", str(chunk.source))
+
+
+@check("sse.framing.ends_with_done", level=Level.SHOULD, applies=streamed, ref=OPENAI_CHAT_STREAMING,
+       title="the stream ends with `data: [DONE]`")
+def ends_with_done(observed: Observed) -> Iterator[Failure]:
+    # SHOULD: the openai SDKs end cleanly without it, but clients that wait for the sentinel hang.
+    chunks = observed.require_stream().chunks
+    if not any(chunk.done for chunk in chunks):
+        last = str(chunks[-1].source) if chunks else "(no events)"
+        yield Failure("a final `data: [DONE]` event", "the stream ended without it", last)
+
+
+@check("sse.framing.nothing_after_done", level=Level.MUST, applies=streamed, ref=OPENAI_CHAT_STREAMING,
+       title="no event follows `data: [DONE]`")
+def nothing_after_done(observed: Observed) -> Iterator[Failure]:
+    chunks = observed.require_stream().chunks
+    done_at = next((position for position, chunk in enumerate(chunks) if chunk.done), None)
+    if done_at is not None:
+        for chunk in chunks[done_at + 1:]:
+            yield Failure("nothing after [DONE]", "another event", str(chunk.source))

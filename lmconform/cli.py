@@ -1,0 +1,65 @@
+"""`lmconform` command line: the reference server and its fault catalogue.
+
+The conformance suite itself runs under pytest (`pytest suites --endpoint URL`), so CI tooling that already
+speaks pytest (JUnit XML, HTML reports, selection) works unchanged.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+USAGE_ERROR = 2
+
+
+def _serve(args: argparse.Namespace) -> int:
+    from lmconform.reference.faults import parse_faults
+    from lmconform.reference.server import serve_forever
+
+    try:
+        faults = parse_faults(args.fault)
+    except ValueError as error:
+        print(f"lmconform serve: {error}", file=sys.stderr)
+        return USAGE_ERROR
+    try:
+        serve_forever(args.host, args.port, faults)
+    except OSError as error:
+        print(f"lmconform serve: cannot listen on {args.host}:{args.port}: {error.strerror or error}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        pass
+    return 0
+
+
+def _faults(args: argparse.Namespace) -> int:
+    from lmconform.reference.faults import FAULTS
+
+    width = max(map(len, FAULTS))
+    for fault in FAULTS.values():
+        print(f"{fault.name:<{width}}  {fault.summary}")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="lmconform", description=__doc__.split("\n", 1)[0])
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    serve = commands.add_parser("serve", help="run the LM Studio-like reference server")
+    serve.add_argument("--port", type=int, required=True)
+    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument("--fault", action="append", default=[], metavar="NAME",
+                       help="reproduce this defect (repeatable); also per request under /faults/NAME[,NAME]/v1/")
+    serve.set_defaults(handler=_serve)
+
+    faults = commands.add_parser("faults", help="list the reference server's faults, one line each")
+    faults.set_defaults(handler=_faults)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    return args.handler(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,208 @@
+"""The pytest plugin: target options, case x check parameterisation, verdicts as test outcomes, results record.
+
+Loaded through the `pytest11` entry point, so `pytest suites --endpoint URL` works wherever lmconform is installed.
+Its session fixtures start nothing unless a suite test asks for them: the project's own tests run beside it.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+from pathlib import Path
+
+import pytest
+
+from lmconform.cases import CaseError, load_cases
+from lmconform.checks import Outcome, select
+from lmconform.checks.registry import unmatched_patterns
+from lmconform.target import DEFAULT_READ_TIMEOUT_S, Target, normalize_base_url
+from lmconform.wire.exchange import DEFAULT_MAX_BODY_BYTES
+
+RUN_KEY = pytest.StashKey["Run | None"]()
+TARGET_KEY = pytest.StashKey[Target]()
+VERDICT_PROPERTY = "lmconform"
+USAGE_ERROR = 2  # INTERFACES.md exit status
+UNREACHABLE = 3
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("lmconform", "lmconform: conformance of an OpenAI-compatible endpoint")
+    group.addoption("--endpoint", help="base URL of the target, with or without /v1 (default: the embedded reference server)")
+    group.addoption("--api-key", help="API key sent as a Bearer token (default: $LMCONFORM_API_KEY); shown as [Filtered]")
+    group.addoption("--model", help="model id to request (default: the first id listed by GET /v1/models)")
+    group.addoption("--target-name", help="label of the target in reports (default: the host, or 'reference')")
+    group.addoption("--server-version", help="server version, for reports and snapshots (LM Studio publishes none)")
+    # pytest-timeout owns --timeout when it is installed; ours is then only --read-timeout.
+    names = ["--read-timeout"] if importlib.util.find_spec("pytest_timeout") else ["--read-timeout", "--timeout"]
+    group.addoption(*names, dest="lmconform_read_timeout", default=str(DEFAULT_READ_TIMEOUT_S), metavar="SECONDS",
+                    help=f"seconds to wait for the next bytes of an answer; a stalled stream ends its case with "
+                         f"ERROR (default {DEFAULT_READ_TIMEOUT_S:g})")
+    group.addoption("--max-body-bytes", default=str(DEFAULT_MAX_BODY_BYTES), metavar="N",
+                    help=f"stop reading an answer after N bytes (default {DEFAULT_MAX_BODY_BYTES})")
+    group.addoption("--checks", action="append", default=[], metavar="GLOB", help="run only checks whose id matches")
+    group.addoption("--exclude-checks", action="append", default=[], metavar="GLOB", help="skip checks whose id matches")
+    group.addoption("--results-json", metavar="PATH", help="write the results record (one row per case and check)")
+    group.addoption("--reference-fault", action="append", default=[], metavar="NAME",
+                    help="serve this fault from the embedded reference server (see `lmconform faults`)")
+
+
+def _usage_error(message: str) -> None:
+    pytest.exit(f"lmconform: {message}", returncode=USAGE_ERROR)
+
+
+def _positive_number(config: pytest.Config, option: str, flag: str, kind: type) -> float | int:
+    raw = config.getoption(option)
+    try:
+        value = kind(raw)
+    except ValueError:
+        value = 0
+    if value <= 0:
+        _usage_error(f"{flag} takes a positive number, not {raw!r}")
+    return value
+
+
+def _target_from_options(config: pytest.Config) -> Target:
+    endpoint = config.getoption("endpoint")
+    base_url = ""
+    if endpoint:
+        try:
+            base_url = normalize_base_url(endpoint)
+        except ValueError as error:
+            _usage_error(str(error))
+    if endpoint and config.getoption("reference_fault"):
+        _usage_error("--reference-fault applies to the embedded reference server; drop it or drop --endpoint")
+    if config.getoption("reference_fault"):
+        from lmconform.reference.faults import parse_faults
+
+        try:
+            parse_faults(config.getoption("reference_fault"))
+        except ValueError as error:
+            _usage_error(str(error))
+    label = config.getoption("target_name") or (base_url.split("://", 1)[-1] if base_url else "reference")
+    return Target(
+        base_url=base_url,
+        api_key=config.getoption("api_key") or os.environ.get("LMCONFORM_API_KEY") or None,
+        model=config.getoption("model"),
+        label=label,
+        server_version=config.getoption("server_version"),
+        read_timeout=_positive_number(config, "lmconform_read_timeout", "--read-timeout", float),
+        max_body_bytes=_positive_number(config, "max_body_bytes", "--max-body-bytes", int),
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "lmconform_cases(api): parameterize over the cases of one API and their checks")
+    unknown = list(unmatched_patterns(config.getoption("checks") + config.getoption("exclude_checks")))
+    if unknown:
+        _usage_error(f"no check id matches {', '.join(map(repr, unknown))}; `pytest suites --collect-only -q` lists them")
+    config.stash[TARGET_KEY] = _target_from_options(config)
+    config.stash[RUN_KEY] = None
+
+
+def strict(config: pytest.Config) -> bool:
+    """pytest's own `--strict` (strictness of markers and config) also makes SHOULD findings fail."""
+    return bool(config.getini("strict"))
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    marker = metafunc.definition.get_closest_marker("lmconform_cases")
+    if marker is None:
+        return
+    api = marker.args[0]
+    config = metafunc.config
+    try:
+        cases = load_cases(api)
+    except CaseError as error:
+        _usage_error(f"bad case file: {error}")
+    checks = select(config.getoption("checks"), config.getoption("exclude_checks"))
+    pairs = [(case, check) for case in cases for check in checks if check.applies(case)]
+    metafunc.parametrize(("case", "check"), pairs, ids=[f"{case.slug}:{check.id}" for case, check in pairs])
+
+
+@pytest.fixture(scope="session")
+def lmconform_run(pytestconfig: pytest.Config):
+    """The run against the target; starts the embedded reference server when no --endpoint was given."""
+    from lmconform.runner import Run, TargetUnreachable, discover
+
+    target = pytestconfig.stash[TARGET_KEY]
+    server = None
+    if not target.base_url:
+        from lmconform.reference import ReferenceServer
+
+        server = ReferenceServer(faults=tuple(pytestconfig.getoption("reference_fault")))
+        server.start()
+        target = Target(**{**target.__dict__, "base_url": server.base_url})
+    try:
+        run = Run(discover(target))
+    except TargetUnreachable as error:
+        if server:
+            server.stop()
+        pytest.exit(f"lmconform: {error}. Is the server running? (--endpoint {target.base_url})", returncode=UNREACHABLE)
+    pytestconfig.stash[RUN_KEY] = run
+    yield run
+    if server:
+        server.stop()
+
+
+@pytest.fixture
+def judge(lmconform_run, request: pytest.FixtureRequest):
+    """Judge one (case, check) pair and turn the verdict into the test's outcome."""
+
+    def judge_pair(case, check) -> None:
+        verdict = lmconform_run.judge(case, check)
+        if verdict is None:
+            pytest.skip(f"[{check.id}] nothing to judge in this answer")
+        request.node.user_properties.append((VERDICT_PROPERTY, verdict.record()))
+        if verdict.outcome is Outcome.UNSUPPORTED:
+            pytest.skip(verdict.message)
+        if verdict.outcome in (Outcome.FAILED, Outcome.ERROR) or (
+            verdict.outcome is Outcome.NON_STRICT and strict(request.config)
+        ):
+            pytest.fail(verdict.message, pytrace=False)
+
+    return judge_pair
+
+
+def _record(report: pytest.TestReport) -> dict | None:
+    for name, value in getattr(report, "user_properties", ()):
+        if name == VERDICT_PROPERTY:
+            return value
+    return None
+
+
+def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config):
+    """Show NON-STRICT and INFO verdicts as what they are, not as a plain pass."""
+    record = _record(report)
+    if report.when == "call" and report.passed and record:
+        if record["outcome"] == Outcome.NON_STRICT:
+            return "non-strict", "N", "NON-STRICT"
+        if record["outcome"] == Outcome.INFO:
+            return "info", "I", "INFO"
+    return None
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config: pytest.Config) -> None:
+    run = config.stash.get(RUN_KEY, None)
+    if run is None:
+        return
+    counts: dict[str, int] = {}
+    for verdict in run.verdicts:
+        counts[verdict.outcome] = counts.get(verdict.outcome, 0) + 1
+    target = run.target
+    terminalreporter.section("lmconform")
+    terminalreporter.write_line(f"target: {target.label} {target.base_url} model={target.model} "
+                                f"version={target.server_version or 'unknown'}")
+    terminalreporter.write_line("verdicts: " + ", ".join(f"{counts.get(o, 0)} {o}" for o in Outcome))
+    if not strict(config):
+        for verdict in run.verdicts:
+            if verdict.outcome is Outcome.NON_STRICT:
+                terminalreporter.write_line(f"NON-STRICT {verdict.case_id}: {verdict.headline}")
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    run = session.config.stash.get(RUN_KEY, None)
+    path = session.config.getoption("results_json", None)
+    if run is not None and path:
+        from lmconform.runner import write_json_atomically
+
+        write_json_atomically(Path(path), run.results())

@@ -1,0 +1,62 @@
+"""Every case file is valid against its schema and follows the description rules of the house."""
+
+import json
+import re
+
+import jsonschema
+import pytest
+
+from lmconform.cases import CASE_SCHEMA, CASES_DIR, CaseError, load_case, load_cases
+
+CASE_FILES = sorted(CASES_DIR.glob("*/*.json"))
+FORBIDDEN = re.compile(r"\b(should|test that)\b", re.IGNORECASE)
+
+
+def test_the_case_schema_is_a_valid_schema():
+    jsonschema.Draft202012Validator.check_schema(json.loads(CASE_SCHEMA.read_text()))
+
+
+@pytest.mark.parametrize("path", CASE_FILES, ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_case_file_is_valid(path):
+    case = load_case(path)
+    assert case.id == f"{path.parent.name}/{path.stem}"
+    assert re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", case.slug), "slugs are kebab case"
+    assert not FORBIDDEN.search(case.description), "descriptions state what the case is, without 'should'"
+
+
+def test_descriptions_are_unique():
+    descriptions = [load_case(path).description for path in CASE_FILES]
+    assert len(descriptions) == len(set(descriptions))
+
+
+def test_every_api_folder_has_cases():
+    assert {"chat", "models"} <= {path.parent.name for path in CASE_FILES}
+    assert len(load_cases("chat")) >= 10
+
+
+@pytest.mark.parametrize(
+    "broken, complaint",
+    [
+        ({"description": "a request", "provenance": {"source": "doc"}, "expect": {"status": "success"}}, "request"),
+        ({"description": "a valid description", "provenance": {}, "request": {"method": "GET", "path": "/v1/models"},
+          "expect": {"status": "success"}}, "source"),
+        ({"description": "a valid description", "provenance": {"source": "doc"},
+          "request": {"method": "GET", "path": "/models"}, "expect": {"status": "success"}}, "does not match"),
+        ({"description": "a valid description", "provenance": {"source": "doc"},
+          "request": {"method": "GET", "path": "/v1/models"}, "expect": {"status": "fine"}}, "is not one of"),
+    ],
+)
+def test_a_broken_case_is_refused_with_the_reason(tmp_path, broken, complaint):
+    path = tmp_path / "chat" / "broken.json"
+    path.parent.mkdir()
+    path.write_text(json.dumps(broken))
+    with pytest.raises(CaseError, match=complaint):
+        load_case(path)
+
+
+def test_a_case_file_that_is_not_json_is_refused(tmp_path):
+    path = tmp_path / "chat" / "broken.json"
+    path.parent.mkdir()
+    path.write_text("{")
+    with pytest.raises(CaseError, match="not JSON"):
+        load_case(path)

@@ -1,0 +1,97 @@
+"""Every check proven able to fail: the suite against each reference-server fault fails exactly the checks
+about that defect, and nothing on the clean server.
+
+The table is the claim; the test is its proof. A new check needs a fault that makes it fail and a row here.
+"""
+
+from collections import Counter
+
+import pytest
+
+from lmconform.checks import REGISTRY, Outcome
+from lmconform.reference import FAULTS, ReferenceServer
+from lmconform.runner import run_suite
+from lmconform.target import Target
+
+FINDINGS = {Outcome.FAILED, Outcome.NON_STRICT, Outcome.INFO}
+VOID = {"client.void.no_error", "client.void.tool_call_parsed"}
+SDK_RAISES = "client.openai_python.stream_helper"
+SDK_DIFFERS = "client.openai_python.matches_stream"
+
+EXPECTED_FINDINGS: dict[str, set[str]] = {
+    "tool-index-missing": {"chat.stream.tool_call.index_present", "chat.stream.tool_call.distinct_index_per_call",
+                           SDK_RAISES, *VOID},
+    "tool-index-one": {"chat.stream.tool_call.index_zero", SDK_RAISES, *VOID},
+    "arguments-object": {"generation.tool_call.arguments_are_strings", "generation.tool_call.arguments_json_object",
+                         "client.void.tool_call_parsed", SDK_DIFFERS},
+    "id-name-repeated": {"chat.stream.tool_call.id_once", "generation.tool_call.name_once",
+                         "client.void.tool_call_parsed", SDK_DIFFERS},
+    "arguments-invalid-json": {"generation.tool_call.arguments_json_object", "client.void.tool_call_parsed"},
+    "arguments-cumulative": {"generation.tool_call.arguments_json_object", "generation.tool_call.arguments_not_cumulative",
+                             "client.void.tool_call_parsed"},
+    "two-calls-one-index": {"chat.stream.tool_call.distinct_index_per_call", "client.void.tool_call_parsed", SDK_DIFFERS},
+    "type-null-continuation": {"chat.stream.tool_call.type_is_function", SDK_RAISES},
+    "empty-response": {"generation.answer.not_empty", "chat.tool_choice.required_calls_a_tool", "client.void.no_error"},
+    "json-instead-of-sse": {"sse.content_type.event_stream", SDK_RAISES, *VOID},
+    "no-done": {"sse.framing.ends_with_done"},
+    "finish-stop-after-tools": {"chat.finish_reason.tool_calls_after_tool_call"},
+    "chunk-not-json": {"sse.framing.data_is_json", SDK_RAISES, *VOID},
+    "server-error-on-bad-input": {"errors.status.client_error_for_invalid_request", "errors.body.has_error_message",
+                                  "chat.tool_choice.object_form_answered"},
+    "models-missing": {"http.status.success_for_valid_request", "models.list.openai_shape"},
+    "data-after-done": {"sse.framing.nothing_after_done"},
+    # The openai SDK decodes the whole body strictly: invalid UTF-8 even in a comment line makes it raise.
+    "invalid-utf8": {"sse.framing.well_formed", SDK_RAISES},
+    "body-too-large": {"http.body.within_size_cap"},
+    "tool-id-missing": {"chat.stream.tool_call.starts_with_id_and_name"},
+    "finish-reason-missing": {"chat.stream.finish_reason.exactly_once"},
+    "role-missing": {"chat.stream.role.assistant_first"},
+    "chunk-id-changes": {"chat.stream.chunk.id_stable"},
+    # The SDK's stream helper skips chunks that do not say chat.completion.chunk, then asserts.
+    "object-not-chunk": {"chat.object.matches_mode", SDK_RAISES},
+    "usage-chunk-unrequested": {"chat.stream.choices.exactly_one"},
+    "usage-ignored": {"chat.stream.usage.reported_when_asked"},
+    "tool-choice-ignored": {"chat.tool_choice.none_calls_no_tool", "chat.tool_choice.required_calls_a_tool",
+                            "chat.tool_choice.object_form_answered", "errors.status.client_error_for_invalid_request",
+                            "errors.body.has_error_message"},
+    "tool-calls-interleaved": {"generation.order.follows_grammar"},
+}
+# Faults whose defect leaves no verdict to give (only ERROR), tested on their own below.
+NO_VERDICT_FAULTS = {"stall"}
+
+
+@pytest.fixture(scope="module")
+def server():
+    with ReferenceServer() as running:
+        yield running
+
+
+def findings(server: ReferenceServer, fault: str | None) -> tuple[set[str], Counter]:
+    base = server.base_url + (f"/faults/{fault}" if fault else "")
+    run = run_suite(Target(base_url=base, read_timeout=5))
+    return {v.check.id for v in run.verdicts if v.outcome in FINDINGS}, Counter(v.outcome for v in run.verdicts)
+
+
+def test_the_clean_server_passes_every_check(server):
+    found, outcomes = findings(server, None)
+    assert found == set()
+    assert set(outcomes) == {Outcome.OK}
+
+
+@pytest.mark.parametrize("fault", sorted(EXPECTED_FINDINGS))
+def test_a_fault_fails_exactly_the_checks_about_it(server, fault):
+    found, outcomes = findings(server, fault)
+    assert found == EXPECTED_FINDINGS[fault], f"unexpected: {found - EXPECTED_FINDINGS[fault]}, " \
+                                              f"missing: {EXPECTED_FINDINGS[fault] - found}"
+    if fault != "body-too-large":  # a cut-off body leaves the other checks without a verdict
+        assert Outcome.ERROR not in outcomes
+
+
+def test_every_fault_is_in_the_table():
+    assert set(FAULTS) == set(EXPECTED_FINDINGS) | NO_VERDICT_FAULTS
+
+
+def test_every_check_is_failed_by_some_fault():
+    proven = set().union(*EXPECTED_FINDINGS.values())
+    assert set(REGISTRY) - proven == set(), "checks never seen failing"
+    assert proven <= set(REGISTRY), "the table names checks that do not exist"
