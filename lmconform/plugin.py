@@ -170,6 +170,16 @@ def _record(report: pytest.TestReport) -> dict | None:
     return None
 
 
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
+    """A failing verdict is reported as its own text, so JUnit's message starts with `[check.id] title`."""
+    report = yield
+    record = _record(report)
+    if report.when == "call" and report.failed and record:
+        report.longrepr = record["message"]
+    return report
+
+
 def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config):
     """Show NON-STRICT and INFO verdicts as what they are, not as a plain pass."""
     record = _record(report)

@@ -1,0 +1,133 @@
+"""The suite as users run it: `pytest suites ...` in a subprocess, judged by exit status, output and files."""
+
+import json
+import socket
+import subprocess
+import sys
+import xml.etree.ElementTree as ElementTree
+from pathlib import Path
+
+import pytest
+
+from lmconform.reference import ReferenceServer
+
+ROOT = Path(__file__).resolve().parent.parent
+CANARY_KEY = "sk-canary-4f1d2e9b7c"
+
+
+@pytest.fixture(scope="module")
+def server():
+    with ReferenceServer() as running:
+        yield running
+
+
+def run_suite(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    command = [sys.executable, "-m", "pytest", str(ROOT / "suites"), "-p", "no:cacheprovider", "-q", *args]
+    return subprocess.run(command, capture_output=True, text=True, cwd=ROOT, timeout=300, env=env)
+
+
+def closed_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def test_the_embedded_reference_server_passes_and_the_results_record_is_written(tmp_path):
+    results = tmp_path / "results.json"
+    finished = run_suite("--results-json", str(results))
+    assert finished.returncode == 0, finished.stdout[-2000:]
+    record = json.loads(results.read_text())
+    assert record["target"]["label"] == "reference" and record["target"]["model"] == "lmconform-reference"
+    assert record["results"] and {row["outcome"] for row in record["results"]} == {"OK"}
+    assert set(record["results"][0]) >= {"case", "check", "level", "outcome", "message", "evidence", "curl"}
+    assert "verdicts:" in finished.stdout
+
+
+def test_a_must_failure_exits_1_with_the_check_id_first_in_the_junit_message(server, tmp_path):
+    junit = tmp_path / "junit.xml"
+    finished = run_suite("--endpoint", f"{server.base_url}/faults/tool-index-one/v1", "--checks", "chat.stream.*",
+                         "--junitxml", str(junit))
+    assert finished.returncode == 1
+    failures = [f.get("message") for f in ElementTree.parse(junit).iter("failure")]
+    assert failures and all(message.startswith("[chat.stream.tool_call.index_zero] ") for message in failures)
+    assert "Expected: the next call at index 0" in finished.stdout and "Actual:   index 1" in finished.stdout
+    assert "curl -sS -N -X POST" in finished.stdout
+
+
+def test_should_findings_fail_only_with_strict(server):
+    endpoint = f"{server.base_url}/faults/no-done"
+    relaxed = run_suite("--endpoint", endpoint, "--checks", "sse.*")
+    assert relaxed.returncode == 0 and "NON-STRICT" in relaxed.stdout
+    strict = run_suite("--endpoint", endpoint, "--checks", "sse.*", "--strict")
+    assert strict.returncode == 1 and "[sse.framing.ends_with_done]" in strict.stdout
+
+
+def test_the_corrupted_name_of_a_repeated_name_is_shown_by_both_clients(server):
+    finished = run_suite("--endpoint", f"{server.base_url}/faults/id-name-repeated", "--checks", "client.*", "-rf")
+    assert finished.returncode == 1
+    assert "Void reads 'get_weatherget_weather" in finished.stdout
+    assert "the SDK shows 'get_weatherget_weather" in finished.stdout
+
+
+def test_type_null_continuation_breaks_the_openai_sdk(server):
+    finished = run_suite("--endpoint", f"{server.base_url}/faults/type-null-continuation",
+                         "--checks", "client.openai_python.*")
+    assert finished.returncode == 1 and "it raises AssertionError" in finished.stdout
+
+
+def test_an_unreachable_target_prints_one_line_and_exits_3():
+    finished = run_suite("--endpoint", f"http://127.0.0.1:{closed_port()}")
+    assert finished.returncode == 3
+    output = finished.stdout + finished.stderr
+    assert "Traceback" not in output
+    assert "cannot connect to http://127.0.0.1:" in output and "Is the server running?" in output
+
+
+def test_a_stalled_stream_ends_its_case_with_error_not_a_hang(server, tmp_path):
+    results = tmp_path / "results.json"
+    finished = run_suite("--endpoint", f"{server.base_url}/faults/stall", "--timeout", "1",
+                         "--checks", "sse.framing.ends_with_done", "--results-json", str(results))
+    assert finished.returncode == 1
+    rows = json.loads(results.read_text())["results"]
+    assert rows and {row["outcome"] for row in rows} == {"ERROR"}
+    assert "read timeout" in rows[0]["message"]
+
+
+def test_an_endless_body_is_cut_off_at_the_cap_with_a_finding(server, tmp_path):
+    results = tmp_path / "results.json"
+    finished = run_suite("--endpoint", f"{server.base_url}/faults/body-too-large", "--max-body-bytes", "1048576",
+                         "--checks", "http.body.*", "--checks", "sse.framing.data_is_json", "--results-json", str(results))
+    assert finished.returncode == 1
+    outcomes = {(row["check"], row["outcome"]) for row in json.loads(results.read_text())["results"]}
+    assert ("http.body.within_size_cap", "FAILED") in outcomes
+    assert ("sse.framing.data_is_json", "ERROR") in outcomes
+
+
+@pytest.mark.parametrize(
+    "args, complaint",
+    [
+        (["--endpoint", "localhost:1234"], "must be an http(s) URL"),
+        (["--timeout", "soon"], "--read-timeout takes a positive number"),
+        (["--checks", "chat.nothing.like_this"], "no check id matches"),
+        (["--reference-fault", "no-such-fault"], "unknown fault 'no-such-fault'"),
+    ],
+)
+def test_a_bad_option_is_a_usage_error_with_exit_2(args, complaint):
+    finished = run_suite(*args)
+    assert finished.returncode == 2
+    assert complaint in finished.stdout + finished.stderr
+    assert "Traceback" not in finished.stdout + finished.stderr
+
+
+def test_the_api_key_never_appears_in_output_or_results(server, tmp_path):
+    results = tmp_path / "results.json"
+    env = {**__import__("os").environ, "LMCONFORM_API_KEY": CANARY_KEY}
+    finished = run_suite("--endpoint", f"{server.base_url}/faults/tool-index-one", "--checks", "chat.stream.*",
+                         "--results-json", str(results), env=env)
+    assert finished.returncode == 1 and "Bearer [Filtered]" in finished.stdout
+    assert CANARY_KEY not in finished.stdout + finished.stderr + results.read_text()
+
+
+def test_the_embedded_server_reproduces_a_fault_on_request(tmp_path):
+    finished = run_suite("--reference-fault", "empty-response", "--checks", "generation.answer.not_empty")
+    assert finished.returncode == 1 and "[generation.answer.not_empty]" in finished.stdout
