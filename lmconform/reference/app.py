@@ -19,8 +19,12 @@ from starlette.types import Receive, Scope, Send
 
 from lmconform.reference.chat import DEFAULT_MODEL, chat_completions
 from lmconform.reference.faults import parse_faults
+from lmconform.reference.responses import create_response, get_response
+from lmconform.reference.store import DEFAULT_STORE_SIZE, ResponseStore
 
 _FAULT_PREFIX = re.compile(r"/faults/([^/]*)(/.*)?")
+# A path that ends in an id is looked up by its pattern; the endpoint reads the id from the path.
+_ID_PATH = re.compile(r"(/v1/responses/)[^/]+")
 
 
 async def list_models(request: Request, faults: frozenset[str]) -> Response:
@@ -33,6 +37,8 @@ async def list_models(request: Request, faults: frozenset[str]) -> Response:
 _ENDPOINTS: dict[tuple[str, str], Callable[[Request, frozenset[str]], Awaitable[Response]]] = {
     ("GET", "/v1/models"): list_models,
     ("POST", "/v1/chat/completions"): chat_completions,
+    ("POST", "/v1/responses"): create_response,
+    ("GET", "/v1/responses/{id}"): get_response,
 }
 
 
@@ -56,15 +62,17 @@ class _Dispatcher:
             except ValueError as error:
                 return JSONResponse({"error": str(error)}, status_code=404)
             path = prefix[2] or "/"
-        endpoint = _ENDPOINTS.get((request.method, path))
+        endpoint = _ENDPOINTS.get((request.method, _ID_PATH.sub(r"\1{id}", path)))
         if endpoint is None:
             return JSONResponse({"error": f"Unexpected endpoint or method. ({request.method} {path})"})
         return await endpoint(request, faults)
 
 
-def create_app(faults: frozenset[str] = frozenset()) -> Starlette:
-    """The server, with `faults` on every request. Set `app.state.stopping` (a threading.Event) when the server
-    stops, so that streams held open on purpose (the `stall` fault) end instead of delaying the shutdown."""
+def create_app(faults: frozenset[str] = frozenset(), store_size: int = DEFAULT_STORE_SIZE) -> Starlette:
+    """The server, with `faults` on every request and room for `store_size` responses to chain from. Set
+    `app.state.stopping` (a threading.Event) when the server stops, so that streams held open on purpose (the
+    `stall` fault) end instead of delaying the shutdown."""
     app = Starlette(routes=[Route("/{path:path}", _Dispatcher(parse_faults(faults)))])
     app.state.stopping = threading.Event()
+    app.state.store = ResponseStore(store_size)
     return app

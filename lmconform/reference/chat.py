@@ -28,7 +28,7 @@ DEFAULT_MODEL = "lmconform-reference"
 ROLES = ("system", "user", "assistant", "tool", "developer")
 TOOL_CHOICES = ("none", "auto", "required")
 
-_FRAGMENT = 8  # characters of arguments per streamed delta
+FRAGMENT_CHARS = 8  # characters of arguments per streamed delta
 _STALL_SECONDS = 600.0
 _PADDING_TOTAL = 1 << 30
 _PADDING_LINE = b": " + b"." * ((1 << 16) - 3) + b"\n"
@@ -36,12 +36,12 @@ _AFTER_FIRST_EVENT = {
     "chunk-not-json": b"data: processing...\n\n",
     "invalid-utf8": b": \xff\xfe keep-alive\n\n",
 }
-_SSE_HEADERS = {"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
+SSE_HEADERS = {"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
 
 
 async def chat_completions(request: Request, faults: frozenset[str]) -> Response:
     try:
-        body = json.loads(await request.body(), parse_constant=_reject_constant)
+        body = json.loads(await request.body(), parse_constant=reject_json_constant)
     except (ValueError, RecursionError):
         body = None
     if "tool-choice-ignored" in faults and isinstance(body, dict):
@@ -60,10 +60,10 @@ async def chat_completions(request: Request, faults: frozenset[str]) -> Response
     if not streamed:
         return JSONResponse(_completion_body(plan, counts, envelope))
     chunks = _stream_chunks(plan, counts if _usage_requested(body, faults) else None, envelope)
-    return StreamingResponse(_sse(chunks, envelope, request.app.state.stopping), headers=_SSE_HEADERS)
+    return StreamingResponse(_sse(chunks, envelope, request.app.state.stopping), headers=SSE_HEADERS)
 
 
-def _reject_constant(name: str) -> Any:
+def reject_json_constant(name: str) -> Any:
     """NaN and Infinity are not JSON; LM Studio's JSON.parse refuses them, and so must the reference."""
     raise ValueError(f"{name} is not JSON")
 
@@ -200,8 +200,8 @@ def _tool_call_deltas(position: int, call: ToolCall, faults: frozenset[str]) -> 
         yield _indexed(_call_head(call, arguments, faults), position, faults)
         return
     yield _indexed(_call_head(call, "", faults), position, faults)
-    for end in range(_FRAGMENT, len(arguments) + _FRAGMENT, _FRAGMENT):
-        piece = arguments[:end] if "arguments-cumulative" in faults else arguments[end - _FRAGMENT:end]
+    for end in range(FRAGMENT_CHARS, len(arguments) + FRAGMENT_CHARS, FRAGMENT_CHARS):
+        piece = arguments[:end] if "arguments-cumulative" in faults else arguments[end - FRAGMENT_CHARS:end]
         if "id-name-repeated" in faults:
             entry = _call_head(call, piece, faults)
         else:

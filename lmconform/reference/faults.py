@@ -13,8 +13,9 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class Fault:
-    """One defect. `api` is what it breaks: "chat" (chat completion content), "models" (the model list) or
-    "http" (status, content type, SSE framing or timing of the response rather than the JSON it carries)."""
+    """One defect. `api` is what it breaks: "chat" (chat completion content), "responses" (the Responses API:
+    its validation, its stored conversations and its event stream), "models" (the model list) or "http" (status,
+    content type, SSE framing or timing of the response rather than the JSON it carries)."""
 
     name: str
     api: str
@@ -92,6 +93,56 @@ _CATALOGUE = (
     Fault("tool-calls-interleaved", "chat",
           "parallel tool calls stream their deltas in turns, a delta of each call in rotation (stream only)",
           "no public report; LM Studio's generator API requires one call at a time"),
+    Fault("nested-tools-accepted", "responses",
+          "Responses tools in the chat form `{type, function: {...}}` are accepted without error, then dropped: "
+          "neither the model nor the echoed `tools` has them",
+          "servers that ignore the tool keys they do not know"),
+    Fault("flattened-tools-rejected", "responses",
+          'flattened Responses tools are rejected as if nested: 400 "Required" at `tools.<i>.function`',
+          "servers that validate Responses tools with the chat schema"),
+    Fault("chain-ignored", "responses",
+          "`previous_response_id` is checked and echoed, but the model and the token count see only this "
+          "request's input",
+          "stateless servers that accept the field"),
+    Fault("unknown-previous-200", "responses",
+          "an unknown `previous_response_id` is answered 200 as a fresh conversation (the id is still echoed)",
+          "servers that treat a missing chain as none"),
+    Fault("unknown-previous-404", "responses",
+          "an unknown `previous_response_id` gets HTTP 404 with the `previous_response_not_found` body",
+          "servers that answer a missing chain as a missing resource"),
+    Fault("previous-id-echo-wrong", "responses",
+          "the response's `previous_response_id` is null even when one was given; the chain still works "
+          "(stream and non-stream)",
+          "servers that do not echo the field"),
+    Fault("fork-shares-state", "responses",
+          "history is kept per chain root, not per response: a reply to P continues from the chain's newest "
+          "turn, so it sees the turns of P's earlier children too (one mutable thread)",
+          "servers that keep one mutable thread per conversation"),
+    Fault("function-call-output-rejected", "responses",
+          "`function_call_output` input items get a 400 error at `input`",
+          "servers without tool results in the Responses API"),
+    Fault("call-id-missing", "responses", "`function_call` output items have no `call_id` (stream and non-stream)",
+          "servers that map chat tool calls to Responses items by hand"),
+    Fault("events-out-of-order", "responses",
+          "the first delta of the first output item comes before its `response.output_item.added` (stream only)",
+          "hand-written Responses encoders"),
+    Fault("no-response-completed", "responses", "the stream ends without `response.completed` (stream only)",
+          "servers that end the stream at the last item"),
+    Fault("arguments-done-mismatch", "responses",
+          "`response.function_call_arguments.done` and the finished item carry one more key than the concatenated "
+          "deltas (stream only)",
+          "servers that re-serialise the parsed arguments at the end"),
+    Fault("duplicate-output-index", "responses",
+          "the second output item reuses `output_index` 0; with a single item nothing changes (stream only)",
+          "servers that number content, not items (openai-python rejects it)"),
+    Fault("sequence-not-increasing", "responses",
+          "the third event repeats the `sequence_number` of the second (stream only)",
+          "servers that number events per item"),
+    Fault("sequence-number-missing", "responses", "events carry no `sequence_number` (stream only)",
+          "llama.cpp's server"),
+    Fault("event-field-mismatch", "responses",
+          "the SSE `event:` line of every delta event says `message` instead of the data's `type` (stream only)",
+          "generic SSE encoders with a fixed event name"),
 )
 
 FAULTS: dict[str, Fault] = {fault.name: fault for fault in _CATALOGUE}

@@ -72,6 +72,24 @@ def decide(body: dict[str, Any]) -> Plan:
     return Plan(f"You said: {prompt}")
 
 
+_REMEMBER = re.compile(r"remember (?:the word )?['\"]?(\w+)", re.IGNORECASE)
+
+
+def recall(messages: list[dict[str, Any]]) -> Plan | None:
+    """The answer to "what word did I ask you to remember?", from the user's earlier messages; None when the
+    last message asks something else. Only a model that sees the whole conversation can answer it, which makes
+    a server's memory of earlier turns observable."""
+    last = messages[-1]
+    question = content_text(last.get("content")).strip()
+    if last["role"] != "user" or "remember" not in question.lower() or not question.endswith("?"):
+        return None
+    for message in reversed(messages[:-1]):
+        found = _REMEMBER.search(content_text(message.get("content"))) if message["role"] == "user" else None
+        if found:
+            return Plan(f'You asked me to remember "{found[1]}".')
+    return Plan("I don't know which word you mean.")
+
+
 def usage(body: dict[str, Any], plan: Plan) -> dict[str, int]:
     """Token counts as whitespace-separated words: a stand-in that is stable and easy to recompute."""
     prompt = sum(len(content_text(m.get("content")).split()) for m in body["messages"])

@@ -14,6 +14,7 @@ from starlette.applications import Starlette
 
 from lmconform.reference.app import create_app
 from lmconform.reference.faults import parse_faults
+from lmconform.reference.store import DEFAULT_STORE_SIZE
 
 # Streams held open on purpose end as soon as the server stops; this only bounds a client that stops reading.
 _GRACEFUL_SHUTDOWN_SECONDS = 1
@@ -43,8 +44,9 @@ class ReferenceServer:
             httpx.get(server.base_url + "/v1/models")
     """
 
-    def __init__(self, faults: Iterable[str] = (), host: str = "127.0.0.1", port: int = 0) -> None:
-        self.app = create_app(parse_faults(faults))
+    def __init__(self, faults: Iterable[str] = (), host: str = "127.0.0.1", port: int = 0,
+                 store_size: int = DEFAULT_STORE_SIZE) -> None:
+        self.app = create_app(parse_faults(faults), store_size)
         self.host = host
         self.port = port
         self._server: _Server | None = None
@@ -93,7 +95,7 @@ class ReferenceServer:
         self.stop()
 
 
-def serve_forever(host: str, port: int, faults: Iterable[str] = ()) -> None:
+def serve_forever(host: str, port: int, faults: Iterable[str] = (), store_size: int = DEFAULT_STORE_SIZE) -> None:
     """Serve in the foreground with uvicorn's usual console logging, until interrupted."""
-    app = create_app(parse_faults(faults))
+    app = create_app(parse_faults(faults), store_size)
     _Server(_config(app, host=host, port=port), app).run()
