@@ -8,7 +8,12 @@ from typing import Any
 import openai
 import pytest
 
-from lmconform.clients.openai_python import SdkToolCall, replay_chat_stream
+from lmconform.clients.openai_python import (
+    SdkFunctionCall,
+    SdkToolCall,
+    replay_chat_stream,
+    replay_responses_stream,
+)
 from lmconform.clients.void import EMPTY_RESPONSE, void_read
 from lmconform.wire.exchange import BodyChunk, Exchange, Request
 
@@ -45,9 +50,15 @@ def sse(*payloads: dict[str, Any] | str, done: bool = True) -> list[bytes]:
     return [f"data: {line}\n\n".encode() for line in lines] + ([b"data: [DONE]\n\n"] if done else [])
 
 
-def exchange(reads: list[bytes], status: int = 200, content_type: str = "text/event-stream") -> Exchange:
+def exchange(
+    reads: list[bytes],
+    status: int = 200,
+    content_type: str = "text/event-stream",
+    path: str = "/v1/chat/completions",
+    body: dict[str, Any] = REQUEST,
+) -> Exchange:
     return Exchange(
-        request=Request(method="POST", url="http://x/v1/chat/completions", headers={}, body=REQUEST),
+        request=Request(method="POST", url=f"http://x{path}", headers={}, body=body),
         status=status,
         headers={"content-type": content_type},
         chunks=[BodyChunk(at=0.01 * i, data=data) for i, data in enumerate(reads)],
@@ -386,3 +397,280 @@ def test_sdk_ignores_wire_encoding_headers_of_the_stored_body() -> None:
     capture = exchange(LMSTUDIO_TOOL_CALL)
     capture.headers.update({"content-encoding": "gzip", "content-length": "7"})
     assert replay_chat_stream(REQUEST, capture).raised is None
+
+
+# --- the openai Python SDK on the Responses API ---------------------------------------------------------------
+
+RESPONSES_REQUEST: dict[str, Any] = {
+    "model": "qwen3",
+    "input": "Weather in Paris?",
+    "tools": [{"type": "function", "name": "get_weather", "parameters": WEATHER_TOOL["function"]["parameters"]}],
+    "stream": True,
+}
+CALL_ADDED = {"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "get_weather", "arguments": "",
+              "status": "in_progress"}
+CALL_DONE = {**CALL_ADDED, "arguments": PARIS, "status": "completed"}
+MESSAGE_ADDED = {"type": "message", "id": "msg_1", "role": "assistant", "status": "in_progress", "content": []}
+TEXT_PART = {"type": "output_text", "text": "", "annotations": []}
+MESSAGE_DONE = {**MESSAGE_ADDED, "status": "completed", "content": [{**TEXT_PART, "text": "Hello"}]}
+LOCATED = {"item_id": "fc_1", "output_index": 0}
+IN_MESSAGE = {"item_id": "msg_1", "output_index": 0, "content_index": 0}
+
+
+def response(status: str = "in_progress", output: list[Any] | None = None, **fields: Any) -> dict[str, Any]:
+    """A response object; `output=None` leaves the key out."""
+    body = {"id": "resp_1", "object": "response", "created_at": 1700000000, "model": "qwen3", "status": status,
+            **fields}
+    return body if output is None else {**body, "output": output}
+
+
+def lifecycle(kind: str, **response_fields: Any) -> dict[str, Any]:
+    status = {"created": "in_progress", "in_progress": "in_progress"}.get(kind, kind)
+    return {"type": f"response.{kind}", "response": response(status, **response_fields)}
+
+
+def added(item: dict[str, Any], index: int = 0) -> dict[str, Any]:
+    return {"type": "response.output_item.added", "output_index": index, "item": item}
+
+
+def item_done(item: dict[str, Any], index: int = 0) -> dict[str, Any]:
+    return {"type": "response.output_item.done", "output_index": index, "item": item}
+
+
+def arguments_delta(delta: str) -> dict[str, Any]:
+    return {"type": "response.function_call_arguments.delta", **LOCATED, "delta": delta}
+
+
+def arguments_done(arguments: str) -> dict[str, Any]:
+    return {"type": "response.function_call_arguments.done", **LOCATED, "arguments": arguments}
+
+
+def text_delta(delta: str) -> dict[str, Any]:
+    return {"type": "response.output_text.delta", **IN_MESSAGE, "delta": delta}
+
+
+def completed(*output: dict[str, Any]) -> dict[str, Any]:
+    return lifecycle("completed", output=list(output))
+
+
+def events(*payloads: dict[str, Any], named: bool = True, numbered: bool = True) -> list[bytes]:
+    """One read per event, with an `event:` line naming `data.type` and a `sequence_number` counting from 0."""
+    reads = []
+    for number, payload in enumerate(payloads):
+        data = {**payload, "sequence_number": number} if numbered else payload
+        name = f"event: {payload.get('type')}\n" if named else ""
+        reads.append(f"{name}data: {json.dumps(data)}\n\n".encode())
+    return reads
+
+
+def responses_exchange(reads: list[bytes], status: int = 200, content_type: str = "text/event-stream") -> Exchange:
+    return exchange(reads, status, content_type, path="/v1/responses", body=RESPONSES_REQUEST)
+
+
+def replay_responses(*payloads: dict[str, Any], request: dict[str, Any] = RESPONSES_REQUEST, **framing: bool) -> Any:
+    return replay_responses_stream(request, responses_exchange(events(*payloads, **framing)))
+
+
+CALL_START = (lifecycle("created"), lifecycle("in_progress"), added(CALL_ADDED),
+              arguments_delta('{"city":'), arguments_delta(' "Paris"}'))
+CALL_STREAM = (*CALL_START, arguments_done(PARIS), item_done(CALL_DONE), completed(CALL_DONE))
+CALL_EVENT_TYPES = tuple(payload["type"] for payload in CALL_STREAM)
+MESSAGE_STREAM = (
+    lifecycle("created"),
+    added(MESSAGE_ADDED),
+    {"type": "response.content_part.added", **IN_MESSAGE, "part": TEXT_PART},
+    text_delta("Hel"),
+    text_delta("lo"),
+    {"type": "response.output_text.done", **IN_MESSAGE, "text": "Hello"},
+    {"type": "response.content_part.done", **IN_MESSAGE, "part": {**TEXT_PART, "text": "Hello"}},
+    item_done(MESSAGE_DONE),
+    completed(MESSAGE_DONE),
+)
+CALL_PARIS = SdkFunctionCall(call_id="call_1", name="get_weather", arguments=PARIS)
+
+
+def test_sdk_reads_a_clean_function_call_response() -> None:
+    outcome = replay_responses(*CALL_STREAM)
+    assert outcome.raised is None
+    assert outcome.sdk_version == openai.__version__
+    assert outcome.function_calls == (CALL_PARIS,)
+    assert (outcome.text, outcome.status) == ("", "completed")
+    assert outcome.event_types == CALL_EVENT_TYPES
+    assert outcome.warnings == ()
+
+
+def test_sdk_reads_the_output_text_of_a_message() -> None:
+    outcome = replay_responses(*MESSAGE_STREAM)
+    assert (outcome.raised, outcome.text, outcome.function_calls) == (None, "Hello", ())
+    assert outcome.event_types == tuple(payload["type"] for payload in MESSAGE_STREAM)
+
+
+def test_sdk_has_no_final_response_without_response_completed() -> None:
+    outcome = replay_responses(*CALL_STREAM[:-1])
+    assert outcome.raised == "RuntimeError: Didn't receive a `response.completed` event."
+    assert outcome.event_types == CALL_EVENT_TYPES[:-1]  # every event was yielded; get_final_response() raises
+    assert (outcome.function_calls, outcome.status) == ((), None)
+
+
+def test_sdk_raises_on_a_delta_before_its_output_item() -> None:
+    outcome = replay_responses(lifecycle("created"), arguments_delta(PARIS), added(CALL_ADDED),
+                               item_done(CALL_DONE), completed(CALL_DONE))
+    assert outcome.raised == (
+        "RuntimeError: Received a content event for output index 0 before receiving its output item"
+    )
+    assert outcome.event_types == ("response.created",)
+
+
+def test_sdk_takes_the_output_item_from_response_created_instead_of_an_added_event() -> None:
+    # Not in REAL_TARGETS.md: the created response's `output` seeds the items by position, so deltas need no
+    # `output_item.added` when it lists theirs, and an `added` for that position then counts as a duplicate.
+    created = lifecycle("created", output=[CALL_ADDED])
+    outcome = replay_responses(created, arguments_delta(PARIS), item_done(CALL_DONE), completed(CALL_DONE))
+    assert (outcome.raised, outcome.function_calls) == (None, (CALL_PARIS,))
+    assert replay_responses(created, added(CALL_ADDED), *CALL_STREAM[3:]).raised == (
+        "RuntimeError: Duplicate response output index 0."
+    )
+
+
+def test_sdk_raises_on_two_items_at_one_output_index() -> None:
+    second = {**CALL_ADDED, "id": "fc_2", "call_id": "call_2"}
+    outcome = replay_responses(*CALL_STREAM[:-1], added(second), completed(CALL_DONE))
+    assert outcome.raised == "RuntimeError: Duplicate response output index 0."
+    assert outcome.event_types == CALL_EVENT_TYPES[:-1]
+
+
+def test_sdk_raises_index_error_on_text_without_its_content_part() -> None:
+    without_part = [payload for payload in MESSAGE_STREAM if payload["type"] != "response.content_part.added"]
+    outcome = replay_responses(*without_part)
+    assert outcome.raised == "IndexError: list index out of range"
+    assert outcome.event_types == ("response.created", "response.output_item.added")
+
+
+def test_sdk_asserts_on_a_text_delta_aimed_at_a_function_call() -> None:
+    outcome = replay_responses(*CALL_START[:3], text_delta("Hi"), *CALL_STREAM[3:])
+    assert outcome.raised is not None
+    assert outcome.raised.startswith("AssertionError at openai/lib/streaming/responses/_responses.py:")
+    assert outcome.raised.endswith('assert output.type == "message"')
+
+
+def test_sdk_raises_when_the_first_event_is_not_response_created() -> None:
+    outcome = replay_responses(*CALL_STREAM[1:])
+    assert outcome.raised == "RuntimeError: Expected to have received `response.created` before `response.in_progress`"
+    assert outcome.event_types == ()
+
+
+def test_sdk_raises_when_the_response_id_changes() -> None:
+    renamed = {**completed(CALL_DONE), "response": response("completed", [CALL_DONE], id="resp_2")}
+    assert replay_responses(*CALL_STREAM[:-1], renamed).raised == "RuntimeError: Lifecycle response identity changed."
+
+
+def test_sdk_raises_when_completed_leaves_an_item_unfinished() -> None:
+    outcome = replay_responses(*CALL_STREAM[:-2], completed())
+    assert outcome.raised == "RuntimeError: Cannot complete response with unfinished output items."
+    # Finished by the completed response itself, the item needs no `output_item.done`.
+    assert replay_responses(*CALL_STREAM[:-2], completed(CALL_DONE)).function_calls == (CALL_PARIS,)
+
+
+def test_sdk_needs_no_sequence_numbers() -> None:
+    assert replay_responses(*CALL_STREAM, numbered=False) == replay_responses(*CALL_STREAM)
+
+
+def test_sdk_reads_the_type_from_data_and_not_from_the_event_line() -> None:
+    reads = events(*CALL_STREAM)
+    misnamed = [b"event: response.completed\n" + read.split(b"\n", 1)[1] for read in reads]
+    unnamed = events(*CALL_STREAM, named=False) + [b"data: [DONE]\n\n"]  # as LiteLLM passes a stream through
+    assert replay_responses_stream(RESPONSES_REQUEST, responses_exchange(misnamed)) == replay_responses(*CALL_STREAM)
+    assert replay_responses_stream(RESPONSES_REQUEST, responses_exchange(unnamed)) == replay_responses(*CALL_STREAM)
+    typeless = {key: value for key, value in arguments_delta(PARIS).items() if key != "type"}
+    named_only = [b"event: response.function_call_arguments.delta\n" + read.split(b"\n", 1)[1]
+                  for read in events(typeless)]
+    reads = events(*CALL_START[:3]) + named_only + events(*CALL_STREAM[5:])
+    outcome = replay_responses_stream(RESPONSES_REQUEST, responses_exchange(reads))
+    assert outcome.raised is None
+    assert outcome.event_types[3] is None  # the event line's name is not used for it
+
+
+def test_sdk_wraps_an_event_named_like_an_assistants_event() -> None:
+    # The one name the SDK does read: `thread.*` (Assistants) wraps the data as {data, event}, which has no type.
+    reads = events(*CALL_STREAM)
+    reads[3] = b"event: thread.message.delta\n" + reads[3].split(b"\n", 1)[1]
+    outcome = replay_responses_stream(RESPONSES_REQUEST, responses_exchange(reads))
+    assert (outcome.raised, outcome.function_calls) == (None, (CALL_PARIS,))
+    assert outcome.event_types[3] is None
+    reads[0] = b"event: thread.created\n" + reads[0].split(b"\n", 1)[1]
+    assert replay_responses_stream(RESPONSES_REQUEST, responses_exchange(reads)).raised == (
+        "RuntimeError: Expected to have received `response.created` before `None`"
+    )
+
+
+def test_sdk_final_response_is_what_response_completed_says() -> None:
+    lyon = '{"city": "Lyon"}'
+    disagreeing = (*CALL_START, arguments_done(lyon), item_done(CALL_DONE))
+    [call] = replay_responses(*disagreeing, completed(CALL_DONE)).function_calls
+    assert call.arguments == PARIS  # neither the deltas nor `arguments.done` are compared with anything
+    berlin = {**CALL_DONE, "arguments": '{"city": "Berlin"}'}
+    [call] = replay_responses(*disagreeing, completed(berlin)).function_calls
+    assert call.arguments == '{"city": "Berlin"}'
+    # Without `output` in the completed response, the `output_item.done` items stand in for it.
+    [call] = replay_responses(*CALL_START, arguments_done(PARIS), item_done({**CALL_DONE, "arguments": lyon}),
+                              lifecycle("completed")).function_calls
+    assert call.arguments == lyon
+
+
+def test_sdk_loses_streamed_text_to_an_empty_completed_output() -> None:
+    outcome = replay_responses(*MESSAGE_STREAM[:-1], completed())
+    assert (outcome.raised, outcome.text, outcome.status) == (None, "", "completed")
+
+
+def test_sdk_hands_object_arguments_through_as_a_dict() -> None:
+    as_object = {**CALL_DONE, "arguments": {"city": "Paris"}}
+    outcome = replay_responses(*CALL_STREAM[:-2], item_done(as_object), completed(as_object))
+    assert outcome.raised is None
+    assert outcome.function_calls[0].arguments == {"city": "Paris"}
+    assert any("PydanticSerializationUnexpectedValue" in w for w in outcome.warnings)
+
+
+def test_sdk_parses_strict_function_arguments_when_the_response_completes() -> None:
+    strict = {**RESPONSES_REQUEST, "tools": [{**RESPONSES_REQUEST["tools"][0], "strict": True}]}
+    broken = {**CALL_DONE, "arguments": '"city": "Paris"}'}
+    stream = (*CALL_STREAM[:-2], item_done(broken), completed(broken))
+    assert replay_responses(*stream, request=strict).raised == "JSONDecodeError: Extra data: line 1 column 7 (char 6)"
+    assert replay_responses(*stream).raised is None
+
+
+def test_sdk_ignores_request_fields_the_helper_would_refuse() -> None:
+    chat_shaped = {**RESPONSES_REQUEST, "tools": [WEATHER_TOOL], "response_id": "resp_0", "text_format": "x"}
+    assert replay_responses(*CALL_STREAM, request=chat_shaped) == replay_responses(*CALL_STREAM)
+    assert replay_responses(*CALL_STREAM, request={"tools": None, "model": 7}).raised is None
+
+
+def test_sdk_raises_on_an_error_key_but_reads_an_error_event_as_any_other() -> None:
+    error_key = {"type": "error", "error": {"message": "model crashed"}}
+    assert replay_responses(*CALL_START, error_key).raised == "APIError: model crashed"
+    error_event = {"type": "error", "code": "server_error", "message": "model crashed", "param": None}
+    outcome = replay_responses(*CALL_START, error_event)
+    assert outcome.raised == "RuntimeError: Didn't receive a `response.completed` event."
+    assert outcome.event_types[-1] == "error"
+
+
+def test_sdk_raises_bad_request_on_a_400_json_error() -> None:
+    def replay(body: bytes) -> str | None:
+        return replay_responses_stream(RESPONSES_REQUEST, responses_exchange([body], 400, "application/json")).raised
+
+    shaped = b'{"error": {"message": "Unknown model", "type": "invalid_request_error", "param": "model"}}'
+    assert replay(shaped) == "BadRequestError: Error code: 400 - Unknown model"
+    assert replay(b'{"error": "Unknown model"}') == "BadRequestError: Error code: 400"
+
+
+def test_sdk_reports_a_responses_target_that_never_answered() -> None:
+    refused = Exchange(request=Request("POST", "http://x/v1/responses", {}, RESPONSES_REQUEST),
+                       error="connection refused", error_kind="unreachable")
+    outcome = replay_responses_stream(RESPONSES_REQUEST, refused)
+    assert (outcome.raised, outcome.event_types) == ("APIConnectionError: Connection error.", ())
+
+
+def test_sdk_output_text_raises_on_text_that_is_not_a_string() -> None:
+    numeric = {**MESSAGE_DONE, "content": [{**TEXT_PART, "text": 42}]}
+    outcome = replay_responses(*MESSAGE_STREAM[:-1], completed(numeric))
+    assert outcome.raised == "TypeError: sequence item 0: expected str instance, int found"
+    assert (outcome.text, outcome.status) == ("", "completed")  # get_final_response() itself succeeded

@@ -1,10 +1,15 @@
-"""What the real openai Python SDK makes of a captured chat stream.
+"""What the real openai Python SDK makes of a captured stream.
 
 Nothing is emulated here: the installed `openai` package reads the captured status, headers and body through
-`httpx2.MockTransport`, read by read as the network delivered them, and its `chat.completions.stream()`
-helper (lib/streaming/chat/_completions.py: `ChatCompletionStreamState`, which accumulates tool calls by
-index and asserts on what it does not expect) consumes every event before `get_final_completion()`.
-Whatever the SDK raises is the verdict.
+`httpx2.MockTransport`, read by read as the network delivered them, and one of its stream helpers consumes every
+event before handing over its final result. Whatever the SDK raises is the verdict.
+
+- `replay_chat_stream`: `chat.completions.stream()` (lib/streaming/chat/_completions.py:
+  `ChatCompletionStreamState`, which accumulates tool calls by index and asserts on what it does not expect),
+  then `get_final_completion()`.
+- `replay_responses_stream`: `responses.stream()` (lib/streaming/responses/_responses.py: `ResponseStreamState`,
+  which files every event under its `output_index` and raises on events it cannot place), then
+  `get_final_response()`.
 """
 
 from __future__ import annotations
@@ -12,13 +17,15 @@ from __future__ import annotations
 import inspect
 import traceback
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
 import httpx2
 import openai
 from openai.resources.chat.completions import Completions
+from openai.resources.responses import Responses
 
 from lmconform.wire.exchange import Exchange
 
@@ -26,9 +33,14 @@ from lmconform.wire.exchange import Exchange
 # frames it itself, so headers describing the wire encoding would make the SDK decode it a second time.
 _WIRE_ENCODING_HEADERS = frozenset({"content-encoding", "content-length", "transfer-encoding"})
 
-# The helper's keyword arguments that name request body fields (the rest configure the call itself).
-_BODY_FIELDS = frozenset(inspect.signature(Completions.stream).parameters) - {
-    "self", "extra_headers", "extra_query", "extra_body", "timeout"
+# Keyword arguments of a helper that configure the call itself rather than name a request body field.
+_CALL_OPTIONS = frozenset({"self", "extra_headers", "extra_query", "extra_body", "timeout"})
+
+_CHAT_FIELDS = frozenset(inspect.signature(Completions.stream).parameters) - _CALL_OPTIONS
+# `response_id` and `starting_after` would make the helper fetch a stored response instead of creating one, and it
+# refuses them next to any request field; `text_format` is a Python class, never part of a JSON body.
+_RESPONSES_FIELDS = frozenset(inspect.signature(Responses.stream).parameters) - _CALL_OPTIONS - {
+    "response_id", "starting_after", "text_format"
 }
 
 
@@ -56,8 +68,88 @@ class SdkOutcome:
     warnings: tuple[str, ...] = ()  # what the SDK warned about (pydantic's serializer notices bad types)
 
 
+@dataclass(frozen=True)
+class SdkFunctionCall:
+    """A `function_call` output item of the final response, unchecked like `SdkToolCall`."""
+
+    call_id: str | None
+    name: str | None
+    arguments: str | None
+
+
+@dataclass(frozen=True)
+class SdkResponsesOutcome:
+    """The final response as `get_final_response()` returns it. The helper hands over nothing until the
+    stream has ended with `response.completed`, so when it raised, `text`, `function_calls` and `status` are
+    empty: its caller gets nothing either. `output_text` can raise after that (on text that is not a string);
+    then only `text` is empty."""
+
+    sdk_version: str
+    raised: str | None  # "RuntimeError: ..." — the exception's type and message
+    text: str  # `response.output_text`
+    function_calls: tuple[SdkFunctionCall, ...]
+    status: str | None
+    event_types: tuple[str, ...]  # what the helper yielded, in order, up to where it raised; None if untyped
+    warnings: tuple[str, ...] = ()
+
+
+@dataclass
+class _Replay:
+    client: openai.OpenAI
+    raised: str | None = None
+    warnings: tuple[str, ...] = ()
+
+
 def replay_chat_stream(request_body: dict[str, Any], exchange: Exchange) -> SdkOutcome:
     """Replay `exchange` as the answer to `request_body`, the JSON body the suite sent."""
+    stream = completion = None
+    with _replayed(exchange) as replay:
+        with replay.client.chat.completions.stream(**_chat_params(request_body)) as stream:
+            for _ in stream:
+                pass
+            completion = stream.get_final_completion()
+    if replay.raised is not None:
+        completion = _snapshot(stream)
+    return _outcome(completion, replay.raised, replay.warnings)
+
+
+def replay_responses_stream(request_body: dict[str, Any], exchange: Exchange) -> SdkResponsesOutcome:
+    """Replay `exchange` as the answer to `request_body`, the JSON body the suite sent to /v1/responses."""
+    event_types: list[str] = []
+    response = None
+    text = ""
+    with _replayed(exchange) as replay:
+        with replay.client.responses.stream(**_responses_params(request_body)) as stream:
+            for event in stream:
+                event_types.append(event.type)
+            response = stream.get_final_response()
+        # Inside the replay: `output_text` joins the text parts as the server sent them, and a caller's first
+        # read of the response raises if one is not a string.
+        text = response.output_text
+    calls = tuple(
+        SdkFunctionCall(
+            call_id=getattr(item, "call_id", None),
+            name=getattr(item, "name", None),
+            arguments=getattr(item, "arguments", None),
+        )
+        for item in getattr(response, "output", None) or []
+        if getattr(item, "type", None) == "function_call"
+    )
+    return SdkResponsesOutcome(
+        sdk_version=openai.__version__,
+        raised=replay.raised,
+        text=text,
+        function_calls=calls,
+        status=getattr(response, "status", None),
+        event_types=tuple(event_types),
+        warnings=replay.warnings,
+    )
+
+
+@contextmanager
+def _replayed(exchange: Exchange) -> Iterator[_Replay]:
+    """A client whose every request is answered by `exchange`. Whatever the block raises is recorded in the
+    yielded `_Replay` and goes no further: every exception the SDK raises is the verdict."""
 
     def handler(request: httpx2.Request) -> httpx2.Response:
         if exchange.status is None:
@@ -67,26 +159,21 @@ def replay_chat_stream(request_body: dict[str, Any], exchange: Exchange) -> SdkO
         headers = [(k, v) for k, v in exchange.headers.items() if k.lower() not in _WIRE_ENCODING_HEADERS]
         return httpx2.Response(exchange.status, headers=headers, stream=_Reads(exchange), request=request)
 
-    client = openai.OpenAI(
+    replay = _Replay(openai.OpenAI(
         api_key="replay",
         base_url="http://replay.invalid/v1",
         max_retries=0,
         http_client=httpx2.Client(transport=httpx2.MockTransport(handler)),
-    )
-    stream = None
+    ))
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
-            with client.chat.completions.stream(**_helper_params(request_body)) as stream:
-                for _ in stream:
-                    pass
-                completion = stream.get_final_completion()
-            raised = None
-        except Exception as exc:  # noqa: BLE001 — every exception the SDK raises is the verdict
-            completion, raised = _snapshot(stream), _describe(exc)
+            yield replay
+        except Exception as exc:  # noqa: BLE001
+            replay.raised = _describe(exc)
         finally:
-            client.close()
-    return _outcome(completion, raised, tuple(dict.fromkeys(str(w.message) for w in caught)))
+            replay.client.close()
+            replay.warnings = tuple(dict.fromkeys(str(w.message) for w in caught))
 
 
 class _Reads(httpx2.SyncByteStream):
@@ -97,30 +184,56 @@ class _Reads(httpx2.SyncByteStream):
         yield from self._chunks
 
 
-def _helper_params(request_body: dict[str, Any]) -> dict[str, Any]:
-    """The request's fields the helper takes by name. `stream` is the helper's own business, and fields it does
-    not know cannot change how it reads the response."""
-    params = {k: v for k, v in request_body.items() if k in _BODY_FIELDS}
+def _chat_params(request_body: dict[str, Any]) -> dict[str, Any]:
+    """The request's fields the chat helper takes by name. `stream` is the helper's own business, and fields it
+    does not know cannot change how it reads the response."""
+    params = _named_params(request_body, _CHAT_FIELDS, "messages")
     # The helper reads `tools` and `response_format` again while it reads the response (to find a strict
     # tool by name, or a class to parse content into). A malformed one would crash it there and blame the
     # response for the request, so it reads the response as if they had not been sent.
-    if not _readable_tools(params.get("tools", [])):
+    if not _readable_tools(params.get("tools", []), _readable_chat_tool):
         del params["tools"]
     if not isinstance(params.get("response_format", {}), dict):
         del params["response_format"]
-    params.setdefault("messages", [])
+    return params
+
+
+def _responses_params(request_body: dict[str, Any]) -> dict[str, Any]:
+    """The request's fields the Responses helper takes by name, as for `_chat_params`."""
+    params = _named_params(request_body, _RESPONSES_FIELDS, "input")
+    # The helper converts `tools` before it sends anything (refusing the chat shape `{type, function}`), and
+    # looks them up again by name when `response.completed` arrives (to parse a strict tool's arguments).
+    if not _readable_tools(params.get("tools", []), _readable_responses_tool):
+        del params["tools"]
+    return params
+
+
+def _named_params(request_body: dict[str, Any], fields: frozenset[str], conversation: str) -> dict[str, Any]:
+    params = {k: v for k, v in request_body.items() if k in fields}
+    params.setdefault(conversation, [])
     if not isinstance(params.get("model"), str):
         params["model"] = "replay"
     return params
 
 
-def _readable_tools(tools: Any) -> bool:
+def _readable_tools(tools: Any, readable_tool: Callable[[dict[str, Any]], bool]) -> bool:
     return isinstance(tools, list) and all(
-        isinstance(tool, dict)
-        and "type" in tool
-        and (tool["type"] != "function" or isinstance(tool.get("function"), dict))
-        for tool in tools
+        isinstance(tool, dict) and "type" in tool and readable_tool(tool) for tool in tools
     )
+
+
+def _readable_chat_tool(tool: dict[str, Any]) -> bool:
+    return tool["type"] != "function" or isinstance(tool.get("function"), dict)
+
+
+def _readable_responses_tool(tool: dict[str, Any]) -> bool:
+    if tool["type"] == "function":
+        return "function" not in tool
+    if tool["type"] == "namespace":
+        return "name" in tool and _readable_tools(tool.get("tools"), lambda nested: (
+            nested["type"] != "function" or "name" in nested
+        ))
+    return True
 
 
 def _describe(exc: Exception) -> str:
