@@ -28,6 +28,8 @@ class Case:
     raw_body: str | None
     expect_status: str
     feature: str | None
+    follow_up: dict | None = None
+    fuzz: str | None = None
 
     @property
     def streamed(self) -> bool:
@@ -46,6 +48,10 @@ class Case:
     def asks_usage(self) -> bool:
         options = self.body.get("stream_options") if isinstance(self.body, dict) else None
         return isinstance(options, dict) and options.get("include_usage") is True
+
+    @property
+    def previous_response_id(self) -> Any:
+        return self.body.get("previous_response_id") if isinstance(self.body, dict) else None
 
     @property
     def valid(self) -> bool:
@@ -95,6 +101,8 @@ def load_case(path: Path) -> Case:
         raw_body=request.get("raw_body"),
         expect_status=data["expect"]["status"],
         feature=data.get("feature"),
+        follow_up=data.get("follow_up"),
+        fuzz=data.get("fuzz"),
     )
 
 

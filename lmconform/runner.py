@@ -17,6 +17,7 @@ from lmconform.checks.observed import Observed
 from lmconform.checks.registry import Check
 from lmconform.target import Target
 from lmconform.wire.capture import send
+from lmconform.wire.exchange import Exchange, route_missing
 
 
 class TargetUnreachable(Exception):
@@ -47,8 +48,26 @@ class Run:
     def observe(self, case: Case) -> Observed:
         if case.id not in self._observed:
             exchange = send(self.target, case.method, case.path, case.body_for(self.target.model), case.raw_body)
-            self._observed[case.id] = Observed(case, self.target, exchange)
+            observed = Observed(case, self.target, exchange, send=self._send)
+            self._observed[case.id] = observed
+            observed.feature_missing = self._feature_missing(case)
         return self._observed[case.id]
+
+    def _feature_missing(self, case: Case) -> bool:
+        """Decided from the feature's first valid case: a 404 to an invalid request is an answer, not a missing route."""
+        if not case.feature:
+            return False
+        from lmconform.cases import load_cases
+
+        probe = next((c for c in load_cases(case.api) if c.feature == case.feature and c.valid), case)
+        return route_missing(self.observe(probe).exchange)
+
+    def observations(self) -> dict[str, Observed]:
+        """Every case sent so far, by case id, with its exchange: for reports that show the full exchange."""
+        return dict(self._observed)
+
+    def _send(self, method: str, path: str, body) -> Exchange:
+        return send(self.target, method, path, body)
 
     def judge(self, case: Case, check: Check) -> Verdict | None:
         verdict = evaluate(check, self.observe(case))
@@ -71,6 +90,9 @@ def write_json_atomically(path: Path, document: dict) -> None:
     """Write beside the destination and rename, so a crash never leaves a half-written results file."""
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(temporary, 0o666 & ~umask)  # mkstemp's private 0600 is for the temporary name, not the result
     try:
         with os.fdopen(handle, "w") as stream:
             json.dump(document, stream, indent=2, ensure_ascii=False)
@@ -81,7 +103,7 @@ def write_json_atomically(path: Path, document: dict) -> None:
         raise
 
 
-SUITE_APIS = ("chat", "models")
+SUITE_APIS = ("chat", "models", "responses")
 
 
 def run_suite(target: Target, apis: tuple[str, ...] = SUITE_APIS, include=(), exclude=()) -> Run:

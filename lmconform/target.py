@@ -11,6 +11,10 @@ DEFAULT_READ_TIMEOUT_S = 30.0
 # A stream that keeps sending a byte just before every read timeout would never stall, yet never end:
 # the whole exchange is bounded too.
 DEFAULT_DEADLINE_S = 300.0
+# Each example is a sequence of at most 8 requests: the default keeps a run against a local model to minutes.
+DEFAULT_FUZZ_EXAMPLES = 10
+PROFILES = ("lmstudio", "reference")
+PROFILES_LIKE_LMSTUDIO = frozenset(PROFILES)
 
 
 @dataclass(frozen=True)
@@ -23,7 +27,19 @@ class Target:
     read_timeout: float = DEFAULT_READ_TIMEOUT_S
     deadline: float = DEFAULT_DEADLINE_S
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
+    fuzz_examples: int = DEFAULT_FUZZ_EXAMPLES  # sequences each fuzz check tries; 0 turns fuzzing off
+    # "lmstudio" (or "reference", the embedded LM Studio-like server) turns on checks of LM Studio's exact
+    # answers, such as its Zod error for nested Responses tools; other targets are held to the OpenAI spec only.
+    profile: str | None = None
     fingerprint: dict | None = field(default=None, compare=False)
+
+    @property
+    def is_lmstudio(self) -> bool:
+        return self.profile in PROFILES_LIKE_LMSTUDIO
+
+    @property
+    def is_reference(self) -> bool:
+        return self.profile == "reference"
 
     def url(self, path: str) -> str:
         return self.base_url + path
@@ -39,6 +55,7 @@ class Target:
             "label": self.label,
             "model": self.model,
             "server_version": self.server_version,
+            "profile": self.profile,
             "fingerprint": self.fingerprint,
         }
 

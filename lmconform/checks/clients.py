@@ -6,10 +6,10 @@ import json
 from collections.abc import Iterator
 
 from lmconform.checks.observed import Observed
-from lmconform.checks.refs import OPENAI_PYTHON_STREAM_HELPER, VOID_PARSER
+from lmconform.checks.refs import OPENAI_PYTHON_RESPONSES_HELPER, OPENAI_PYTHON_STREAM_HELPER, VOID_PARSER
 from lmconform.checks.registry import Failure, Level, NotApplicable, check
-from lmconform.checks.scope import chat_streamed
-from lmconform.clients.openai_python import SdkOutcome, replay_chat_stream
+from lmconform.checks.scope import chat_streamed, responses_streamed
+from lmconform.clients.openai_python import SdkOutcome, SdkResponsesOutcome, replay_chat_stream, replay_responses_stream
 from lmconform.clients.void import VoidOutcome, void_read
 
 
@@ -78,3 +78,34 @@ def sdk_matches_stream(observed: Observed) -> Iterator[Failure]:
             # The SDK does not type-check what it accumulates: arguments sent as an object come back as a dict.
             yield Failure(f"arguments {meant.arguments_text[:120]!r}", f"the SDK shows {shown.arguments!r}"[:200],
                           str(meant.started.source))
+
+
+def _sdk_responses(observed: Observed) -> SdkResponsesOutcome:
+    observed.require_success()
+    return replay_responses_stream(observed.request_body, observed.exchange)
+
+
+@check("client.openai_python.responses_stream", level=Level.MUST, applies=responses_streamed,
+       ref=OPENAI_PYTHON_RESPONSES_HELPER, title="the openai SDK's `responses.stream()` reads the stream without raising")
+def sdk_responses_stream(observed: Observed) -> Iterator[Failure]:
+    outcome = _sdk_responses(observed)
+    if outcome.raised:
+        yield Failure(f"openai {outcome.sdk_version} reads the stream", f"it raises {outcome.raised}",
+                      observed.exchange.body_excerpt(300))
+
+
+@check("client.openai_python.responses_matches_stream", level=Level.MUST, applies=responses_streamed,
+       ref=OPENAI_PYTHON_RESPONSES_HELPER,
+       title="the openai SDK's final response shows the function calls the stream sent")
+def sdk_responses_matches_stream(observed: Observed) -> Iterator[Failure]:
+    # The SDK's final response is the terminal event's object: a stream whose deltas say otherwise shows users
+    # one thing while it streams and stores another.
+    outcome = _sdk_responses(observed)
+    if outcome.raised:
+        raise NotApplicable("the SDK raised; client.openai_python.responses_stream reports it")
+    sent = observed.generation.tool_calls()
+    shown = [(call.name, call.arguments) for call in outcome.function_calls]
+    meant = [(call.name, call.arguments_text) for call in sent]
+    if shown != meant:
+        yield Failure(f"function calls {meant}"[:200], f"the SDK shows {shown}"[:200],
+                      str(sent[0].started.source) if sent else "")

@@ -9,9 +9,6 @@ from lmconform.checks.registry import FINDING_OUTCOME, Check, Failure, Note, Not
 from lmconform.wire.redact import redact_text
 
 MAX_FAILURES_SHOWN = 5
-# Answers that mean "this route does not exist": LM Studio says so with HTTP 200 and an error string.
-MISSING_ROUTE_STATUSES = {404, 405, 501}
-LMSTUDIO_UNKNOWN_ROUTE = "Unexpected endpoint or method"
 
 
 @dataclass(frozen=True)
@@ -65,21 +62,13 @@ class Verdict:
         }
 
 
-def route_missing(observed: Observed) -> bool:
-    exchange = observed.exchange
-    if exchange.status in MISSING_ROUTE_STATUSES:
-        return True
-    error = exchange.json.get("error") if isinstance(exchange.json, dict) else None
-    return isinstance(error, str) and error.startswith(LMSTUDIO_UNKNOWN_ROUTE)
-
-
 def evaluate(check: Check, observed: Observed) -> Verdict | None:
     """The verdict of `check` on `observed`, or None when the check has nothing to judge in this answer."""
     exchange = observed.exchange
     common = dict(case_id=observed.case.id, check=check, curl=exchange.request.curl(), secrets=observed.target.secrets)
     if exchange.error:
         return Verdict(outcome=Outcome.ERROR, detail=exchange.error, **common)
-    if observed.case.feature and route_missing(observed):
+    if observed.feature_missing:
         detail = f"the target has no {observed.case.feature} route (HTTP {exchange.status}: {exchange.body_excerpt(200)})"
         return Verdict(outcome=Outcome.UNSUPPORTED, detail=detail, **common)
     if exchange.truncated and not check.id.startswith("http.body."):

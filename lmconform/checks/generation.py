@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from lmconform.checks.observed import Observed
 from lmconform.checks.refs import LMSTUDIO_GENERATOR_ORDER, VOID_PARSER
 from lmconform.checks.registry import Failure, Level, check
-from lmconform.checks.scope import chat_answer, chat_with_tools
+from lmconform.checks.scope import generates, generates_with_tools
 from lmconform.normalize.events import (
     End,
     Text,
@@ -19,7 +19,7 @@ from lmconform.normalize.events import (
 )
 
 
-@check("generation.answer.not_empty", level=Level.MUST, applies=chat_answer, ref=VOID_PARSER,
+@check("generation.answer.not_empty", level=Level.MUST, applies=generates, ref=VOID_PARSER,
        title="the answer has text, reasoning or a tool call")
 def not_empty(observed: Observed) -> Iterator[Failure]:
     # Void's "Response from model was empty" fires exactly when all three are empty.
@@ -28,7 +28,7 @@ def not_empty(observed: Observed) -> Iterator[Failure]:
         yield Failure("text, reasoning or a tool name", "none of them", observed.exchange.body_excerpt(400))
 
 
-@check("generation.tool_call.name_once", level=Level.MUST, applies=chat_with_tools, ref=VOID_PARSER,
+@check("generation.tool_call.name_once", level=Level.MUST, applies=generates_with_tools, ref=VOID_PARSER,
        title="a tool call's name is sent once")
 def name_once(observed: Observed) -> Iterator[Failure]:
     # Clients concatenate name fragments: a repeated name becomes "get_weatherget_weather".
@@ -37,7 +37,7 @@ def name_once(observed: Observed) -> Iterator[Failure]:
             yield Failure(f"the name {call.name!r} once", f"sent {len(call.names)} times", str(call.names[1].source))
 
 
-@check("generation.tool_call.arguments_are_strings", level=Level.MUST, applies=chat_with_tools, ref=VOID_PARSER,
+@check("generation.tool_call.arguments_are_strings", level=Level.MUST, applies=generates_with_tools, ref=VOID_PARSER,
        title="tool-call arguments arrive as string fragments")
 def arguments_are_strings(observed: Observed) -> Iterator[Failure]:
     for call in observed.require_tool_calls():
@@ -47,7 +47,7 @@ def arguments_are_strings(observed: Observed) -> Iterator[Failure]:
                               str(fragment.source))
 
 
-@check("generation.tool_call.arguments_json_object", level=Level.MUST, applies=chat_with_tools, ref=VOID_PARSER,
+@check("generation.tool_call.arguments_json_object", level=Level.MUST, applies=generates_with_tools, ref=VOID_PARSER,
        title="a tool call's concatenated arguments parse to a JSON object")
 def arguments_json_object(observed: Observed) -> Iterator[Failure]:
     for call in observed.require_tool_calls():
@@ -59,7 +59,7 @@ def arguments_json_object(observed: Observed) -> Iterator[Failure]:
             yield Failure(f"JSON object arguments for {call.name!r}", f"a JSON {type(value).__name__}", evidence)
 
 
-@check("generation.tool_call.arguments_not_cumulative", level=Level.MUST, applies=chat_with_tools, ref=VOID_PARSER,
+@check("generation.tool_call.arguments_not_cumulative", level=Level.MUST, applies=generates_with_tools, ref=VOID_PARSER,
        title="each arguments fragment adds to the previous ones instead of repeating them")
 def arguments_not_cumulative(observed: Observed) -> Iterator[Failure]:
     for call in observed.require_tool_calls():
@@ -78,7 +78,7 @@ def arguments_not_cumulative(observed: Observed) -> Iterator[Failure]:
 _PHASE_TEXT, _PHASE_CALL, _PHASE_DONE = "text", "call", "done"
 
 
-@check("generation.order.follows_grammar", level=Level.SHOULD, applies=chat_answer, ref=LMSTUDIO_GENERATOR_ORDER,
+@check("generation.order.follows_grammar", level=Level.SHOULD, applies=generates, ref=LMSTUDIO_GENERATOR_ORDER,
        title="text and tool calls come in the generator API's order, one call at a time")
 def follows_grammar(observed: Observed) -> Iterator[Failure]:
     # SHOULD: OpenAI clients key deltas by index and cope; LM Studio's generator API (and anything that converts

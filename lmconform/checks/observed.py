@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
@@ -10,8 +11,11 @@ from lmconform.cases import Case
 from lmconform.checks.registry import NotApplicable
 from lmconform.normalize.chat import ChatStream, normalize_chat_body, normalize_chat_stream
 from lmconform.normalize.events import Generation, ToolCall
+from lmconform.normalize.responses import ResponsesStream, normalize_responses_body, normalize_responses_stream
 from lmconform.target import Target
 from lmconform.wire.exchange import Exchange
+
+Sender = Callable[[str, str, Any], Exchange]
 
 
 @dataclass
@@ -19,6 +23,9 @@ class Observed:
     case: Case
     target: Target
     exchange: Exchange
+    send: Sender | None = None  # for checks that need further requests (a chain, a fork)
+    feature_missing: bool = False  # the target lacks the optional feature the case exercises
+    _follow_ups: dict[str, Exchange] = field(default_factory=dict, repr=False)
 
     @property
     def request_body(self) -> Any:
@@ -39,6 +46,12 @@ class Observed:
             raise NotApplicable(f"the answer is {self.exchange.content_type or 'untyped'}, not an event stream")
         return self.chat_stream
 
+    def require_responses_stream(self) -> ResponsesStream:
+        self.require_success()
+        if not self.exchange.is_event_stream:
+            raise NotApplicable(f"the answer is {self.exchange.content_type or 'untyped'}, not an event stream")
+        return self.responses_stream
+
     def require_tool_calls(self) -> list[ToolCall]:
         self.require_success()
         calls = self.generation.tool_calls()
@@ -51,8 +64,31 @@ class Observed:
         return normalize_chat_stream(self.exchange)
 
     @cached_property
+    def responses_stream(self) -> ResponsesStream:
+        return normalize_responses_stream(self.exchange)
+
+    @cached_property
     def generation(self) -> Generation:
         """The answer in the generation vocabulary, from whichever form actually arrived."""
+        if self.case.api == "responses":
+            if self.exchange.is_event_stream:
+                return self.responses_stream.generation
+            return normalize_responses_body(self.exchange.json)
         if self.exchange.is_event_stream:
             return self.chat_stream.generation
         return normalize_chat_body(self.exchange.json)
+
+    @cached_property
+    def response_object(self) -> Any:
+        """For /v1/responses: the final response object, from the body or the stream's terminal event."""
+        if self.exchange.is_event_stream:
+            return self.responses_stream.final_response()
+        return self.exchange.json
+
+    def follow_up(self, key: str, body: Any, method: str = "POST") -> Exchange:
+        """A further request of this case, sent once per key however many checks ask for it, in first-asked order."""
+        if key not in self._follow_ups:
+            if self.send is None:
+                raise NotApplicable("no way to send further requests in this run")
+            self._follow_ups[key] = self.send(method, self.case.path, body)
+        return self._follow_ups[key]

@@ -15,3 +15,12 @@ VOID_PARSER = (
 OPENAI_PYTHON_STREAM_HELPER = "https://github.com/openai/openai-python/blob/main/src/openai/lib/streaming/chat/_completions.py"
 USAGE_CHUNK_CRASH = "https://github.com/microsoft/Foundry-Local/issues/905"
 LMCONFORM_LIMITS = "README.md#limits"
+OPENAI_RESPONSES_CREATE = "https://platform.openai.com/docs/api-reference/responses/create"
+OPENAI_RESPONSES_STREAMING = "https://platform.openai.com/docs/api-reference/responses-streaming"
+OPEN_RESPONSES_SPEC = "https://www.openresponses.org/specification"
+LMSTUDIO_RESPONSES = "https://lmstudio.ai/docs/developer/openai-compat/responses"
+LMSTUDIO_NESTED_TOOLS = "https://github.com/lmstudio-ai/lmstudio-bug-tracker/issues/1064"
+LMSTUDIO_CHAIN_NOT_FOUND = "https://github.com/lmstudio-ai/lmstudio-bug-tracker/issues/1188"
+OPENAI_PYTHON_RESPONSES_HELPER = (
+    "https://github.com/openai/openai-python/blob/main/src/openai/lib/streaming/responses/_responses.py"
+)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from lmconform.cases import Case
 
+GENERATING_APIS = ("chat", "responses")
+
 
 def any_case(case: Case) -> bool:
     return True
@@ -21,8 +23,16 @@ def streamed(case: Case) -> bool:
     return case.streamed and not case.invalid
 
 
+def generates(case: Case) -> bool:
+    """A request that may be answered with a generation (valid, or one servers may accept), on any API."""
+    return case.api in GENERATING_APIS and not case.invalid
+
+
+def generates_with_tools(case: Case) -> bool:
+    return generates(case) and bool(case.tools)
+
+
 def chat_answer(case: Case) -> bool:
-    """A chat request that may be answered with a generation (valid, or one servers may accept)."""
     return case.api == "chat" and not case.invalid
 
 
@@ -56,3 +66,43 @@ def tool_choice_object(case: Case) -> bool:
 
 def models_list(case: Case) -> bool:
     return case.api == "models" and case.path == "/v1/models" and case.method == "GET"
+
+
+def _nested(tool) -> bool:
+    return isinstance(tool, dict) and "function" in tool and "name" not in tool
+
+
+def responses_answer(case: Case) -> bool:
+    return case.api == "responses" and not case.invalid
+
+
+def responses_streamed(case: Case) -> bool:
+    return responses_answer(case) and case.streamed
+
+
+def responses_flattened_tools(case: Case) -> bool:
+    return responses_answer(case) and case.valid and bool(case.tools) and not any(map(_nested, case.tools))
+
+
+def responses_nested_tools(case: Case) -> bool:
+    return responses_answer(case) and bool(case.tools) and any(map(_nested, case.tools))
+
+
+def responses_chain(case: Case) -> bool:
+    return responses_answer(case) and case.valid and case.follow_up is not None and "input" in case.follow_up
+
+
+def responses_recall(case: Case) -> bool:
+    return responses_chain(case) and "recall" in case.follow_up
+
+
+def responses_function_call_output(case: Case) -> bool:
+    return responses_answer(case) and case.follow_up is not None and "function_call_output" in case.follow_up
+
+
+def responses_unknown_previous(case: Case) -> bool:
+    return case.api == "responses" and case.invalid and case.previous_response_id is not None
+
+
+def responses_fuzz_chains(case: Case) -> bool:
+    return case.api == "responses" and case.fuzz == "chains"

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from lmconform.checks.observed import Observed
 from lmconform.checks.refs import LMCONFORM_LIMITS, OPENAI_CHAT_CREATE, OPENAI_CHAT_STREAMING, VOID_PARSER, WHATWG_SSE
 from lmconform.checks.registry import Failure, Level, check
-from lmconform.checks.scope import any_case, streamed, valid_request
+from lmconform.checks.scope import any_case, chat_streamed, streamed, valid_request
 from lmconform.normalize.chat import read_chunks
 from lmconform.wire.exchange import NOT_JSON
 
@@ -62,10 +62,11 @@ def data_is_json(observed: Observed) -> Iterator[Failure]:
             yield Failure("a JSON payload", f"{chunk.event.data[:120]!r}", str(chunk.source))
 
 
-@check("sse.framing.ends_with_done", level=Level.SHOULD, applies=streamed, ref=OPENAI_CHAT_STREAMING,
+@check("sse.framing.ends_with_done", level=Level.SHOULD, applies=chat_streamed, ref=OPENAI_CHAT_STREAMING,
        title="the stream ends with `data: [DONE]`")
 def ends_with_done(observed: Observed) -> Iterator[Failure]:
-    # SHOULD: the openai SDKs end cleanly without it, but clients that wait for the sentinel hang.
+    # SHOULD: the openai SDKs end cleanly without it, but clients that wait for the sentinel hang. Chat only:
+    # the Responses API ends with response.completed and sends no [DONE].
     chunks = observed.require_stream().chunks
     if not any(chunk.done for chunk in chunks):
         last = str(chunks[-1].source) if chunks else "(no events)"

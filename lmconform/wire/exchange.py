@@ -80,6 +80,18 @@ class Exchange:
         return text + ("…" if len(self.body) > limit else "")
 
 
+# Answers that mean "this route does not exist". LM Studio says so with HTTP 200 and an error string.
+MISSING_ROUTE_STATUSES = frozenset({404, 405, 501})
+LMSTUDIO_UNKNOWN_ROUTE = "Unexpected endpoint or method"
+
+
+def route_missing(exchange: Exchange) -> bool:
+    if exchange.status in MISSING_ROUTE_STATUSES:
+        return True
+    error = exchange.json.get("error") if isinstance(exchange.json, dict) else None
+    return isinstance(error, str) and error.startswith(LMSTUDIO_UNKNOWN_ROUTE)
+
+
 class _NotJson:
     def __repr__(self) -> str:
         return "NOT_JSON"

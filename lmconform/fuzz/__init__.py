@@ -1,0 +1,1 @@
+"""Generated requests: hypothesis strategies and state machines that look for what fixed cases miss."""
