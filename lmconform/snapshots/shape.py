@@ -1,0 +1,107 @@
+"""The shape of an answer: what a client's parser depends on, with every value that varies between runs masked.
+
+Two runs of one case against one server version give the same shape, so a shape that changes between server
+versions says that the wire format changed: a field renamed, a type changed, an event added or reordered.
+"""
+
+from __future__ import annotations
+
+import json
+from itertools import groupby
+from typing import Any
+
+from lmconform.wire.exchange import NOT_JSON, Exchange
+from lmconform.wire.sse import SSEEvent
+
+# String fields whose values are enumerations clients branch on, so the value is part of the shape. Every other
+# string (ids, model names, free text, tool names, arguments) is masked to "string".
+ENUMERATIONS = {
+    "chat": frozenset({"object", "role", "finish_reason", "type"}),
+    "models": frozenset({"object", "type"}),
+    "responses": frozenset({"object", "role", "status", "type"}),
+}
+# What a client reads to tell one error from another, inside an `error` object of any API.
+ERROR_ENUMERATIONS = frozenset({"code", "param", "type"})
+
+EMPTY = "empty"
+NOT_JSON_TEXT = "not JSON"
+DONE = "[DONE]"
+REPEATED = "+"
+
+
+def shape_of(exchange: Exchange, api: str) -> dict:
+    """The shape of one answer. Only what the target sent is shaped: the request, and so its key, is not."""
+    enumerations = ENUMERATIONS.get(api) or frozenset().union(*ENUMERATIONS.values())
+    shape: dict[str, Any] = {"status": exchange.status, "content_type": exchange.content_type or None}
+    if exchange.is_event_stream:
+        stream = exchange.sse
+        shape["events"] = _collapse([_event_shape(event, enumerations) for event in stream.events])
+        if stream.issues:
+            shape["framing"] = sorted({issue.kind for issue in stream.issues})
+        if stream.comments:
+            shape["comments"] = stream.comments
+    elif not exchange.body:
+        shape["body"] = EMPTY
+    elif exchange.json is NOT_JSON:
+        shape["body"] = NOT_JSON_TEXT
+    else:
+        shape["body"] = json_shape(exchange.json, enumerations)
+    if exchange.error_kind:
+        shape["error"] = exchange.error_kind
+    if exchange.truncated:
+        shape["truncated"] = True
+    return dict(sorted(shape.items()))
+
+
+def json_shape(value: Any, enumerations: frozenset[str], key: str | None = None) -> Any:
+    """Key sets and JSON types, recursively; a string keeps its value only under a key in `enumerations`.
+
+    Integers and other numbers stay apart because typed clients parse them apart (`created: int`).
+    """
+    if isinstance(value, dict):
+        return {
+            name: json_shape(item, enumerations | ERROR_ENUMERATIONS if name == "error" else enumerations, name)
+            for name, item in sorted(value.items())
+        }
+    if isinstance(value, list):
+        # How many items a list holds depends on the output (tool calls, models installed); which kinds of item
+        # it holds, and in which order they first come, does not.
+        distinct: list[Any] = []
+        for item in value:
+            item_shape = json_shape(item, enumerations, key)
+            if item_shape not in distinct:
+                distinct.append(item_shape)
+        return distinct
+    if isinstance(value, str):
+        return value if key in enumerations else "string"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    return "null"
+
+
+def _event_shape(event: SSEEvent, enumerations: frozenset[str]) -> dict:
+    if event.data == DONE:
+        shape: dict[str, Any] = {"data": DONE}
+    elif not event.data:
+        shape = {"data": EMPTY}
+    else:
+        try:
+            shape = {"data": json_shape(json.loads(event.data), enumerations)}
+        except ValueError:
+            shape = {"data": NOT_JSON_TEXT}
+    if event.event != "message":  # the name an event has when the server sends none
+        shape["event"] = event.event
+    return shape
+
+
+def _collapse(shapes: list[dict]) -> list[dict]:
+    """Consecutive events of one shape become one entry marked `"repeat": "+"`: how many text deltas a stream
+    holds depends on the generated text, not on the server."""
+    collapsed = []
+    for shape, run in groupby(shapes):
+        collapsed.append({**shape, "repeat": REPEATED} if len(list(run)) > 1 else shape)
+    return collapsed

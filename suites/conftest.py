@@ -1,0 +1,63 @@
+"""Shape snapshots: taken only when asked for, since a run for a report must not fail for want of snapshots."""
+
+from __future__ import annotations
+
+import pytest
+
+from lmconform.cases import Case
+from lmconform.plugin import TARGET_KEY
+from lmconform.snapshots import shape_extension, snapshot_folder
+from lmconform.snapshots.diff import shape_diff
+
+SHAPE_FIXTURE = "assert_shape"
+
+
+def _reason_to_skip(config: pytest.Config) -> str | None:
+    if config.getoption("update_snapshots"):
+        return None
+    target = config.stash[TARGET_KEY]
+    if not target.server_version:
+        return "shape snapshots: compared with --server-version V, written with --snapshot-update"
+    folder = snapshot_folder(target)
+    if not folder.is_dir():
+        return f"shape snapshots: none at {folder}; --snapshot-update writes them"
+    return None
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    # Decided before any fixture runs, so that a run without snapshots does not start or probe the target for them.
+    reason = _reason_to_skip(config)
+    if reason is None:
+        return
+    for item in items:
+        if SHAPE_FIXTURE in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.skip(reason=reason))
+
+
+@pytest.fixture(scope="session")
+def shape_extension_class(pytestconfig: pytest.Config):
+    target = pytestconfig.stash[TARGET_KEY]
+    return shape_extension(snapshot_folder(target), target.secrets)
+
+
+@pytest.fixture
+def assert_shape(snapshot, shape_extension_class):
+    """Compare a case's shape with its snapshot (with --snapshot-update: write it). syrupy keeps the files; the
+    failure is a unified diff of the whole shape, which pytest would otherwise cut to a few lines."""
+    snapshot = snapshot.use_extension(shape_extension_class)
+
+    def compare(case: Case, shape: dict) -> None:
+        if snapshot(name=case.id) == shape:
+            return
+        result = snapshot.executions[snapshot.num_executions - 1]
+        if result.exception:
+            raise result.exception
+        if result.recalled_data is None:
+            pytest.fail(f"{case.id}: no shape snapshot at {result.snapshot_location}; --snapshot-update writes it",
+                        pytrace=False)
+        recorded = f"{shape_extension_class.folder.name}/{case.id}.json"
+        pytest.fail(f"{case.id}: the shape of the answer differs from {recorded} "
+                    f"(--snapshot-update records the new one)\n"
+                    + shape_diff(result.recalled_data, result.asserted_data, recorded, "received"), pytrace=False)
+
+    return compare

@@ -1,0 +1,18 @@
+"""Shapes: every case's answer, with its volatile values masked, against the snapshot of this server version.
+
+Runs with `--snapshot-update` (writes fixtures/snapshots/<server>-<version>/) or with `--server-version V` when
+that folder exists (compares); skipped otherwise.
+"""
+
+import pytest
+
+from lmconform.cases import load_cases
+from lmconform.runner import SUITE_APIS
+from lmconform.snapshots import shape_of
+
+CASES = [case for api in SUITE_APIS for case in load_cases(api)]
+
+
+@pytest.mark.parametrize("case", CASES, ids=[case.id for case in CASES])
+def test_shape(case, assert_shape, lmconform_run):
+    assert_shape(case, shape_of(lmconform_run.observe(case).exchange, case.api))
