@@ -1,0 +1,1 @@
+"""Reports built from results records: the matrix of checks x targets."""
