@@ -28,7 +28,13 @@ report: $(STAMP)
 	    --html $(REPORTS)/report.html --self-contained-html \
 	    --junitxml $(REPORTS)/junit.xml
 
-test: $(STAMP)
+# tests/test_html_report.py opens the report in headless Chromium (Debian's package; CI runs as root).
+CHROMIUM := /usr/bin/chromium
+
+$(CHROMIUM):
+	apt-get update -qq && apt-get install -y -qq chromium
+
+test: $(STAMP) $(CHROMIUM)
 	$(BIN)/python -m pytest tests -p no:cacheprovider
 
 bench: $(STAMP)

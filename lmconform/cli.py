@@ -1,4 +1,4 @@
-"""`lmconform` command line: the reference server and its fault catalogue.
+"""`lmconform` command line: the reference server and its faults, fingerprints, snapshot diffs, matrices.
 
 The conformance suite itself runs under pytest (`pytest suites --endpoint URL`), so CI tooling that already
 speaks pytest (JUnit XML, HTML reports, selection) works unchanged.
@@ -8,6 +8,11 @@ from __future__ import annotations
 
 import argparse
 import sys
+
+from lmconform import fingerprint
+from lmconform.reference.store import DEFAULT_STORE_SIZE
+from lmconform.report.matrix import register as register_matrix
+from lmconform.snapshots import diff as snapshots_diff
 
 USAGE_ERROR = 2
 
@@ -22,7 +27,7 @@ def _serve(args: argparse.Namespace) -> int:
         print(f"lmconform serve: {error}", file=sys.stderr)
         return USAGE_ERROR
     try:
-        serve_forever(args.host, args.port, faults)
+        serve_forever(args.host, args.port, faults, store_size=args.store_size)
     except OSError as error:
         print(f"lmconform serve: cannot listen on {args.host}:{args.port}: {error.strerror or error}", file=sys.stderr)
         return 1
@@ -49,10 +54,17 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--host", default="127.0.0.1")
     serve.add_argument("--fault", action="append", default=[], metavar="NAME",
                        help="reproduce this defect (repeatable); also per request under /faults/NAME[,NAME]/v1/")
+    serve.add_argument("--store-size", type=int, default=DEFAULT_STORE_SIZE, metavar="N",
+                       help=f"responses kept for previous_response_id, least recently used evicted "
+                            f"(default {DEFAULT_STORE_SIZE})")
     serve.set_defaults(handler=_serve)
 
     faults = commands.add_parser("faults", help="list the reference server's faults, one line each")
     faults.set_defaults(handler=_faults)
+
+    fingerprint.register(commands)
+    snapshots_diff.register(commands)
+    register_matrix(commands)
     return parser
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -15,7 +16,7 @@ import pytest
 from lmconform.cases import CaseError, load_cases
 from lmconform.checks import Outcome, select
 from lmconform.checks.registry import unmatched_patterns
-from lmconform.target import DEFAULT_READ_TIMEOUT_S, Target, normalize_base_url
+from lmconform.target import DEFAULT_FUZZ_EXAMPLES, DEFAULT_READ_TIMEOUT_S, PROFILES, Target, normalize_base_url
 from lmconform.wire.exchange import DEFAULT_MAX_BODY_BYTES
 
 RUN_KEY = pytest.StashKey["Run | None"]()
@@ -32,6 +33,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--model", help="model id to request (default: the first id listed by GET /v1/models)")
     group.addoption("--target-name", help="label of the target in reports (default: the host, or 'reference')")
     group.addoption("--server-version", help="server version, for reports and snapshots (LM Studio publishes none)")
+    group.addoption("--profile", metavar="|".join(PROFILES),
+                    help="also check the exact answers of this server family (lmstudio: its error bodies); "
+                         "the embedded reference server is 'reference'")
     # pytest-timeout owns --timeout when it is installed; ours is then only --read-timeout.
     names = ["--read-timeout"] if importlib.util.find_spec("pytest_timeout") else ["--read-timeout", "--timeout"]
     group.addoption(*names, dest="lmconform_read_timeout", default=str(DEFAULT_READ_TIMEOUT_S), metavar="SECONDS",
@@ -39,6 +43,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                          f"ERROR (default {DEFAULT_READ_TIMEOUT_S:g})")
     group.addoption("--max-body-bytes", default=str(DEFAULT_MAX_BODY_BYTES), metavar="N",
                     help=f"stop reading an answer after N bytes (default {DEFAULT_MAX_BODY_BYTES})")
+    group.addoption("--fuzz-examples", default=str(DEFAULT_FUZZ_EXAMPLES), metavar="N",
+                    help=f"sequences each fuzz check generates (default {DEFAULT_FUZZ_EXAMPLES}; 0 turns fuzzing off)")
     group.addoption("--checks", action="append", default=[], metavar="GLOB", help="run only checks whose id matches")
     group.addoption("--exclude-checks", action="append", default=[], metavar="GLOB", help="skip checks whose id matches")
     group.addoption("--results-json", metavar="PATH", help="write the results record (one row per case and check)")
@@ -61,6 +67,13 @@ def _positive_number(config: pytest.Config, option: str, flag: str, kind: type) 
     return value
 
 
+def _count(config: pytest.Config, option: str, flag: str) -> int:
+    raw = config.getoption(option)
+    if not str(raw).isdigit():
+        _usage_error(f"{flag} takes a whole number, not {raw!r}")
+    return int(raw)
+
+
 def _target_from_options(config: pytest.Config) -> Target:
     endpoint = config.getoption("endpoint")
     base_url = ""
@@ -78,6 +91,8 @@ def _target_from_options(config: pytest.Config) -> Target:
             parse_faults(config.getoption("reference_fault"))
         except ValueError as error:
             _usage_error(str(error))
+    if config.getoption("profile") not in (None, *PROFILES):
+        _usage_error(f"--profile takes one of {', '.join(PROFILES)}, not {config.getoption('profile')!r}")
     label = config.getoption("target_name") or (base_url.split("://", 1)[-1] if base_url else "reference")
     return Target(
         base_url=base_url,
@@ -85,8 +100,10 @@ def _target_from_options(config: pytest.Config) -> Target:
         model=config.getoption("model"),
         label=label,
         server_version=config.getoption("server_version"),
+        profile=config.getoption("profile") or (None if base_url else "reference"),
         read_timeout=_positive_number(config, "lmconform_read_timeout", "--read-timeout", float),
         max_body_bytes=_positive_number(config, "max_body_bytes", "--max-body-bytes", int),
+        fuzz_examples=_count(config, "fuzz_examples", "--fuzz-examples"),
     )
 
 
@@ -97,6 +114,7 @@ def pytest_configure(config: pytest.Config) -> None:
         _usage_error(f"no check id matches {', '.join(map(repr, unknown))}; `pytest suites --collect-only -q` lists them")
     config.stash[TARGET_KEY] = _target_from_options(config)
     config.stash[RUN_KEY] = None
+    config.pluginmanager.import_plugin("lmconform.report.html")  # with --html: lmconform's columns, summary, evidence
 
 
 def strict(config: pytest.Config) -> bool:
@@ -122,6 +140,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 @pytest.fixture(scope="session")
 def lmconform_run(pytestconfig: pytest.Config):
     """The run against the target; starts the embedded reference server when no --endpoint was given."""
+    from lmconform.fingerprint import fingerprint
     from lmconform.runner import Run, TargetUnreachable, discover
 
     target = pytestconfig.stash[TARGET_KEY]
@@ -131,9 +150,10 @@ def lmconform_run(pytestconfig: pytest.Config):
 
         server = ReferenceServer(faults=tuple(pytestconfig.getoption("reference_fault")))
         server.start()
-        target = Target(**{**target.__dict__, "base_url": server.base_url})
+        target = replace(target, base_url=server.base_url)
     try:
-        run = Run(discover(target))
+        discovered = discover(target)
+        run = Run(replace(discovered, fingerprint=fingerprint(discovered)))
     except TargetUnreachable as error:
         if server:
             server.stop()
@@ -163,7 +183,8 @@ def judge(lmconform_run, request: pytest.FixtureRequest):
     return judge_pair
 
 
-def _record(report: pytest.TestReport) -> dict | None:
+def verdict_record(report: pytest.TestReport) -> dict | None:
+    """The lmconform verdict record a test report carries, if it judged a (case, check) pair."""
     for name, value in getattr(report, "user_properties", ()):
         if name == VERDICT_PROPERTY:
             return value
@@ -174,7 +195,7 @@ def _record(report: pytest.TestReport) -> dict | None:
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     """A failing verdict is reported as its own text, so JUnit's message starts with `[check.id] title`."""
     report = yield
-    record = _record(report)
+    record = verdict_record(report)
     if report.when == "call" and report.failed and record:
         report.longrepr = record["message"]
     return report
@@ -182,7 +203,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
 
 def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config):
     """Show NON-STRICT and INFO verdicts as what they are, not as a plain pass."""
-    record = _record(report)
+    record = verdict_record(report)
     if report.when == "call" and report.passed and record:
         if record["outcome"] == Outcome.NON_STRICT:
             return "non-strict", "N", "NON-STRICT"
