@@ -61,11 +61,15 @@ class Case:
     def invalid(self) -> bool:
         return self.expect_status == "client_error"
 
-    def body_for(self, model: str | None) -> Any:
-        """The body as sent to a target: the target's model filled in where the case leaves it open."""
-        if isinstance(self.body, dict) and "model" not in self.body and model:
-            return {"model": model, **self.body}
-        return self.body
+    def body_for(self, model: str | None, max_tokens: int | None = None, temperature: float | None = None) -> Any:
+        """The body as sent to a target: the run's model, output cap and temperature filled in where the case
+        leaves them open (a real model with no cap can talk until its context is full)."""
+        if not isinstance(self.body, dict):
+            return self.body
+        cap_field = "max_output_tokens" if self.api == "responses" else "max_tokens"
+        defaults = {"model": model, cap_field: max_tokens, "temperature": temperature}
+        filled = {key: value for key, value in defaults.items() if value is not None and key not in self.body}
+        return {**filled, **self.body}
 
 
 class CaseError(ValueError):

@@ -21,6 +21,8 @@ from lmconform.wire.exchange import DEFAULT_MAX_BODY_BYTES
 
 RUN_KEY = pytest.StashKey["Run | None"]()
 TARGET_KEY = pytest.StashKey[Target]()
+EXPECT_KEY = pytest.StashKey["Expectations | None"]()
+FAILURE_TEXT_KEY = pytest.StashKey[str]()
 VERDICT_PROPERTY = "lmconform"
 USAGE_ERROR = 2  # INTERFACES.md exit status
 UNREACHABLE = 3
@@ -31,6 +33,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--endpoint", help="base URL of the target, with or without /v1 (default: the embedded reference server)")
     group.addoption("--api-key", help="API key sent as a Bearer token (default: $LMCONFORM_API_KEY); shown as [Filtered]")
     group.addoption("--model", help="model id to request (default: the first id listed by GET /v1/models)")
+    group.addoption("--max-tokens", metavar="N", help="output cap for requests that set none (real models)")
+    group.addoption("--temperature", metavar="T", help="temperature for requests that set none (0: repeatable)")
     group.addoption("--target-name", help="label of the target in reports (default: the host, or 'reference')")
     group.addoption("--server-version", help="server version, for reports and snapshots (LM Studio publishes none)")
     group.addoption("--profile", metavar="|".join(PROFILES),
@@ -47,6 +51,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help=f"sequences each fuzz check generates (default {DEFAULT_FUZZ_EXAMPLES}; 0 turns fuzzing off)")
     group.addoption("--checks", action="append", default=[], metavar="GLOB", help="run only checks whose id matches")
     group.addoption("--exclude-checks", action="append", default=[], metavar="GLOB", help="skip checks whose id matches")
+    group.addoption("--expect", metavar="FILE",
+                    help="known failures of this target (TOML, as in fixtures/targets/): they are reported as "
+                         "expected, and one that no longer fails fails the run")
     group.addoption("--results-json", metavar="PATH", help="write the results record (one row per case and check)")
     group.addoption("--reference-fault", action="append", default=[], metavar="NAME",
                     help="serve this fault from the embedded reference server (see `lmconform faults`)")
@@ -72,6 +79,19 @@ def _count(config: pytest.Config, option: str, flag: str) -> int:
     if not str(raw).isdigit():
         _usage_error(f"{flag} takes a whole number, not {raw!r}")
     return int(raw)
+
+
+def _temperature(config: pytest.Config) -> float | None:
+    raw = config.getoption("temperature")
+    if raw is None:
+        return None
+    try:
+        value = float(raw)
+    except ValueError:
+        value = -1.0
+    if not 0 <= value <= 2:
+        _usage_error(f"--temperature takes a number from 0 to 2, not {raw!r}")
+    return value
 
 
 def _target_from_options(config: pytest.Config) -> Target:
@@ -104,6 +124,8 @@ def _target_from_options(config: pytest.Config) -> Target:
         read_timeout=_positive_number(config, "lmconform_read_timeout", "--read-timeout", float),
         max_body_bytes=_positive_number(config, "max_body_bytes", "--max-body-bytes", int),
         fuzz_examples=_count(config, "fuzz_examples", "--fuzz-examples"),
+        max_tokens=_count(config, "max_tokens", "--max-tokens") if config.getoption("max_tokens") else None,
+        temperature=_temperature(config),
     )
 
 
@@ -113,6 +135,14 @@ def pytest_configure(config: pytest.Config) -> None:
     if unknown:
         _usage_error(f"no check id matches {', '.join(map(repr, unknown))}; `pytest suites --collect-only -q` lists them")
     config.stash[TARGET_KEY] = _target_from_options(config)
+    config.stash[EXPECT_KEY] = None
+    if config.getoption("expect"):
+        from lmconform.expectations import ExpectationError, load_expectations
+
+        try:
+            config.stash[EXPECT_KEY] = load_expectations(Path(config.getoption("expect")))
+        except ExpectationError as error:
+            _usage_error(str(error))
     config.stash[RUN_KEY] = None
     config.pluginmanager.import_plugin("lmconform.report.html")  # with --html: lmconform's columns, summary, evidence
 
@@ -153,7 +183,7 @@ def lmconform_run(pytestconfig: pytest.Config):
         target = replace(target, base_url=server.base_url)
     try:
         discovered = discover(target)
-        run = Run(replace(discovered, fingerprint=fingerprint(discovered)))
+        run = Run(replace(discovered, fingerprint=fingerprint(discovered)), pytestconfig.stash[EXPECT_KEY])
     except TargetUnreachable as error:
         if server:
             server.stop()
@@ -168,17 +198,27 @@ def lmconform_run(pytestconfig: pytest.Config):
 def judge(lmconform_run, request: pytest.FixtureRequest):
     """Judge one (case, check) pair and turn the verdict into the test's outcome."""
 
+    def fail(text: str) -> None:
+        request.node.stash[FAILURE_TEXT_KEY] = text
+        pytest.fail(text, pytrace=False)
+
     def judge_pair(case, check) -> None:
         verdict = lmconform_run.judge(case, check)
         if verdict is None:
             pytest.skip(f"[{check.id}] nothing to judge in this answer")
         request.node.user_properties.append((VERDICT_PROPERTY, verdict.record()))
+        expected = verdict.expected
+        if expected and verdict.outcome == expected["outcome"]:
+            pytest.xfail(f"[{check.id}] known {expected['outcome']}: {expected['reason']}")
+        if expected and verdict.outcome is Outcome.OK:
+            fail(f"{verdict.headline}\nUNEXPECTED PASS: {expected['file']} expects {expected['outcome']} "
+                 f"({expected['reason']}); the defect is gone, so remove the entry")
         if verdict.outcome is Outcome.UNSUPPORTED:
             pytest.skip(verdict.message)
         if verdict.outcome in (Outcome.FAILED, Outcome.ERROR) or (
             verdict.outcome is Outcome.NON_STRICT and strict(request.config)
         ):
-            pytest.fail(verdict.message, pytrace=False)
+            fail(verdict.message)
 
     return judge_pair
 
@@ -193,11 +233,12 @@ def verdict_record(report: pytest.TestReport) -> dict | None:
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
-    """A failing verdict is reported as its own text, so JUnit's message starts with `[check.id] title`."""
+    """A failing verdict is reported as its own text, so JUnit's message starts with `[check.id] title`
+    rather than pytest's "Failed: " prefix."""
     report = yield
-    record = verdict_record(report)
-    if report.when == "call" and report.failed and record:
-        report.longrepr = record["message"]
+    text = item.stash.get(FAILURE_TEXT_KEY, None)
+    if report.when == "call" and report.failed and text:
+        report.longrepr = text
     return report
 
 

@@ -15,6 +15,7 @@ from lmconform.cases import Case
 from lmconform.checks.evaluate import Verdict, evaluate
 from lmconform.checks.observed import Observed
 from lmconform.checks.registry import Check
+from lmconform.expectations import Expectations
 from lmconform.target import Target
 from lmconform.wire.capture import send
 from lmconform.wire.exchange import Exchange, route_missing
@@ -38,8 +39,9 @@ def discover(target: Target) -> Target:
 
 
 class Run:
-    def __init__(self, target: Target) -> None:
+    def __init__(self, target: Target, expectations: Expectations | None = None) -> None:
         self.target = target
+        self.expectations = expectations
         self.started = datetime.now(timezone.utc)
         self._clock = time.monotonic()
         self._observed: dict[str, Observed] = {}
@@ -47,7 +49,8 @@ class Run:
 
     def observe(self, case: Case) -> Observed:
         if case.id not in self._observed:
-            exchange = send(self.target, case.method, case.path, case.body_for(self.target.model), case.raw_body)
+            body = case.body_for(self.target.model, self.target.max_tokens, self.target.temperature)
+            exchange = send(self.target, case.method, case.path, body, case.raw_body)
             observed = Observed(case, self.target, exchange, send=self._send)
             self._observed[case.id] = observed
             observed.feature_missing = self._feature_missing(case)
@@ -71,6 +74,10 @@ class Run:
 
     def judge(self, case: Case, check: Check) -> Verdict | None:
         verdict = evaluate(check, self.observe(case))
+        known = self.expectations.for_pair(case.id, check.id) if self.expectations else None
+        if verdict is not None and known is not None:
+            verdict = replace(verdict, expected={"outcome": known.outcome, "reason": known.reason,
+                                                 "file": self.expectations.source})
         if verdict is not None:
             self.verdicts.append(verdict)
         return verdict

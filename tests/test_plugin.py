@@ -93,14 +93,15 @@ def test_a_stalled_stream_ends_its_case_with_error_not_a_hang(server, tmp_path):
     assert "read timeout" in rows[0]["message"]
 
 
-def test_an_endless_body_is_cut_off_at_the_cap_with_a_finding(server, tmp_path):
+def test_an_endless_body_is_cut_off_at_the_default_cap_with_a_finding(server, tmp_path):
     results = tmp_path / "results.json"
-    finished = run_suite("--endpoint", f"{server.base_url}/faults/body-too-large", "--max-body-bytes", "1048576",
+    finished = run_suite("--endpoint", f"{server.base_url}/faults/body-too-large", "-k", "void-weather-tool",
                          "--checks", "http.body.*", "--checks", "sse.framing.data_is_json", "--results-json", str(results))
     assert finished.returncode == 1
     outcomes = {(row["check"], row["outcome"]) for row in json.loads(results.read_text())["results"]}
     assert ("http.body.within_size_cap", "FAILED") in outcomes
     assert ("sse.framing.data_is_json", "ERROR") in outcomes
+    assert "more than 33554432 bytes" in finished.stdout
 
 
 @pytest.mark.parametrize(

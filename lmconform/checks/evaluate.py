@@ -18,6 +18,7 @@ class Verdict:
     outcome: Outcome
     failures: tuple[Failure, ...] = ()
     notes: tuple[str, ...] = ()
+    expected: dict | None = None  # the known-failure entry this verdict was expected to match, if any
     detail: str = ""  # the reason for ERROR / UNSUPPORTED
     curl: str = ""
     secrets: tuple[str, ...] = field(default=(), repr=False)
@@ -59,6 +60,7 @@ class Verdict:
             "message": self.message,
             "evidence": self.evidence,
             "curl": redact_text(self.curl, self.secrets),
+            **({"expected": self.expected} if self.expected else {}),
         }
 
 
