@@ -22,6 +22,7 @@ from lmconform.wire.exchange import DEFAULT_MAX_BODY_BYTES
 RUN_KEY = pytest.StashKey["Run | None"]()
 TARGET_KEY = pytest.StashKey[Target]()
 EXPECT_KEY = pytest.StashKey["Expectations | None"]()
+UPSTREAM_KEY = pytest.StashKey["Target | None"]()
 FAILURE_TEXT_KEY = pytest.StashKey[str]()
 VERDICT_PROPERTY = "lmconform"
 USAGE_ERROR = 2  # INTERFACES.md exit status
@@ -31,6 +32,11 @@ UNREACHABLE = 3
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("lmconform", "lmconform: conformance of an OpenAI-compatible endpoint")
     group.addoption("--endpoint", help="base URL of the target, with or without /v1 (default: the embedded reference server)")
+    group.addoption("--upstream", metavar="URL",
+                    help="differential mode: also send every case straight to this upstream and report what the "
+                         "target (a proxy) changes")
+    group.addoption("--upstream-api-key", help="API key of the upstream (default: $LMCONFORM_UPSTREAM_API_KEY)")
+    group.addoption("--upstream-model", help="model id at the upstream (default: its first listed model)")
     group.addoption("--api-key", help="API key sent as a Bearer token (default: $LMCONFORM_API_KEY); shown as [Filtered]")
     group.addoption("--model", help="model id to request (default: the first id listed by GET /v1/models)")
     group.addoption("--max-tokens", metavar="N", help="output cap for requests that set none (real models)")
@@ -94,6 +100,19 @@ def _temperature(config: pytest.Config) -> float | None:
     return value
 
 
+def _upstream_from_options(config: pytest.Config, target: Target) -> Target | None:
+    url = config.getoption("upstream")
+    if not url:
+        return None
+    try:
+        base_url = normalize_base_url(url)
+    except ValueError as error:
+        _usage_error(str(error).replace("--endpoint", "--upstream"))
+    key = config.getoption("upstream_api_key") or os.environ.get("LMCONFORM_UPSTREAM_API_KEY") or None
+    return replace(target, base_url=base_url, api_key=key, model=config.getoption("upstream_model"),
+                   label=f"upstream {base_url.split('://', 1)[-1]}", profile=None)
+
+
 def _target_from_options(config: pytest.Config) -> Target:
     endpoint = config.getoption("endpoint")
     base_url = ""
@@ -134,7 +153,8 @@ def pytest_configure(config: pytest.Config) -> None:
     unknown = list(unmatched_patterns(config.getoption("checks") + config.getoption("exclude_checks")))
     if unknown:
         _usage_error(f"no check id matches {', '.join(map(repr, unknown))}; `pytest suites --collect-only -q` lists them")
-    config.stash[TARGET_KEY] = _target_from_options(config)
+    config.stash[TARGET_KEY] = target = _target_from_options(config)
+    config.stash[UPSTREAM_KEY] = _upstream_from_options(config, target)
     config.stash[EXPECT_KEY] = None
     if config.getoption("expect"):
         from lmconform.expectations import ExpectationError, load_expectations
@@ -162,7 +182,8 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         cases = load_cases(api)
     except CaseError as error:
         _usage_error(f"bad case file: {error}")
-    checks = select(config.getoption("checks"), config.getoption("exclude_checks"))
+    available = {"upstream"} if config.stash[UPSTREAM_KEY] else set()
+    checks = select(config.getoption("checks"), config.getoption("exclude_checks"), available)
     pairs = [(case, check) for case in cases for check in checks if check.applies(case)]
     metafunc.parametrize(("case", "check"), pairs, ids=[f"{case.slug}:{check.id}" for case, check in pairs])
 
@@ -183,7 +204,9 @@ def lmconform_run(pytestconfig: pytest.Config):
         target = replace(target, base_url=server.base_url)
     try:
         discovered = discover(target)
-        run = Run(replace(discovered, fingerprint=fingerprint(discovered)), pytestconfig.stash[EXPECT_KEY])
+        upstream = pytestconfig.stash[UPSTREAM_KEY]
+        run = Run(replace(discovered, fingerprint=fingerprint(discovered)), pytestconfig.stash[EXPECT_KEY],
+                  discover(upstream) if upstream else None)
     except TargetUnreachable as error:
         if server:
             server.stop()

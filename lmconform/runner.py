@@ -39,9 +39,10 @@ def discover(target: Target) -> Target:
 
 
 class Run:
-    def __init__(self, target: Target, expectations: Expectations | None = None) -> None:
+    def __init__(self, target: Target, expectations: Expectations | None = None, upstream: Target | None = None) -> None:
         self.target = target
         self.expectations = expectations
+        self.upstream = upstream
         self.started = datetime.now(timezone.utc)
         self._clock = time.monotonic()
         self._observed: dict[str, Observed] = {}
@@ -51,7 +52,11 @@ class Run:
         if case.id not in self._observed:
             body = case.body_for(self.target.model, self.target.max_tokens, self.target.temperature)
             exchange = send(self.target, case.method, case.path, body, case.raw_body)
-            observed = Observed(case, self.target, exchange, send=self._send)
+            observed = Observed(case, self.target, exchange, send=self._send, upstream_target=self.upstream)
+            if self.upstream is not None:
+                upstream = self.upstream
+                upstream_body = case.body_for(upstream.model, upstream.max_tokens, upstream.temperature)
+                observed.send_upstream = lambda: send(upstream, case.method, case.path, upstream_body, case.raw_body)
             self._observed[case.id] = observed
             observed.feature_missing = self._feature_missing(case)
         return self._observed[case.id]
@@ -113,16 +118,22 @@ def write_json_atomically(path: Path, document: dict) -> None:
 SUITE_APIS = ("chat", "models", "responses")
 
 
-def run_suite(target: Target, apis: tuple[str, ...] = SUITE_APIS, include=(), exclude=()) -> Run:
+def run_suite(target: Target, apis: tuple[str, ...] = SUITE_APIS, include=(), exclude=(),
+              expectations: Expectations | None = None, upstream: Target | None = None) -> Run:
     """Every case of `apis` x every selected check that applies: what `pytest suites` does, without pytest."""
     from lmconform.cases import load_cases
     from lmconform.checks import select
 
-    run = Run(discover(target))
-    checks = select(include, exclude)
+    run = Run(discover(target), expectations, discover(upstream) if upstream else None)
+    checks = select(include, exclude, available_options(run))
     for api in apis:
         for case in load_cases(api):
             for check in checks:
                 if check.applies(case):
                     run.judge(case, check)
     return run
+
+
+def available_options(run: Run) -> set[str]:
+    """The run options checks may require (`Check.requires`)."""
+    return {"upstream"} if run.upstream is not None else set()

@@ -80,6 +80,15 @@ EXPECTED_FINDINGS: dict[str, set[str]] = {
     "sequence-number-missing": {"responses.stream.sequence_present"},
     "event-field-mismatch": {"responses.stream.event_field_matches_type"},
 }
+# Differential mode: the clean reference server as the upstream, the same server with a fault as the "proxy".
+DIFFERENTIAL_FINDINGS: dict[str | None, set[str]] = {
+    None: set(),
+    "no-done": {"proxy.diff.framing_preserved"},
+    "finish-stop-after-tools": {"proxy.diff.generation_preserved"},
+    "arguments-invalid-json": {"proxy.diff.generation_preserved"},
+    "server-error-on-bad-input": {"proxy.diff.status_preserved", "proxy.diff.error_body_preserved"},
+    "no-response-completed": {"proxy.diff.event_types_preserved", "proxy.diff.generation_preserved"},
+}
 # Faults whose defect leaves no verdict to give (only ERROR), tested on their own below.
 NO_VERDICT_FAULTS = {"stall"}
 
@@ -112,11 +121,19 @@ def test_a_fault_fails_exactly_the_checks_about_it(server, fault):
         assert Outcome.ERROR not in outcomes
 
 
+@pytest.mark.parametrize("fault", list(DIFFERENTIAL_FINDINGS), ids=str)
+def test_differential_mode_reports_what_the_proxy_changed(server, fault):
+    proxy = server.base_url + (f"/faults/{fault}" if fault else "")
+    run = run_suite(Target(base_url=proxy, fuzz_examples=0), include=["proxy.*"], upstream=Target(base_url=server.base_url))
+    assert {v.check.id for v in run.verdicts if v.outcome in FINDINGS} == DIFFERENTIAL_FINDINGS[fault]
+    assert {v.outcome for v in run.verdicts} <= FINDINGS | {Outcome.OK}
+
+
 def test_every_fault_is_in_the_table():
     assert set(FAULTS) == set(EXPECTED_FINDINGS) | NO_VERDICT_FAULTS
 
 
 def test_every_check_is_failed_by_some_fault():
-    proven = set().union(*EXPECTED_FINDINGS.values())
+    proven = set().union(*EXPECTED_FINDINGS.values(), *DIFFERENTIAL_FINDINGS.values())
     assert set(REGISTRY) - proven == set(), "checks never seen failing"
     assert proven <= set(REGISTRY), "the table names checks that do not exist"

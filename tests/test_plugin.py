@@ -132,3 +132,21 @@ def test_the_api_key_never_appears_in_output_or_results(server, tmp_path):
 def test_the_embedded_server_reproduces_a_fault_on_request(tmp_path):
     finished = run_suite("--reference-fault", "empty-response", "--checks", "generation.answer.not_empty")
     assert finished.returncode == 1 and "[generation.answer.not_empty]" in finished.stdout
+
+
+def test_differential_mode_reports_a_proxy_that_changes_the_generation(server, tmp_path):
+    results = tmp_path / "results.json"
+    finished = run_suite("--endpoint", f"{server.base_url}/faults/finish-stop-after-tools", "--upstream",
+                         server.base_url, "--checks", "proxy.*", "--results-json", str(results))
+    assert finished.returncode == 1
+    assert '[proxy.diff.generation_preserved]' in finished.stdout
+    assert 'Expected: finish: "tool_calls" (upstream)' in finished.stdout
+    quiet = run_suite("--endpoint", server.base_url, "--upstream", server.base_url, "--checks", "proxy.*")
+    assert quiet.returncode == 0
+
+
+def test_differential_checks_run_only_with_an_upstream():
+    finished = run_suite("--checks", "proxy.*", "--collect-only")
+    assert finished.returncode == 0 and "proxy.diff" not in finished.stdout
+    with_upstream = run_suite("--checks", "proxy.*", "--collect-only", "--upstream", "http://127.0.0.1:9")
+    assert "proxy.diff.status_preserved" in with_upstream.stdout

@@ -67,7 +67,7 @@ class Verdict:
 def evaluate(check: Check, observed: Observed) -> Verdict | None:
     """The verdict of `check` on `observed`, or None when the check has nothing to judge in this answer."""
     exchange = observed.exchange
-    common = dict(case_id=observed.case.id, check=check, curl=exchange.request.curl(), secrets=observed.target.secrets)
+    common = dict(case_id=observed.case.id, check=check, curl=exchange.request.curl(), secrets=observed.secrets)
     if exchange.error:
         return Verdict(outcome=Outcome.ERROR, detail=exchange.error, **common)
     if observed.feature_missing:

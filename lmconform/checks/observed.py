@@ -18,6 +18,17 @@ from lmconform.wire.exchange import Exchange
 Sender = Callable[[str, str, Any], Exchange]
 
 
+def generation_of(api: str, exchange: Exchange) -> Generation:
+    """Any exchange of `api` in the generation vocabulary, from whichever form actually arrived."""
+    if api == "responses":
+        if exchange.is_event_stream:
+            return normalize_responses_stream(exchange).generation
+        return normalize_responses_body(exchange.json)
+    if exchange.is_event_stream:
+        return normalize_chat_stream(exchange).generation
+    return normalize_chat_body(exchange.json)
+
+
 @dataclass
 class Observed:
     case: Case
@@ -25,6 +36,8 @@ class Observed:
     exchange: Exchange
     send: Sender | None = None  # for checks that need further requests (a chain, a fork)
     feature_missing: bool = False  # the target lacks the optional feature the case exercises
+    send_upstream: Callable[[], Exchange] | None = None  # the same request straight to --upstream
+    upstream_target: Target | None = None
     _follow_ups: dict[str, Exchange] = field(default_factory=dict, repr=False)
 
     @property
@@ -70,13 +83,22 @@ class Observed:
     @cached_property
     def generation(self) -> Generation:
         """The answer in the generation vocabulary, from whichever form actually arrived."""
-        if self.case.api == "responses":
-            if self.exchange.is_event_stream:
-                return self.responses_stream.generation
-            return normalize_responses_body(self.exchange.json)
-        if self.exchange.is_event_stream:
+        if self.case.api == "responses" and self.exchange.is_event_stream:
+            return self.responses_stream.generation
+        if self.case.api != "responses" and self.exchange.is_event_stream:
             return self.chat_stream.generation
-        return normalize_chat_body(self.exchange.json)
+        return generation_of(self.case.api, self.exchange)
+
+    @property
+    def secrets(self) -> tuple[str, ...]:
+        return self.target.secrets + (self.upstream_target.secrets if self.upstream_target else ())
+
+    @cached_property
+    def upstream(self) -> Exchange:
+        """The same request sent straight to the upstream, for differential checks."""
+        if self.send_upstream is None:
+            raise NotApplicable("no --upstream to compare with")
+        return self.send_upstream()
 
     @cached_property
     def response_object(self) -> Any:

@@ -73,6 +73,7 @@ class Check:
     ref: str
     applies: Callable[["Case"], bool]
     function: CheckFunction
+    requires: frozenset[str] = frozenset()  # run options the check needs, e.g. "upstream" (--upstream)
 
     @property
     def surface(self) -> str:
@@ -87,7 +88,8 @@ class Check:
 REGISTRY: dict[str, Check] = {}
 
 
-def check(id: str, *, level: Level, title: str, ref: str, applies: Callable[["Case"], bool]):
+def check(id: str, *, level: Level, title: str, ref: str, applies: Callable[["Case"], bool],
+          requires: Iterable[str] = ()):
     """Register a check function under a stable id; a second registration of the same id is an error."""
     if not ID_PATTERN.match(id):
         raise ValueError(f"check id {id!r} is not <surface>.<area>.<property> in lower case")
@@ -95,17 +97,21 @@ def check(id: str, *, level: Level, title: str, ref: str, applies: Callable[["Ca
         raise ValueError(f"check id {id!r} is registered twice")
 
     def register(function: CheckFunction) -> CheckFunction:
-        REGISTRY[id] = Check(id=id, level=Level(level), title=title, ref=ref, applies=applies, function=function)
+        REGISTRY[id] = Check(id=id, level=Level(level), title=title, ref=ref, applies=applies, function=function,
+                             requires=frozenset(requires))
         return function
 
     return register
 
 
-def select(include: Iterable[str] = (), exclude: Iterable[str] = ()) -> list[Check]:
-    """Checks whose id matches any `include` glob (all when none given) and no `exclude` glob, in id order."""
-    include, exclude = list(include), list(exclude)
+def select(include: Iterable[str] = (), exclude: Iterable[str] = (), available: Iterable[str] = ()) -> list[Check]:
+    """Checks whose id matches any `include` glob (all when none given) and no `exclude` glob, and whose required
+    run options are `available`, in id order."""
+    include, exclude, available = list(include), list(exclude), set(available)
     chosen = []
     for check_id in sorted(REGISTRY):
+        if not REGISTRY[check_id].requires <= available:
+            continue
         if include and not any(fnmatch.fnmatchcase(check_id, pattern) for pattern in include):
             continue
         if any(fnmatch.fnmatchcase(check_id, pattern) for pattern in exclude):

@@ -1,0 +1,129 @@
+"""A real target's expected verdicts (fixtures/targets/*.toml): how to run the suite against it, and every
+(case, check) that does not come out OK, in the `--expect` format.
+
+    label = "llama-cpp-python"
+    start = "python -m llama_cpp.server --model gemma-3-270m-q4_k_m.gguf --chat_format chatml-function-calling"
+    [run]
+    model = "gemma-3-270m-q4_k_m"
+    max_tokens = 64
+    temperature = 0
+    apis = ["chat", "models", "responses"]
+    exclude = ["…"]          # or checks = ["…"]: globs over check ids
+    [[expected]]
+    check = "client.void.tool_call_parsed"
+    …
+
+`differences` compares a run with the file both ways: a verdict the file does not expect, an entry whose
+(case, check) came out OK, an entry that matched nothing.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from lmconform.checks.evaluate import Verdict
+from lmconform.checks.registry import Outcome, unmatched_patterns
+from lmconform.expectations import Expectations, ExpectationError, load_expectations
+from lmconform.runner import SUITE_APIS
+from lmconform.target import DEFAULT_FUZZ_EXAMPLES, Target
+
+RUN_KEYS = {"model", "max_tokens", "temperature", "apis", "checks", "exclude", "fuzz_examples", "read_timeout"}
+
+
+@dataclass(frozen=True)
+class TargetFile:
+    path: Path
+    label: str
+    start: str
+    model: str | None
+    max_tokens: int | None
+    temperature: float | None
+    apis: tuple[str, ...]
+    checks: tuple[str, ...]
+    exclude: tuple[str, ...]
+    fuzz_examples: int
+    read_timeout: float | None
+    expectations: Expectations
+
+    def target(self, base_url: str, api_key: str | None, server_version: str | None = None) -> Target:
+        options = {"read_timeout": self.read_timeout} if self.read_timeout else {}
+        return Target(base_url=base_url, api_key=api_key, model=self.model, label=self.label,
+                      server_version=server_version, max_tokens=self.max_tokens, temperature=self.temperature,
+                      fuzz_examples=self.fuzz_examples, **options)
+
+
+def load_target_file(path: Path) -> TargetFile:
+    expectations = load_expectations(path)
+    data = tomllib.loads(path.read_text())
+    for key in ("label", "start"):
+        if not isinstance(data.get(key), str):
+            raise ExpectationError(f"{path}: {key} (a string) is missing")
+    run = data.get("run", {})
+    unknown = set(run) - RUN_KEYS
+    if unknown:
+        raise ExpectationError(f"{path}: [run] has unknown keys {', '.join(sorted(unknown))}")
+    apis = tuple(run.get("apis", SUITE_APIS))
+    if not set(apis) <= set(SUITE_APIS):
+        raise ExpectationError(f"{path}: [run] apis must be among {', '.join(SUITE_APIS)}")
+    checks, exclude = tuple(run.get("checks", ())), tuple(run.get("exclude", ()))
+    typos = list(unmatched_patterns(checks + exclude))
+    if typos:
+        raise ExpectationError(f"{path}: [run] globs match no check: {', '.join(typos)}")
+    return TargetFile(path=path, label=data["label"], start=data["start"], model=run.get("model"),
+                      max_tokens=run.get("max_tokens"), temperature=run.get("temperature"), apis=apis,
+                      checks=checks, exclude=exclude, fuzz_examples=run.get("fuzz_examples", DEFAULT_FUZZ_EXAMPLES),
+                      read_timeout=run.get("read_timeout"), expectations=expectations)
+
+
+@dataclass(frozen=True)
+class Difference:
+    kind: str  # "unexpected FAILED", "expected FAILED, got ERROR", "unexpected pass", "stale entry"
+    case: str
+    check: str
+    detail: str  # the verdict's first lines, or the entry's reason
+
+
+def _verdict_summary(verdict: Verdict) -> str:
+    """The lines of a verdict that say what happened (not its level, curl or reference)."""
+    lines = verdict.message.splitlines()
+    keep = [line for line in lines[2:] if line.startswith(("Expected:", "Actual:", "Observed:", f"{verdict.outcome}:"))]
+    return " | ".join(line.strip() for line in keep[:3])
+
+
+def differences(verdicts: Iterable[Verdict], expectations: Expectations) -> list[Difference]:
+    found: list[Difference] = []
+    used = set()
+    for verdict in verdicts:
+        entry = expectations.for_pair(verdict.case_id, verdict.check.id)
+        if entry is not None:
+            used.add(entry)
+        if verdict.outcome is Outcome.OK:
+            if entry is not None:
+                found.append(Difference("unexpected pass", verdict.case_id, verdict.check.id,
+                                        f"expected {entry.outcome}: {entry.reason}"))
+        elif entry is None:
+            found.append(Difference(f"unexpected {verdict.outcome}", verdict.case_id, verdict.check.id,
+                                    _verdict_summary(verdict)))
+        elif entry.outcome != verdict.outcome:
+            found.append(Difference(f"expected {entry.outcome}, got {verdict.outcome}", verdict.case_id,
+                                    verdict.check.id, _verdict_summary(verdict)))
+    for entry in expectations.entries:
+        if entry not in used:
+            found.append(Difference("stale entry", entry.case, entry.check,
+                                    f"matches no verdict of the run (or only pairs an earlier entry names): {entry.reason}"))
+    return found
+
+
+def table(rows: list[Difference], width: int = 100) -> str:
+    """The differences as aligned columns, the detail cut to `width` characters."""
+    header = Difference("difference", "case", "check", "detail")
+    kind_w = max(len(row.kind) for row in [header, *rows])
+    case_w = max(len(row.case) for row in [header, *rows])
+    check_w = max(len(row.check) for row in [header, *rows])
+    lines = [f"{row.kind:<{kind_w}}  {row.case:<{case_w}}  {row.check:<{check_w}}  {row.detail[:width]}"
+             for row in [header, *rows]]
+    lines.insert(1, "-" * len(lines[0]))
+    return "\n".join(lines)

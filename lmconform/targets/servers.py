@@ -1,0 +1,119 @@
+"""The real servers the project's tests run the suite against, each started on a free loopback port for as
+long as its `with` block lasts.
+
+    with llama_cpp_python() as target:
+        run_suite(Target(target.base_url, model=target.model, ...))
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import subprocess
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from lmconform.targets.install import (
+    Venv,
+    default_cache_dir,
+    in_chroot,
+    litellm_venv,
+    llama_cpp_python_venv,
+    model,
+    sid_chroot,
+)
+from lmconform.targets.process import LOOPBACK, RunningTarget, free_port, start
+
+# Both llama.cpp servers serve the model under this id rather than its file path, which depends on the cache folder.
+MODEL_ID = "gemma-3-270m-q4_k_m"
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
+
+
+def _version(venv: Venv, distribution: str) -> str:
+    code = f"import importlib.metadata as m; print(m.version({distribution!r}))"
+    return subprocess.run([str(venv.python), "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+
+
+@contextmanager
+def _serving(running: RunningTarget) -> Iterator[RunningTarget]:
+    try:
+        yield running
+    finally:
+        running.stop()
+
+
+@contextmanager
+def llama_cpp_python(cache: Path | None = None) -> Iterator[RunningTarget]:
+    """llama-cpp-python's OpenAI-compatible server with Gemma 3 270M and the tool-calling chat format."""
+    cache = cache or default_cache_dir()
+    venv = llama_cpp_python_venv(cache).ensure()
+    model_path = model(cache)
+    port = free_port()
+    command = [str(venv.python), "-m", "llama_cpp.server", "--model", str(model_path), "--model_alias", MODEL_ID,
+               "--host", LOOPBACK, "--port", str(port), "--chat_format", "chatml-function-calling", "--n_ctx", "2048"]
+    with _serving(start(command, port=port, label="llama-cpp-python", model=MODEL_ID,
+                        log_path=cache / "logs" / "llama-cpp-python.log",
+                        server_version=_version(venv, "llama_cpp_python"))) as running:
+        yield running
+
+
+@contextmanager
+def llama_server(cache: Path | None = None) -> Iterator[RunningTarget]:
+    """llama.cpp's own C++ `llama-server` from Debian sid, run in a chroot, with Gemma 3 270M on one thread."""
+    cache = cache or default_cache_dir()
+    chroot = sid_chroot(cache).ensure()
+    model_inside = chroot.place_model(model(cache))
+    port = free_port()
+    command = in_chroot(chroot.root, ["llama-server", "-m", model_inside, "--alias", MODEL_ID, "--host", LOOPBACK,
+                                      "--port", str(port), "--jinja", "--no-ui", "-c", "4096", "-t", "1"])
+    with _serving(start(command, port=port, label="llama-server", model=MODEL_ID,
+                        log_path=cache / "logs" / "llama-server.log",
+                        server_version=chroot.llama_cpp_version())) as running:
+        yield running
+
+
+@contextmanager
+def litellm_proxy(upstream_base_url: str, upstream_model: str, cache: Path | None = None,
+                  label: str = "litellm") -> Iterator[RunningTarget]:
+    """The LiteLLM proxy, offline, forwarding one model to an OpenAI-compatible upstream (`openai/` provider).
+
+    It serves the model under the upstream's id and refuses to start without a master key, which is generated
+    here and is the API key to send."""
+    host = urlsplit(upstream_base_url).hostname
+    if host not in LOOPBACK_HOSTS:
+        raise ValueError(f"the upstream must be on this machine's loopback, not {host!r}")
+    cache = cache or default_cache_dir()
+    venv = litellm_venv(cache).ensure()
+    master_key = f"sk-lmconform-{secrets.token_hex(16)}"
+    # JSON is YAML: the config is written with the standard library.
+    config = {
+        "general_settings": {"master_key": master_key},
+        "model_list": [{
+            "model_name": upstream_model,
+            "litellm_params": {"model": f"openai/{upstream_model}", "api_base": f"{upstream_base_url}/v1",
+                               "api_key": "x"},
+        }],
+    }
+    env = {
+        **_without_proxies(),
+        "LITELLM_LOCAL_MODEL_COST_MAP": "True",  # offline: no download of the model price list at start
+    }
+    port = free_port()
+    with tempfile.TemporaryDirectory(prefix="lmconform-litellm-") as folder:
+        config_path = Path(folder) / "config.yaml"
+        config_path.write_text(json.dumps(config, indent=2))
+        command = [str(venv.bin("litellm")), "--config", str(config_path), "--host", LOOPBACK, "--port", str(port)]
+        with _serving(start(command, port=port, label=label, model=upstream_model, api_key=master_key,
+                            log_path=cache / "logs" / f"{label}.log", server_version=_version(venv, "litellm"),
+                            env=env, cwd=Path(folder))) as running:
+            yield running
+
+
+def _without_proxies() -> dict[str, str]:
+    """The environment without HTTP proxy settings: the upstream is on loopback and must be reached directly."""
+    return {name: value for name, value in os.environ.items() if name.lower() not in
+            ("http_proxy", "https_proxy", "all_proxy", "no_proxy")}
