@@ -9,7 +9,7 @@ API_KEY  ?=
 MODEL    ?=
 REPORTS  := reports
 
-.PHONY: report test bench install clean
+.PHONY: report matrix test bench install clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -33,6 +33,21 @@ CHROMIUM := /usr/bin/chromium
 
 $(CHROMIUM):
 	apt-get update -qq && apt-get install -y -qq chromium
+
+# The compatibility matrix of several runs: the clean reference server and the same server with faults, each a
+# target of its own. A run that finds failures exits 1, which is its result, not an error of the build.
+MATRIX_FAULTS ?= tool-index-one chain-ignored
+matrix: $(STAMP)
+	mkdir -p $(REPORTS)
+	rm -f $(REPORTS)/matrix-*.json
+	$(BIN)/python -m pytest suites -q --tb=no -p no:cacheprovider --target-name reference \
+	    --results-json $(REPORTS)/matrix-reference.json > /dev/null; test $$? -le 1
+	for fault in $(MATRIX_FAULTS); do \
+	    $(BIN)/python -m pytest suites -q --tb=no -p no:cacheprovider --reference-fault $$fault \
+	        --target-name "reference+$$fault" --results-json $(REPORTS)/matrix-$$fault.json > /dev/null; \
+	    test $$? -le 1 || exit 1; \
+	done
+	$(BIN)/lmconform matrix $(REPORTS)/matrix-*.json -o $(REPORTS)/matrix.html --markdown $(REPORTS)/matrix.md
 
 test: $(STAMP) $(CHROMIUM)
 	$(BIN)/python -m pytest tests -p no:cacheprovider

@@ -161,3 +161,19 @@ def test_in_chromium_the_report_renders_to_a_screenshot(rendered, tmp_path):
     assert png.startswith(b"\x89PNG\r\n\x1a\n")
     assert (int.from_bytes(png[16:20], "big"), int.from_bytes(png[20:24], "big")) == (1400, 1800)
     assert len(png) > 50_000  # a blank or unstyled page compresses to a few kilobytes
+
+
+def test_in_chromium_the_matrix_of_three_runs_renders_to_a_screenshot(tmp_path):
+    # `make matrix` is the documented single command: the clean reference server and two faults as three targets.
+    built = subprocess.run(["make", "-s", "matrix"], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert built.returncode == 0, built.stdout[-2000:] + built.stderr[-2000:]
+    matrix = ROOT / "reports" / "matrix.html"
+    dom = chromium(tmp_path, "--dump-dom", matrix.as_uri()).stdout
+    for label in ("reference", "reference+tool-index-one", "reference+chain-ignored"):
+        assert f">{label}<" in dom
+    assert "Legend" in dom and "✗" in dom and "✓" in dom
+    assert "chat.stream.tool_call.index_zero" in dom and "responses.chain.history_used" in dom
+    screenshot = ROOT / "reports" / "matrix-screenshot.png"
+    screenshot.unlink(missing_ok=True)
+    chromium(tmp_path, f"--screenshot={screenshot}", "--window-size=1400,1600", matrix.as_uri())
+    assert screenshot.read_bytes().startswith(b"\x89PNG\r\n\x1a\n") and screenshot.stat().st_size > 50_000

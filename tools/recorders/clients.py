@@ -1,0 +1,96 @@
+"""The recorder scripts, the pinned clients they drive, and their installs under .cache/recorders/ (gitignored).
+
+    python tools/recorders/clients.py install           # install what is missing; quick when nothing is
+    python tools/recorders/clients.py run BASE_URL      # every recorder against a running `lmconform record`
+
+The suite's own openai SDK drives openai_python.py. The openai npm package and the openai-agents SDK are pinned
+here, so that a re-recording compares the same versions with the committed cases; the agents SDK gets a
+virtualenv of its own because it may need another openai version than the suite's.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+CACHE = HERE.parent.parent / ".cache" / "recorders"
+# The newest release whose engines accept Node.js 20; 7.x needs Node.js 22.
+NODE_PACKAGE, NODE_VERSION = "openai", "6.49.0"
+AGENTS_PACKAGE, AGENTS_VERSION = "openai-agents", "0.24.0"
+NODE_FOLDER = CACHE / "node"
+AGENTS_VENV = CACHE / "agents"
+INSTALL_TIMEOUT_S = 900
+
+
+class InstallError(RuntimeError):
+    """A client could not be installed: usually the package registry is unreachable."""
+
+
+def _install(command: list[str], what: str) -> None:
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=INSTALL_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        raise InstallError(f"installing {what} took over {INSTALL_TIMEOUT_S} s: is the package registry reachable?")
+    except FileNotFoundError as error:
+        raise InstallError(f"installing {what} needs {error.filename}, which is not installed") from None
+    if done.returncode != 0:
+        raise InstallError(f"installing {what} failed (is the package registry reachable?): "
+                           f"{' '.join(command)}\n{(done.stderr or done.stdout)[-2000:]}")
+
+
+def node_modules() -> Path:
+    """The node_modules folder holding the pinned openai npm package, installed on first use."""
+    installed = NODE_FOLDER / "node_modules" / NODE_PACKAGE / "package.json"
+    if not installed.is_file() or json.loads(installed.read_text()).get("version") != NODE_VERSION:
+        NODE_FOLDER.mkdir(parents=True, exist_ok=True)
+        _install(["npm", "install", "--prefix", str(NODE_FOLDER), "--no-audit", "--no-fund", "--save-exact",
+                  f"{NODE_PACKAGE}@{NODE_VERSION}"], f"the {NODE_PACKAGE} npm package {NODE_VERSION}")
+    return NODE_FOLDER / "node_modules"
+
+
+def agents_python() -> Path:
+    """The interpreter of the virtualenv holding the pinned openai-agents SDK, made on first use."""
+    python = AGENTS_VENV / "bin" / "python"
+    marker = f"{AGENTS_PACKAGE.replace('-', '_')}-{AGENTS_VERSION}.dist-info"
+    if not any(AGENTS_VENV.glob(f"lib/python*/site-packages/{marker}")):
+        if not python.exists():
+            _install([sys.executable, "-m", "venv", str(AGENTS_VENV)], "a virtualenv for the agents SDK")
+        _install([str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
+                  f"{AGENTS_PACKAGE}=={AGENTS_VERSION}"], f"{AGENTS_PACKAGE} {AGENTS_VERSION}")
+    return python
+
+
+def recorders() -> dict[str, tuple[list[str], dict[str, str]]]:
+    """Each recorder's client name (as the recording endpoint names it), command line less the base URL, and
+    extra environment. Installs what is missing."""
+    return {
+        "openai-python": ([sys.executable, str(HERE / "openai_python.py")], {}),
+        "openai-node": (["node", str(HERE / "openai_node.mjs")], {"LMCONFORM_NODE_MODULES": str(node_modules())}),
+        # The SDK exports traces to OpenAI unless told not to; the script turns tracing off too.
+        "openai-agents": ([str(agents_python()), str(HERE / "openai_agents.py")],
+                          {"OPENAI_AGENTS_DISABLE_TRACING": "1"}),
+    }
+
+
+def run(base_url: str, environment: dict[str, str] | None = None) -> None:
+    """Every recorder against the recording endpoint at `base_url`, one after the other."""
+    for name, (command, extra) in recorders().items():
+        done = subprocess.run([*command, base_url], env={**(environment or os.environ), **extra},
+                              capture_output=True, text=True, timeout=300)
+        if done.returncode != 0:
+            raise RuntimeError(f"the {name} recorder failed:\n{done.stderr[-3000:]}")
+
+
+if __name__ == "__main__":
+    match sys.argv[1:]:
+        case ["install"]:
+            print(node_modules())
+            print(agents_python())
+        case ["run", base_url]:
+            run(base_url)
+        case _:
+            sys.exit(f"usage: {sys.argv[0]} install | run BASE_URL")
