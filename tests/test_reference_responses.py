@@ -497,3 +497,29 @@ def test_every_responses_fault_has_an_effect_test() -> None:
 @pytest.mark.parametrize("fault", RESPONSES_FAULTS)
 def test_fault(client: httpx.Client, fault: str) -> None:
     FAULT_EFFECTS[fault](client)
+
+
+def test_the_store_stays_bounded_past_its_capacity() -> None:
+    """More responses than the cap: memory stops growing once the store is full, within the documented per-entry
+    bound, and the evicted ids answer previous_response_not_found."""
+    import tracemalloc
+
+    from lmconform.reference.store import ENTRY_SIZE
+
+    capacity, prompt = 20, "lorem " * 1500  # ~9 KB of input per response
+    with ReferenceServer(store_size=capacity) as small, httpx.Client(base_url=small.base_url, timeout=10) as http:
+        def create(count: int) -> list[str]:
+            return [http.post("/v1/responses", json={"input": f"{prompt} {n}"}).json()["id"] for n in range(count)]
+
+        tracemalloc.start()
+        try:
+            first = create(capacity)  # the store is now full
+            full = tracemalloc.get_traced_memory()[0]
+            create(10 * capacity)  # ten times over: every new entry evicts an old one
+            after = tracemalloc.get_traced_memory()[0]
+        finally:
+            tracemalloc.stop()
+        # Growth after the store is full is noise, not entries: far below even one documented entry budget.
+        assert after - full < ENTRY_SIZE, f"{after - full} bytes more after {10 * capacity} further responses"
+        answer = http.post("/v1/responses", json={"input": "Continue.", "previous_response_id": first[0]})
+        assert answer.status_code == 400 and answer.json()["error"]["code"] == "previous_response_not_found"

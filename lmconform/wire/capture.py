@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import atexit
 import json
 import time
 from typing import Any
@@ -14,6 +15,24 @@ from lmconform.wire.exchange import BodyChunk, Exchange, Request
 from lmconform.wire.redact import redact_headers
 
 USER_AGENT = f"lmconform/{__version__}"
+
+
+_CLIENTS: dict[float, httpx.Client] = {}
+
+
+def _client(read_timeout: float) -> httpx.Client:
+    """One pooled client per timeout: building a client loads TLS certificates, which costs more than a request to
+    a local server, and the fuzzer and chain checks send thousands."""
+    if read_timeout not in _CLIENTS:
+        _CLIENTS[read_timeout] = httpx.Client(timeout=httpx.Timeout(connect=10.0, read=read_timeout, write=10.0,
+                                                                    pool=10.0))
+    return _CLIENTS[read_timeout]
+
+
+@atexit.register
+def _close_clients() -> None:
+    for client in _CLIENTS.values():
+        client.close()
 
 
 def send(target: Target, method: str, path: str, body: Any = None, raw_body: str | None = None) -> Exchange:
@@ -33,26 +52,24 @@ def send(target: Target, method: str, path: str, body: Any = None, raw_body: str
     exchange = Exchange(
         request=Request(method, url, redact_headers(headers), shown_body), max_body_bytes=target.max_body_bytes
     )
-    timeout = httpx.Timeout(connect=10.0, read=target.read_timeout, write=10.0, pool=10.0)
     started = time.monotonic()
     received = 0
     try:
-        with httpx.Client(timeout=timeout) as client:
-            with client.stream(method, url, headers=headers, content=content) as response:
-                exchange.status = response.status_code
-                exchange.headers = {name.lower(): value for name, value in response.headers.items()}
-                for data in response.iter_bytes():
-                    now = time.monotonic() - started
-                    room = target.max_body_bytes - received
-                    exchange.chunks.append(BodyChunk(now, data[:room]))
-                    received += min(len(data), room)
-                    if received >= target.max_body_bytes:
-                        exchange.truncated = True
-                        break
-                    if now > target.deadline:
-                        exchange.error_kind = "deadline"
-                        exchange.error = f"the answer was still arriving after {target.deadline:g} s"
-                        break
+        with _client(target.read_timeout).stream(method, url, headers=headers, content=content) as response:
+            exchange.status = response.status_code
+            exchange.headers = {name.lower(): value for name, value in response.headers.items()}
+            for data in response.iter_bytes():
+                now = time.monotonic() - started
+                room = target.max_body_bytes - received
+                exchange.chunks.append(BodyChunk(now, data[:room]))
+                received += min(len(data), room)
+                if received >= target.max_body_bytes:
+                    exchange.truncated = True
+                    break
+                if now > target.deadline:
+                    exchange.error_kind = "deadline"
+                    exchange.error = f"the answer was still arriving after {target.deadline:g} s"
+                    break
     except httpx.ConnectError as error:
         exchange.error_kind, exchange.error = "unreachable", f"cannot connect to {target.base_url}: {error}"
     except httpx.TimeoutException:

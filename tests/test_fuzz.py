@@ -1,0 +1,41 @@
+"""The chain fuzzer finds chaining defects on its own, within its default budget, and prints how to replay them."""
+
+import pytest
+
+from lmconform.fuzz.chains import describe, fuzz_chains
+from lmconform.reference import ReferenceServer
+from lmconform.target import DEFAULT_FUZZ_EXAMPLES, Target
+from lmconform.wire.capture import send
+
+
+@pytest.fixture(scope="module")
+def server():
+    with ReferenceServer() as running:
+        yield running
+
+
+def run(server: ReferenceServer, fault: str | None):
+    target = Target(base_url=server.base_url + (f"/faults/{fault}" if fault else ""))
+    return fuzz_chains(lambda body: send(target, "POST", "/v1/responses", body), "lmconform-reference",
+                       DEFAULT_FUZZ_EXAMPLES)
+
+
+def test_the_clean_server_keeps_every_invariant(server):
+    assert run(server, None) is None
+
+
+@pytest.mark.parametrize("fault, invariant", [
+    ("chain-ignored", "input tokens grow along a chain"),
+    ("unknown-previous-200", "an unknown previous_response_id gets a 4xx"),
+    ("fork-shares-state", "two children of one parent"),
+    ("previous-id-echo-wrong", "echoes previous_response_id"),
+])
+def test_a_chaining_defect_is_found_and_shrunk_to_a_replayable_sequence(server, fault, invariant):
+    finding = run(server, fault)
+    assert finding is not None and invariant in finding.invariant
+    report = describe(finding)
+    assert "state." in finding.program  # hypothesis's shrunk program: the rules that were run, in order
+    assert finding.curls and all(curl.startswith("curl -sS -N -X POST") for curl in finding.curls)
+    assert "/v1/responses" in report and "Replay:" in report
+    # Shrunk: a defect that needs one chained request is replayed with a handful of requests, not dozens.
+    assert len(finding.curls) <= 6, report
