@@ -53,6 +53,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                          f"ERROR (default {DEFAULT_READ_TIMEOUT_S:g})")
     group.addoption("--max-body-bytes", default=str(DEFAULT_MAX_BODY_BYTES), metavar="N",
                     help=f"stop reading an answer after N bytes (default {DEFAULT_MAX_BODY_BYTES})")
+    group.addoption("--repeat", default="1", metavar="K",
+                    help="send each case K times and judge every answer: a check passes only if it held in all K "
+                         "(pass^k, for real models whose answers vary)")
     group.addoption("--fuzz-examples", default=str(DEFAULT_FUZZ_EXAMPLES), metavar="N",
                     help=f"sequences each fuzz check generates (default {DEFAULT_FUZZ_EXAMPLES}; 0 turns fuzzing off)")
     group.addoption("--checks", action="append", default=[], metavar="GLOB", help="run only checks whose id matches")
@@ -143,6 +146,7 @@ def _target_from_options(config: pytest.Config) -> Target:
         read_timeout=_positive_number(config, "lmconform_read_timeout", "--read-timeout", float),
         max_body_bytes=_positive_number(config, "max_body_bytes", "--max-body-bytes", int),
         fuzz_examples=_count(config, "fuzz_examples", "--fuzz-examples"),
+        repeat=_positive_number(config, "repeat", "--repeat", int),
         max_tokens=_count(config, "max_tokens", "--max-tokens") if config.getoption("max_tokens") else None,
         temperature=_temperature(config),
     )

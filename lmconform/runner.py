@@ -12,7 +12,7 @@ from pathlib import Path
 
 from lmconform import __version__
 from lmconform.cases import Case
-from lmconform.checks.evaluate import Verdict, evaluate
+from lmconform.checks.evaluate import Verdict, evaluate, worst_of
 from lmconform.checks.observed import Observed
 from lmconform.checks.registry import Check
 from lmconform.expectations import Expectations
@@ -46,6 +46,7 @@ class Run:
         self.started = datetime.now(timezone.utc)
         self._clock = time.monotonic()
         self._observed: dict[str, Observed] = {}
+        self._repeats: dict[str, list[Observed]] = {}
         self.verdicts: list[Verdict] = []
 
     def observe(self, case: Case) -> Observed:
@@ -77,8 +78,25 @@ class Run:
     def _send(self, method: str, path: str, body) -> Exchange:
         return send(self.target, method, path, body)
 
+    def repetitions(self, case: Case) -> list[Observed]:
+        """The case's answers: the first, and with --repeat K the K-1 further ones (sent once, judged by all)."""
+        first = self.observe(case)
+        if case.id not in self._repeats:
+            self._repeats[case.id] = [self._fresh(case) for _ in range(self.target.repeat - 1)]
+        return [first, *self._repeats[case.id]]
+
+    def _fresh(self, case: Case) -> Observed:
+        body = case.body_for(self.target.model, self.target.max_tokens, self.target.temperature)
+        exchange = send(self.target, case.method, case.path, body, case.raw_body)
+        return Observed(case, self.target, exchange, send=self._send, upstream_target=self.upstream,
+                        feature_missing=self.observe(case).feature_missing)
+
     def judge(self, case: Case, check: Check) -> Verdict | None:
-        verdict = evaluate(check, self.observe(case))
+        if self.target.repeat > 1:
+            verdicts = [v for v in (evaluate(check, o) for o in self.repetitions(case)) if v is not None]
+            verdict = worst_of(verdicts) if verdicts else None
+        else:
+            verdict = evaluate(check, self.observe(case))
         known = self.expectations.for_pair(case.id, check.id) if self.expectations else None
         if verdict is not None and known is not None:
             verdict = replace(verdict, expected={"outcome": known.outcome, "reason": known.reason,

@@ -29,6 +29,7 @@ class Target:
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
     max_tokens: int | None = None  # filled into requests that set no output cap
     temperature: float | None = None  # filled into requests that set none (0 for repeatable real-model runs)
+    repeat: int = 1  # answers per case; a check's verdict is its worst over them (pass^k)
     fuzz_examples: int = DEFAULT_FUZZ_EXAMPLES  # sequences each fuzz check tries; 0 turns fuzzing off
     # "lmstudio" (or "reference", the embedded LM Studio-like server) turns on checks of LM Studio's exact
     # answers, such as its Zod error for nested Responses tools; other targets are held to the OpenAI spec only.

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from lmconform.checks.observed import Observed
 from lmconform.checks.registry import FINDING_OUTCOME, Check, Failure, Note, NotApplicable, Outcome, Unsupported
@@ -19,6 +19,7 @@ class Verdict:
     failures: tuple[Failure, ...] = ()
     notes: tuple[str, ...] = ()
     expected: dict | None = None  # the known-failure entry this verdict was expected to match, if any
+    repetitions: tuple[int, int] | None = None  # (passed, sent) with --repeat: pass^k over non-deterministic answers
     detail: str = ""  # the reason for ERROR / UNSUPPORTED
     curl: str = ""
     secrets: tuple[str, ...] = field(default=(), repr=False)
@@ -33,6 +34,8 @@ class Verdict:
         if self.detail:
             lines.append(f"{self.outcome}: {self.detail}")
         lines += [f"Observed: {note}" for note in self.notes]
+        if self.repetitions:
+            lines.append(f"pass^k: held in {self.repetitions[0]} of {self.repetitions[1]} repetitions of the request")
         for failure in self.failures[:MAX_FAILURES_SHOWN]:
             lines.append(f"Expected: {failure.expected}")
             lines.append(f"Actual:   {failure.actual}")
@@ -61,6 +64,7 @@ class Verdict:
             "evidence": self.evidence,
             "curl": redact_text(self.curl, self.secrets),
             **({"expected": self.expected} if self.expected else {}),
+            **({"pass_k": f"{self.repetitions[0]}/{self.repetitions[1]}"} if self.repetitions else {}),
         }
 
 
@@ -88,3 +92,14 @@ def evaluate(check: Check, observed: Observed) -> Verdict | None:
     notes = tuple(item.text for item in found if isinstance(item, Note))
     outcome = FINDING_OUTCOME[check.level] if failures else Outcome.OK
     return Verdict(outcome=outcome, failures=failures, notes=notes, **common)
+
+
+# Which verdict speaks for a check judged on several answers: the worst one.
+SEVERITY = [Outcome.OK, Outcome.UNSUPPORTED, Outcome.INFO, Outcome.NON_STRICT, Outcome.FAILED, Outcome.ERROR]
+
+
+def worst_of(verdicts: list[Verdict]) -> Verdict:
+    """The most severe verdict, carrying how many of the answers passed."""
+    worst = max(verdicts, key=lambda verdict: SEVERITY.index(verdict.outcome))
+    passed = sum(verdict.outcome is Outcome.OK for verdict in verdicts)
+    return replace(worst, repetitions=(passed, len(verdicts)))

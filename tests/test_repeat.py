@@ -1,0 +1,56 @@
+"""--repeat K: a check passes only if it held for every one of K answers (pass^k), so a defect that shows in
+some answers of a non-deterministic server is not lost to a lucky first answer."""
+
+import itertools
+
+import pytest
+
+from lmconform.checks import Outcome
+from lmconform.reference import ReferenceServer
+from lmconform.reference.app import create_app
+from lmconform.runner import run_suite
+from lmconform.target import Target
+
+
+def every_other_chat_answer_empty():
+    """The reference app, except that every second chat request gets the empty-response fault."""
+    app = create_app()
+    count = itertools.count()
+
+    async def flaky(scope, receive, send):
+        if scope["type"] == "http" and scope["path"] == "/v1/chat/completions" and next(count) % 2:
+            scope = {**scope, "path": "/faults/empty-response/v1/chat/completions"}
+        await app(scope, receive, send)
+
+    flaky.state = app.state  # the server's shutdown tells held-open streams through it
+    return flaky
+
+
+@pytest.fixture
+def flaky_server():
+    server = ReferenceServer()
+    server.app = every_other_chat_answer_empty()
+    with server:
+        yield server
+
+
+def verdicts(server: ReferenceServer, repeat: int) -> list:
+    target = Target(base_url=server.base_url, repeat=repeat, fuzz_examples=0)
+    return run_suite(target, apis=("chat",), include=["generation.answer.not_empty"]).verdicts
+
+
+def test_repetition_finds_what_one_lucky_answer_hides(flaky_server):
+    # One answer per case: whether a case sees the defect is luck, so some pass and some fail.
+    assert {v.outcome for v in verdicts(flaky_server, 1)} == {Outcome.OK, Outcome.FAILED}
+    # Two answers per case: every case sees it once, and says so.
+    repeated = verdicts(flaky_server, 2)
+    assert {v.outcome for v in repeated} == {Outcome.FAILED}
+    assert {v.repetitions for v in repeated} == {(1, 2)}
+    assert repeated[0].record()["pass_k"] == "1/2" and "held in 1 of 2 repetitions" in repeated[0].message
+
+
+def test_a_deterministic_server_passes_every_repetition():
+    with ReferenceServer() as server:
+        run = run_suite(Target(base_url=server.base_url, repeat=3, fuzz_examples=0), apis=("chat",))
+    assert {v.outcome for v in run.verdicts} == {Outcome.OK}
+    assert {v.repetitions for v in run.verdicts} == {(3, 3)}
