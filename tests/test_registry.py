@@ -5,7 +5,7 @@ import pytest
 from lmconform.checks import REGISTRY, Level, select
 from lmconform.checks.registry import ID_PATTERN, check, unmatched_patterns
 
-SURFACES = {"http", "sse", "chat", "responses", "models", "errors", "generation", "client", "vscodelm"}
+SURFACES = {"http", "sse", "chat", "responses", "models", "errors", "generation", "client", "proxy", "vscodelm"}
 
 
 def test_every_check_has_id_level_title_and_reference():
