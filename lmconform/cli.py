@@ -1,4 +1,4 @@
-"""`lmconform` command line: the reference server and its faults, fingerprints, snapshot diffs, matrices.
+"""`lmconform` command line: the reference server and its faults, fingerprints, snapshot diffs, matrices, recording.
 
 The conformance suite itself runs under pytest (`pytest suites --endpoint URL`), so CI tooling that already
 speaks pytest (JUnit XML, HTML reports, selection) works unchanged.
@@ -11,6 +11,7 @@ import sys
 
 from lmconform import fingerprint
 from lmconform.reference.store import DEFAULT_STORE_SIZE
+from lmconform.record import register as register_record
 from lmconform.report.matrix import register as register_matrix
 from lmconform.snapshots import diff as snapshots_diff
 
@@ -65,6 +66,7 @@ def build_parser() -> argparse.ArgumentParser:
     fingerprint.register(commands)
     snapshots_diff.register(commands)
     register_matrix(commands)
+    register_record(commands)
     return parser
 
 

@@ -68,7 +68,7 @@ VOLATILE_HEADERS = frozenset({"x-stainless-os", "x-stainless-arch", "x-stainless
                               "x-request-id", "date"})
 # Stands for the id of a response the recorder never saw; no server issues it, so a replay is refused as it was.
 UNKNOWN_PREVIOUS_MARKER = "resp_lmconform_recorded_unknown_previous"
-NOT_JSON = object()
+NOT_JSON = object()  # a body that does not parse, kept as the raw_body it was
 _AGENTS_USER_AGENT = re.compile(r"Agents/Python (\S+)")
 _STAINLESS_LANGUAGES = {"python": "openai-python", "js": "openai-node"}
 _UPSTREAM_TIMEOUT = httpx.Timeout(connect=10.0, read=300.0, write=30.0, pool=10.0)
@@ -80,12 +80,11 @@ def client_identity(headers: Mapping[str, str]) -> tuple[str, str]:
     3.54.0)")`."""
     agent = headers.get("user-agent", "")
     language, package = headers.get("x-stainless-lang"), headers.get("x-stainless-package-version")
-    stainless = f"{_STAINLESS_LANGUAGES.get(language, f'openai-{language}')} {package}" if language and package else None
+    sdk = (_STAINLESS_LANGUAGES.get(language, f"openai-{language}"), package) if language and package else None
     if found := _AGENTS_USER_AGENT.match(agent):
-        return "openai-agents", f"{found[1]} ({stainless})" if stainless else found[1]
-    if stainless:
-        name, version = stainless.split(" ")
-        return name, version
+        return "openai-agents", f"{found[1]} ({' '.join(sdk)})" if sdk else found[1]
+    if sdk:
+        return sdk
     product = agent.split(" ", 1)[0]
     name, _, version = product.partition("/")
     return name or "unknown-client", version or "unknown version"
@@ -97,8 +96,13 @@ def _slug(text: str) -> str:
 
 def kept_headers(headers: Mapping[str, str]) -> dict[str, str]:
     """The headers worth keeping as evidence of what the client sent, credentials redacted, sorted by name."""
-    kept = {name.lower(): value for name, value in headers.items()
-            if name.lower() not in TRANSPORT_HEADERS | VOLATILE_HEADERS | {LABEL_HEADER}}
+    kept = {}
+    for name, value in headers.items():
+        name = name.lower()
+        if name in TRANSPORT_HEADERS | VOLATILE_HEADERS | {LABEL_HEADER}:
+            continue
+        # Only Authorization has a scheme worth keeping; redact_headers would keep a cookie's first pair as one.
+        kept[name] = FILTERED if name in SECRET_HEADERS and not name.endswith("authorization") else value
     return dict(sorted(redact_headers(kept).items()))
 
 
@@ -108,6 +112,8 @@ def credentials(headers: Mapping[str, str]) -> tuple[str, ...]:
     for name, value in headers.items():
         if name.lower() in SECRET_HEADERS and value.strip():
             found += [value.strip(), value.split(" ", 1)[-1].strip()]
+            if name.lower() == "cookie":
+                found += [pair.partition("=")[2].strip() for pair in value.split(";")]
     # Longest first, so that a key is not half-replaced by a shorter secret inside it.
     return tuple(sorted({secret for secret in found if secret}, key=len, reverse=True))
 
@@ -373,8 +379,11 @@ def _description(name: str, captured: _Captured, body: Any, index: int, taken: s
         count = len(tools) if isinstance(tools, list) else 0
         kind = "chat completion" if captured.path.endswith("/chat/completions") else "response"
         what = ("streamed " if body.get("stream") is True else "") + kind + (f" with {count} tools" if count else "")
-    description = f"{name}: {what}"[:76]
-    return description if description not in taken else f"{description} #{index}"
+    description = f"{name}: {what}"
+    if description[:80] not in taken:
+        return description[:80]
+    suffix = f" #{index}"
+    return description[:80 - len(suffix)] + suffix
 
 
 def _create(path: Path, document: dict) -> bool:
@@ -483,6 +492,7 @@ def _run(args: argparse.Namespace) -> int:
         pass
     finally:
         server.stop()
+    print(f"{len(server.recorder.written)} case files written", file=sys.stderr)
     return 0
 
 

@@ -60,3 +60,4 @@ def test_a_case_file_that_is_not_json_is_refused(tmp_path):
     path.write_text("{")
     with pytest.raises(CaseError, match="not JSON"):
         load_case(path)
+

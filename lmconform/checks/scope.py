@@ -80,8 +80,16 @@ def responses_streamed(case: Case) -> bool:
     return responses_answer(case) and case.streamed
 
 
+def _answers_a_call(case: Case) -> bool:
+    """The input ends with a function_call_output: the model is to use the result, not to call again."""
+    items = case.body.get("input") if isinstance(case.body, dict) else None
+    return isinstance(items, list) and bool(items) and isinstance(items[-1], dict) \
+        and items[-1].get("type") == "function_call_output"
+
+
 def responses_flattened_tools(case: Case) -> bool:
-    return responses_answer(case) and case.valid and bool(case.tools) and not any(map(_nested, case.tools))
+    return (responses_answer(case) and case.valid and bool(case.tools) and not any(map(_nested, case.tools))
+            and not _answers_a_call(case))
 
 
 def responses_nested_tools(case: Case) -> bool:

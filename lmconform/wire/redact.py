@@ -10,6 +10,7 @@ FILTERED = "[Filtered]"
 
 # Header names (lower case) whose values are credentials in the APIs we speak to.
 SECRET_HEADERS = frozenset({"authorization", "api-key", "x-api-key", "proxy-authorization", "cookie"})
+SCHEMED_HEADERS = frozenset({"authorization", "proxy-authorization"})
 
 
 def redact_headers(headers: Mapping[str, str]) -> dict[str, str]:
@@ -17,7 +18,9 @@ def redact_headers(headers: Mapping[str, str]) -> dict[str, str]:
     redacted = {}
     for name, value in headers.items():
         if name.lower() in SECRET_HEADERS:
-            scheme = value.split(" ", 1)[0] if " " in value else ""
+            # Only Authorization values start with a scheme worth keeping ("Bearer"); any other first word (a
+            # cookie's "session=…") may be the secret itself.
+            scheme = value.split(" ", 1)[0] if " " in value and name.lower() in SCHEMED_HEADERS else ""
             redacted[name] = f"{scheme} {FILTERED}" if scheme else FILTERED
         else:
             redacted[name] = value

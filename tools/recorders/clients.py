@@ -2,6 +2,7 @@
 
     python tools/recorders/clients.py install           # install what is missing; quick when nothing is
     python tools/recorders/clients.py run BASE_URL      # every recorder against a running `lmconform record`
+    python tools/recorders/clients.py run BASE_URL openai-node      # only some
 
 The suite's own openai SDK drives openai_python.py. The openai npm package and the openai-agents SDK are pinned
 here, so that a re-recording compares the same versions with the committed cases; the agents SDK gets a
@@ -64,21 +65,28 @@ def agents_python() -> Path:
     return python
 
 
-def recorders() -> dict[str, tuple[list[str], dict[str, str]]]:
-    """Each recorder's client name (as the recording endpoint names it), command line less the base URL, and
-    extra environment. Installs what is missing."""
-    return {
-        "openai-python": ([sys.executable, str(HERE / "openai_python.py")], {}),
-        "openai-node": (["node", str(HERE / "openai_node.mjs")], {"LMCONFORM_NODE_MODULES": str(node_modules())}),
-        # The SDK exports traces to OpenAI unless told not to; the script turns tracing off too.
-        "openai-agents": ([str(agents_python()), str(HERE / "openai_agents.py")],
-                          {"OPENAI_AGENTS_DISABLE_TRACING": "1"}),
-    }
+def _openai_python() -> tuple[list[str], dict[str, str]]:
+    return [sys.executable, str(HERE / "openai_python.py")], {}
 
 
-def run(base_url: str, environment: dict[str, str] | None = None) -> None:
-    """Every recorder against the recording endpoint at `base_url`, one after the other."""
-    for name, (command, extra) in recorders().items():
+def _openai_node() -> tuple[list[str], dict[str, str]]:
+    return ["node", str(HERE / "openai_node.mjs")], {"LMCONFORM_NODE_MODULES": str(node_modules())}
+
+
+def _openai_agents() -> tuple[list[str], dict[str, str]]:
+    # The SDK exports traces to OpenAI unless told not to; the script turns tracing off too.
+    return [str(agents_python()), str(HERE / "openai_agents.py")], {"OPENAI_AGENTS_DISABLE_TRACING": "1"}
+
+
+# Each recorder by the client name the recording endpoint gives its cases: its command line (less the base URL)
+# and extra environment, installing what it needs first.
+RECORDERS = {"openai-python": _openai_python, "openai-node": _openai_node, "openai-agents": _openai_agents}
+
+
+def run(base_url: str, names: tuple[str, ...] = tuple(RECORDERS), environment: dict[str, str] | None = None) -> None:
+    """The recorders `names` against the recording endpoint at `base_url`, one after the other."""
+    for name in names:
+        command, extra = RECORDERS[name]()
         done = subprocess.run([*command, base_url], env={**(environment or os.environ), **extra},
                               capture_output=True, text=True, timeout=300)
         if done.returncode != 0:
@@ -90,7 +98,7 @@ if __name__ == "__main__":
         case ["install"]:
             print(node_modules())
             print(agents_python())
-        case ["run", base_url]:
-            run(base_url)
+        case ["run", base_url, *names] if set(names) <= set(RECORDERS):
+            run(base_url, tuple(names) or tuple(RECORDERS))
         case _:
-            sys.exit(f"usage: {sys.argv[0]} install | run BASE_URL")
+            sys.exit(f"usage: {sys.argv[0]} install | run BASE_URL [{' | '.join(RECORDERS)} ...]")

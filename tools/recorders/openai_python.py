@@ -68,8 +68,8 @@ def main(base_url: str) -> None:
                             extra_headers=chain)
 
     answered = label("responses.create tool call, answered by function_call_output")
-    called = client.responses.create(model=MODEL, input="Calculate 12/4 using the calculate tool", tools=[CALCULATE_TOOL],
-                                     tool_choice="required", extra_headers=answered)
+    called = client.responses.create(model=MODEL, input="Calculate 12/4 using the calculate tool",
+                                     tools=[CALCULATE_TOOL], tool_choice="required", extra_headers=answered)
     call_id = next(item.call_id for item in called.output if item.type == "function_call")
     client.responses.create(model=MODEL, input=[{"type": "function_call_output", "call_id": call_id, "output": "3"}],
                             previous_response_id=called.id, tools=[CALCULATE_TOOL], extra_headers=answered)
