@@ -1,0 +1,36 @@
+"""A run with a canary API key leaves the key nowhere: not in the terminal, the results record, the JUnit XML,
+the HTML report, the shape snapshots, nor anywhere under fixtures/."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from lmconform.reference import ReferenceServer
+
+ROOT = Path(__file__).resolve().parent.parent
+CANARY = "sk-canary-7e3b9d1f5a"
+
+
+def test_the_canary_key_is_nowhere_after_a_full_run(tmp_path):
+    reports = tmp_path / "reports"
+    reports.mkdir()
+    env = {**os.environ, "LMCONFORM_API_KEY": CANARY, "LMCONFORM_SNAPSHOT_DIR": str(tmp_path / "snapshots")}
+    with ReferenceServer() as server:
+        # A fault makes findings, so evidence and curls are written too; the key travels on every request.
+        finished = subprocess.run(
+            [sys.executable, "-m", "pytest", str(ROOT / "suites"), "-p", "no:cacheprovider", "-q",
+             "--endpoint", f"{server.base_url}/faults/id-name-repeated", "--target-name", "canary",
+             "--server-version", "1.0", "--snapshot-update", "--upstream", server.base_url,
+             "--results-json", str(reports / "results.json"), "--junitxml", str(reports / "junit.xml"),
+             "--html", str(reports / "report.html"), "--self-contained-html"],
+            capture_output=True, text=True, cwd=ROOT, env=env, timeout=600)
+    assert finished.returncode == 1, finished.stdout[-2000:]
+    written = [path for path in tmp_path.rglob("*") if path.is_file()]
+    assert {"results.json", "junit.xml", "report.html"} <= {path.name for path in written}
+    assert any(path.suffix == ".json" and "snapshots" in path.parts for path in written)
+    assert CANARY not in finished.stdout + finished.stderr
+    for path in [*written, *(ROOT / "fixtures").rglob("*")]:
+        if path.is_file():
+            assert CANARY.encode() not in path.read_bytes(), f"the key leaked into {path}"
+    assert "Bearer [Filtered]" in (reports / "results.json").read_text()
