@@ -622,7 +622,7 @@ def test_sdk_loses_streamed_text_to_an_empty_completed_output() -> None:
     assert (outcome.raised, outcome.text, outcome.status) == (None, "", "completed")
 
 
-def test_sdk_hands_object_arguments_through_as_a_dict() -> None:
+def test_sdk_responses_hands_object_arguments_through_as_a_dict() -> None:
     as_object = {**CALL_DONE, "arguments": {"city": "Paris"}}
     outcome = replay_responses(*CALL_STREAM[:-2], item_done(as_object), completed(as_object))
     assert outcome.raised is None

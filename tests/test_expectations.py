@@ -8,7 +8,6 @@ from pathlib import Path
 import pytest
 
 from lmconform.expectations import ExpectationError, load_expectations
-from lmconform.reference import ReferenceServer
 
 ROOT = Path(__file__).resolve().parent.parent
 KNOWN = """
@@ -20,12 +19,6 @@ outcome = "FAILED"
 reason = "the upstream numbers tool calls from 1"
 seen = "reference server fault tool-index-one"
 """
-
-
-@pytest.fixture(scope="module")
-def server():
-    with ReferenceServer() as running:
-        yield running
 
 
 def suite(*args: str) -> subprocess.CompletedProcess:

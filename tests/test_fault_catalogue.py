@@ -93,12 +93,6 @@ DIFFERENTIAL_FINDINGS: dict[str | None, set[str]] = {
 NO_VERDICT_FAULTS = {"stall"}
 
 
-@pytest.fixture(scope="module")
-def server():
-    with ReferenceServer() as running:
-        yield running
-
-
 def findings(server: ReferenceServer, fault: str | None) -> tuple[set[str], Counter]:
     base = server.base_url + (f"/faults/{fault}" if fault else "")
     # A 1 MiB cap proves the body-cap finding as well as the default would, without reading 32 MiB per case.

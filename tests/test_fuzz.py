@@ -8,12 +8,6 @@ from lmconform.target import DEFAULT_FUZZ_EXAMPLES, Target
 from lmconform.wire.capture import send
 
 
-@pytest.fixture(scope="module")
-def server():
-    with ReferenceServer() as running:
-        yield running
-
-
 def run(server: ReferenceServer, fault: str | None):
     target = Target(base_url=server.base_url + (f"/faults/{fault}" if fault else ""))
     return fuzz_chains(lambda body: send(target, "POST", "/v1/responses", body), "lmconform-reference",

@@ -9,16 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from lmconform.reference import ReferenceServer
 
 ROOT = Path(__file__).resolve().parent.parent
 CANARY_KEY = "sk-canary-4f1d2e9b7c"
-
-
-@pytest.fixture(scope="module")
-def server():
-    with ReferenceServer() as running:
-        yield running
 
 
 def run_suite(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import httpx
@@ -37,18 +37,6 @@ def ask(text: Any, **extra: Any) -> dict[str, Any]:
 TOOL_REQUEST = ask("What's the weather in Paris?", tools=[WEATHER])
 TWO_CALLS = ask("What's the weather and the time in Paris?", tools=[WEATHER, TIME])
 THINKING = ask("Hello there, friend", reasoning={"effort": "low"})
-
-
-@pytest.fixture(scope="module")
-def server() -> Iterator[ReferenceServer]:
-    with ReferenceServer() as running:
-        yield running
-
-
-@pytest.fixture(scope="module")
-def client(server: ReferenceServer) -> Iterator[httpx.Client]:
-    with httpx.Client(base_url=server.base_url, timeout=5) as http:
-        yield http
 
 
 def post(client: httpx.Client, body: Any, fault: str | None = None) -> httpx.Response:

@@ -9,9 +9,12 @@
     temperature = 0
     apis = ["chat", "models", "responses"]
     exclude = ["…"]          # or checks = ["…"]: globs over check ids
+    fuzz_examples = 0        # generated Responses chains per fuzz check
+    upstream = true          # a proxy: also compare each answer with its upstream's (the proxy.diff checks)
     [[expected]]
     check = "client.void.tool_call_parsed"
     …
+    varies = true            # optional: the verdict changes from run to run (the reason says why); not compared
 
 `differences` compares a run with the file both ways: a verdict the file does not expect, an entry whose
 (case, check) came out OK, an entry that matched nothing.
@@ -26,11 +29,11 @@ from pathlib import Path
 
 from lmconform.checks.evaluate import Verdict
 from lmconform.checks.registry import Outcome, unmatched_patterns
-from lmconform.expectations import Expectations, ExpectationError, load_expectations
-from lmconform.runner import SUITE_APIS
+from lmconform.expectations import Expected, Expectations, ExpectationError, load_expectations
+from lmconform.runner import SUITE_APIS, Run, run_suite
 from lmconform.target import DEFAULT_FUZZ_EXAMPLES, Target
 
-RUN_KEYS = {"model", "max_tokens", "temperature", "apis", "checks", "exclude", "fuzz_examples", "read_timeout"}
+RUN_KEYS = {"model", "max_tokens", "temperature", "apis", "checks", "exclude", "fuzz_examples", "upstream"}
 
 
 @dataclass(frozen=True)
@@ -45,14 +48,16 @@ class TargetFile:
     checks: tuple[str, ...]
     exclude: tuple[str, ...]
     fuzz_examples: int
-    read_timeout: float | None
+    upstream: bool
     expectations: Expectations
+    varying: frozenset[Expected]  # entries marked `varies = true`
 
-    def target(self, base_url: str, api_key: str | None, server_version: str | None = None) -> Target:
-        options = {"read_timeout": self.read_timeout} if self.read_timeout else {}
-        return Target(base_url=base_url, api_key=api_key, model=self.model, label=self.label,
+    def target(self, base_url: str, api_key: str | None = None, server_version: str | None = None,
+               label: str | None = None) -> Target:
+        """The target to run the suite against; also its upstream, which is asked the same requests."""
+        return Target(base_url=base_url, api_key=api_key, model=self.model, label=label or self.label,
                       server_version=server_version, max_tokens=self.max_tokens, temperature=self.temperature,
-                      fuzz_examples=self.fuzz_examples, **options)
+                      fuzz_examples=self.fuzz_examples)
 
 
 def load_target_file(path: Path) -> TargetFile:
@@ -72,10 +77,25 @@ def load_target_file(path: Path) -> TargetFile:
     typos = list(unmatched_patterns(checks + exclude))
     if typos:
         raise ExpectationError(f"{path}: [run] globs match no check: {', '.join(typos)}")
+    raw_entries = data.get("expected", [])
+    if any(not isinstance(raw.get("varies", False), bool) for raw in raw_entries):
+        raise ExpectationError(f"{path}: varies is true or false")
+    varying = frozenset(entry for entry, raw in zip(expectations.entries, raw_entries) if raw.get("varies"))
     return TargetFile(path=path, label=data["label"], start=data["start"], model=run.get("model"),
                       max_tokens=run.get("max_tokens"), temperature=run.get("temperature"), apis=apis,
                       checks=checks, exclude=exclude, fuzz_examples=run.get("fuzz_examples", DEFAULT_FUZZ_EXAMPLES),
-                      read_timeout=run.get("read_timeout"), expectations=expectations)
+                      upstream=run.get("upstream", False), expectations=expectations, varying=varying)
+
+
+def run_target_file(spec: TargetFile, base_url: str, api_key: str | None = None, server_version: str | None = None,
+                    upstream_url: str | None = None) -> Run:
+    """The suite against a running target with the file's options; a proxy's upstream is asked the same requests."""
+    if spec.upstream != (upstream_url is not None):
+        raise ValueError(f"{spec.path}: upstream = {str(spec.upstream).lower()}, "
+                         f"but {'no' if upstream_url is None else 'an'} upstream URL was given")
+    upstream = spec.target(upstream_url, label=f"{spec.label} upstream") if upstream_url else None
+    return run_suite(spec.target(base_url, api_key, server_version), spec.apis, spec.checks, spec.exclude,
+                     spec.expectations, upstream)
 
 
 @dataclass(frozen=True)
@@ -93,13 +113,17 @@ def _verdict_summary(verdict: Verdict) -> str:
     return " | ".join(line.strip() for line in keep[:3])
 
 
-def differences(verdicts: Iterable[Verdict], expectations: Expectations) -> list[Difference]:
+def differences(verdicts: Iterable[Verdict], expectations: Expectations,
+                varying: frozenset[Expected] = frozenset()) -> list[Difference]:
+    """Every way the run and the file disagree; a pair named by a `varying` entry is only required to occur."""
     found: list[Difference] = []
     used = set()
     for verdict in verdicts:
         entry = expectations.for_pair(verdict.case_id, verdict.check.id)
         if entry is not None:
             used.add(entry)
+        if entry in varying:
+            continue
         if verdict.outcome is Outcome.OK:
             if entry is not None:
                 found.append(Difference("unexpected pass", verdict.case_id, verdict.check.id,

@@ -1,0 +1,171 @@
+"""Real servers — llama-cpp-python, llama.cpp's own llama-server, and the LiteLLM proxy in front of the reference
+server and of llama-server — each run through the whole suite. The verdicts must be exactly those its
+fixtures/targets/<name>.toml expects: a new failure, a listed failure that now passes, or a listed failure that
+matches nothing all fail the test. The facts the project documents about each server are asserted on the evidence.
+
+Each server is installed once per machine (`make targets`; the fixtures install what is missing) and started once
+per module on a free loopback port, with Gemma 3 270M at temperature 0 where a model answers.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from lmconform.checks.evaluate import Verdict
+from lmconform.checks.registry import Outcome
+from lmconform.reference import ReferenceServer
+from lmconform.runner import Run, discover
+from lmconform.target import Target
+from lmconform.targets import (
+    TargetFile,
+    differences,
+    litellm_proxy,
+    llama_cpp_python,
+    llama_server,
+    load_target_file,
+    run_target_file,
+    table,
+)
+
+TARGET_FILES = Path(__file__).resolve().parent.parent / "fixtures" / "targets"
+
+
+@dataclass(frozen=True)
+class TargetRun:
+    spec: TargetFile
+    run: Run
+    seconds: float
+
+
+def _spec(name: str) -> TargetFile:
+    return load_target_file(TARGET_FILES / f"{name}.toml")
+
+
+def _run(spec: TargetFile, running, upstream_url: str | None = None) -> TargetRun:
+    started = time.monotonic()
+    run = run_target_file(spec, running.base_url, running.api_key, running.server_version, upstream_url)
+    return TargetRun(spec, run, time.monotonic() - started)
+
+
+@pytest.fixture(scope="module")
+def reference():
+    with ReferenceServer() as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def llama_server_running():
+    """Shared by the llama-server run and the LiteLLM run in front of it."""
+    with llama_server() as running:
+        yield running
+
+
+@pytest.fixture(scope="module")
+def llama_cpp_python_run():
+    with llama_cpp_python() as running:
+        return _run(_spec("llama-cpp-python"), running)
+
+
+@pytest.fixture(scope="module")
+def llama_server_run(llama_server_running):
+    return _run(_spec("llama-server"), llama_server_running)
+
+
+@pytest.fixture(scope="module")
+def litellm_reference_run(reference):
+    spec = _spec("litellm-reference")
+    assert discover(Target(reference.base_url)).model == spec.model
+    with litellm_proxy(reference.base_url, spec.model, label=spec.label) as running:
+        return _run(spec, running, upstream_url=reference.base_url)
+
+
+@pytest.fixture(scope="module")
+def litellm_llama_server_run(llama_server_running):
+    spec = _spec("litellm-llama-server")
+    with litellm_proxy(llama_server_running.base_url, spec.model, label=spec.label) as running:
+        return _run(spec, running, upstream_url=llama_server_running.base_url)
+
+
+RUNS = {
+    "llama-cpp-python": "llama_cpp_python_run",
+    "llama-server": "llama_server_run",
+    "litellm-reference": "litellm_reference_run",
+    "litellm-llama-server": "litellm_llama_server_run",
+}
+
+
+def test_every_target_file_has_a_run():
+    assert sorted(path.stem for path in TARGET_FILES.glob("*.toml")) == sorted(RUNS)
+
+
+@pytest.mark.parametrize("name", sorted(RUNS))
+def test_the_verdicts_are_exactly_the_expected_ones(name, request):
+    target_run = request.getfixturevalue(RUNS[name])
+    print(f"{name}: {len(target_run.run.verdicts)} verdicts in {target_run.seconds:.0f} s")
+    found = differences(target_run.run.verdicts, target_run.spec.expectations, target_run.spec.varying)
+    assert not found, (f"{name}: {len(found)} verdicts differ from {target_run.spec.path.name}\n{table(found)}")
+
+
+def verdict(run: Run, case: str, check: str) -> Verdict:
+    return next(v for v in run.verdicts if v.case_id == case and v.check.id == check)
+
+
+def chunks(run: Run, case: str) -> list[dict]:
+    """The JSON payloads of a case's stream, `[DONE]` left out."""
+    events = run.observations()[case].exchange.sse.events
+    return [json.loads(event.data) for event in events if event.data != "[DONE]"]
+
+
+def test_llama_cpp_python_repeats_id_and_name_in_every_chunk_which_corrupts_void_and_the_sdk(llama_cpp_python_run):
+    run = llama_cpp_python_run.run
+    calls = [call for chunk in chunks(run, "chat/tool-choice-object")
+             for call in chunk["choices"][0]["delta"].get("tool_calls") or []]
+    assert len(calls) > 1
+    assert all(call["id"] == calls[0]["id"] and call["function"]["name"] == "get_time" for call in calls)
+    # Both accumulators concatenate what each delta sends: the name comes out once per chunk.
+    corrupted = "get_time" * len(calls)
+    for check in ("client.void.tool_call_parsed", "client.openai_python.matches_stream"):
+        found = verdict(run, "chat/tool-choice-object", check)
+        assert found.outcome is Outcome.FAILED and repr(corrupted) in found.message, found.message
+
+
+def test_llama_cpp_python_answers_an_invalid_request_with_a_server_error(llama_cpp_python_run):
+    found = verdict(llama_cpp_python_run.run, "chat/invalid-messages-not-list",
+                    "errors.status.client_error_for_invalid_request")
+    assert found.outcome is Outcome.FAILED and "HTTP 500" in found.message
+    assert "Input should be a valid list" in found.evidence
+
+
+def test_llama_cpp_python_has_no_responses_route(llama_cpp_python_run):
+    found = verdict(llama_cpp_python_run.run, "responses/text-stream", "responses.stream.lifecycle")
+    assert found.outcome is Outcome.UNSUPPORTED and "HTTP 404" in found.detail
+
+
+def test_llama_server_streams_responses_without_sequence_number_or_output_index(llama_server_run):
+    run = llama_server_run.run
+    events = chunks(run, "responses/text-stream")
+    assert events[0]["type"] == "response.created" and events[-1]["type"] == "response.completed"
+    assert not any("sequence_number" in event or "output_index" in event for event in events)
+    assert verdict(run, "responses/text-stream", "responses.stream.sequence_present").outcome is Outcome.INFO
+    # Without output_index the openai SDK's responses.stream() cannot place an item.
+    sdk = verdict(run, "responses/text-stream", "client.openai_python.responses_stream")
+    assert sdk.outcome is Outcome.FAILED and "TypeError" in sdk.message
+
+
+def test_llama_server_refuses_previous_response_id(llama_server_run):
+    found = verdict(llama_server_run.run, "responses/paris-population-chain", "responses.chain.previous_id_echoed")
+    assert found.outcome is Outcome.FAILED
+    assert "HTTP 400" in found.message and "llama.cpp does not support 'previous_response_id'" in found.evidence
+
+
+def test_litellm_appends_done_to_responses_streams_and_rewraps_upstream_errors(litellm_reference_run):
+    run = litellm_reference_run.run
+    events = run.observations()["responses/text-stream"].exchange.sse.events
+    assert events[-1].data == "[DONE]" and json.loads(events[-2].data)["type"] == "response.completed"
+    error = run.observations()["responses/unknown-previous-id"].exchange.json["error"]
+    assert error["code"] == "400" and error["param"] is None and "previous_response_not_found" in error["message"]
