@@ -21,11 +21,14 @@ _CLIENTS: dict[float, httpx.Client] = {}
 
 
 def _client(read_timeout: float) -> httpx.Client:
-    """One pooled client per timeout: building a client loads TLS certificates, which costs more than a request to
-    a local server, and the fuzzer and chain checks send thousands."""
+    """One client per timeout: building a client loads TLS certificates, which costs more than a request to a local
+    server, and the fuzzer and chain checks send thousands. No connection is kept alive between exchanges: each
+    exchange stands alone, as its curl does, and a connection a crashing server dropped is never reused."""
     if read_timeout not in _CLIENTS:
-        _CLIENTS[read_timeout] = httpx.Client(timeout=httpx.Timeout(connect=10.0, read=read_timeout, write=10.0,
-                                                                    pool=10.0))
+        _CLIENTS[read_timeout] = httpx.Client(
+            timeout=httpx.Timeout(connect=10.0, read=read_timeout, write=10.0, pool=10.0),
+            limits=httpx.Limits(max_keepalive_connections=0),
+        )
     return _CLIENTS[read_timeout]
 
 
