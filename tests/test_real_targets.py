@@ -10,6 +10,7 @@ per module on a free loopback port, with Gemma 3 270M at temperature 0 where a m
 from __future__ import annotations
 
 import json
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,12 +18,13 @@ from pathlib import Path
 import pytest
 
 from lmconform.checks.evaluate import Verdict
-from lmconform.checks.registry import Outcome
-from lmconform.reference import ReferenceServer
+from lmconform.checks.registry import REGISTRY, Outcome
+from lmconform.expectations import Expectations, Expected
 from lmconform.runner import Run, discover
 from lmconform.target import Target
 from lmconform.targets import (
     TargetFile,
+    TargetStartError,
     differences,
     litellm_proxy,
     llama_cpp_python,
@@ -31,6 +33,7 @@ from lmconform.targets import (
     run_target_file,
     table,
 )
+from lmconform.targets.process import free_port, start
 
 TARGET_FILES = Path(__file__).resolve().parent.parent / "fixtures" / "targets"
 
@@ -53,12 +56,6 @@ def _run(spec: TargetFile, running, upstream_url: str | None = None) -> TargetRu
 
 
 @pytest.fixture(scope="module")
-def reference():
-    with ReferenceServer() as server:
-        yield server
-
-
-@pytest.fixture(scope="module")
 def llama_server_running():
     """Shared by the llama-server run and the LiteLLM run in front of it."""
     with llama_server() as running:
@@ -77,11 +74,11 @@ def llama_server_run(llama_server_running):
 
 
 @pytest.fixture(scope="module")
-def litellm_reference_run(reference):
+def litellm_reference_run(server):
     spec = _spec("litellm-reference")
-    assert discover(Target(reference.base_url)).model == spec.model
-    with litellm_proxy(reference.base_url, spec.model, label=spec.label) as running:
-        return _run(spec, running, upstream_url=reference.base_url)
+    assert discover(Target(server.base_url)).model == spec.model
+    with litellm_proxy(server.base_url, spec.model, label=spec.label) as running:
+        return _run(spec, running, upstream_url=server.base_url)
 
 
 @pytest.fixture(scope="module")
@@ -108,7 +105,8 @@ def test_the_verdicts_are_exactly_the_expected_ones(name, request):
     target_run = request.getfixturevalue(RUNS[name])
     print(f"{name}: {len(target_run.run.verdicts)} verdicts in {target_run.seconds:.0f} s")
     found = differences(target_run.run.verdicts, target_run.spec.expectations, target_run.spec.varying)
-    assert not found, (f"{name}: {len(found)} verdicts differ from {target_run.spec.path.name}\n{table(found)}")
+    assert not found, (f"{name} ({target_run.spec.start}): {len(found)} verdicts differ from "
+                       f"{target_run.spec.path.name}\n{table(found)}")
 
 
 def verdict(run: Run, case: str, check: str) -> Verdict:
@@ -135,10 +133,14 @@ def test_llama_cpp_python_repeats_id_and_name_in_every_chunk_which_corrupts_void
 
 
 def test_llama_cpp_python_answers_an_invalid_request_with_a_server_error(llama_cpp_python_run):
-    found = verdict(llama_cpp_python_run.run, "chat/invalid-messages-not-list",
-                    "errors.status.client_error_for_invalid_request")
+    # Its request validation errors are all answered 500 (`messages: "bad"` too, when its connection survives:
+    # see the `varies` entry in llama-cpp-python.toml).
+    run = llama_cpp_python_run.run
+    found = verdict(run, "chat/invalid-tool-choice-string", "errors.status.client_error_for_invalid_request")
     assert found.outcome is Outcome.FAILED and "HTTP 500" in found.message
-    assert "Input should be a valid list" in found.evidence
+    error = run.observations()["chat/invalid-tool-choice-string"].exchange.json["error"]
+    assert error["type"] == "internal_server_error"
+    assert "Input should be 'none', 'auto' or 'required'" in error["message"]
 
 
 def test_llama_cpp_python_has_no_responses_route(llama_cpp_python_run):
@@ -169,3 +171,39 @@ def test_litellm_appends_done_to_responses_streams_and_rewraps_upstream_errors(l
     assert events[-1].data == "[DONE]" and json.loads(events[-2].data)["type"] == "response.completed"
     error = run.observations()["responses/unknown-previous-id"].exchange.json["error"]
     assert error["code"] == "400" and error["param"] is None and "previous_response_not_found" in error["message"]
+
+
+def test_differences_are_found_both_ways():
+    expectations = Expectations("known.toml", None, (
+        Expected("client.void.tool_call_parsed", "chat/*", "FAILED", "repeats the name", ""),
+        Expected("chat.stream.tool_call.index_zero", "chat/a", "FAILED", "numbers calls from 1", ""),
+        Expected("errors.body.has_error_message", "chat/gone", "FAILED", "no longer a case", ""),
+        Expected("http.status.success_for_valid_request", "chat/a", "ERROR", "a flaky connection", ""),
+    ))
+    verdicts = [
+        Verdict("chat/a", REGISTRY["client.void.tool_call_parsed"], Outcome.FAILED),  # as expected
+        Verdict("chat/b", REGISTRY["client.void.tool_call_parsed"], Outcome.OK),  # the glob names it: a pass
+        Verdict("chat/a", REGISTRY["chat.stream.tool_call.index_zero"], Outcome.ERROR),  # another outcome
+        Verdict("chat/a", REGISTRY["sse.framing.ends_with_done"], Outcome.NON_STRICT),  # new
+        Verdict("chat/a", REGISTRY["http.status.success_for_valid_request"], Outcome.OK),  # varies: not compared
+    ]
+    found = differences(verdicts, expectations, frozenset({expectations.entries[3]}))
+    assert [(row.kind, row.case, row.check) for row in found] == [
+        ("unexpected pass", "chat/b", "client.void.tool_call_parsed"),
+        ("expected FAILED, got ERROR", "chat/a", "chat.stream.tool_call.index_zero"),
+        ("unexpected NON-STRICT", "chat/a", "sse.framing.ends_with_done"),
+        ("stale entry", "chat/gone", "errors.body.has_error_message"),
+    ]
+    assert table(found).splitlines()[0].split() == ["difference", "case", "check", "detail"]
+
+
+def test_a_server_that_exits_at_start_is_reported_with_its_log(tmp_path):
+    command = [sys.executable, "-c", "print('no model file'); raise SystemExit(3)"]
+    with pytest.raises(TargetStartError, match="exited with status 3") as raised:
+        start(command, port=free_port(), label="broken", model="m", log_path=tmp_path / "broken.log")
+    assert "no model file" in str(raised.value)
+
+
+def test_the_proxy_is_only_pointed_at_loopback():
+    with pytest.raises(ValueError, match="loopback"), litellm_proxy("http://upstream.invalid:1234", "m"):
+        pass

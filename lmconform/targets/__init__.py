@@ -11,7 +11,12 @@ from lmconform.targets.expected import (
 )
 from lmconform.targets.install import InstallError, default_cache_dir, install_all
 from lmconform.targets.process import RunningTarget, TargetStartError
-from lmconform.targets.servers import MODEL_ID, litellm_proxy, llama_cpp_python, llama_server
+from lmconform.targets.servers import (
+    MODEL_ID,
+    litellm_proxy,
+    llama_cpp_python,
+    llama_server,
+)
 
 __all__ = [
     "MODEL_ID", "Difference", "InstallError", "RunningTarget", "TargetFile", "TargetStartError", "default_cache_dir",

@@ -29,7 +29,12 @@ from pathlib import Path
 
 from lmconform.checks.evaluate import Verdict
 from lmconform.checks.registry import Outcome, unmatched_patterns
-from lmconform.expectations import Expected, Expectations, ExpectationError, load_expectations
+from lmconform.expectations import (
+    ExpectationError,
+    Expectations,
+    Expected,
+    load_expectations,
+)
 from lmconform.runner import SUITE_APIS, Run, run_suite
 from lmconform.target import DEFAULT_FUZZ_EXAMPLES, Target
 
@@ -136,8 +141,8 @@ def differences(verdicts: Iterable[Verdict], expectations: Expectations,
                                     verdict.check.id, _verdict_summary(verdict)))
     for entry in expectations.entries:
         if entry not in used:
-            found.append(Difference("stale entry", entry.case, entry.check,
-                                    f"matches no verdict of the run (or only pairs an earlier entry names): {entry.reason}"))
+            found.append(Difference("stale entry", entry.case, entry.check, "matches no verdict of the run (or only "
+                                    f"pairs an earlier entry names): {entry.reason}"))
     return found
 
 

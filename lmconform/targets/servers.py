@@ -98,10 +98,7 @@ def litellm_proxy(upstream_base_url: str, upstream_model: str, cache: Path | Non
                                "api_key": "x"},
         }],
     }
-    env = {
-        **_without_proxies(),
-        "LITELLM_LOCAL_MODEL_COST_MAP": "True",  # offline: no download of the model price list at start
-    }
+    env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}  # offline: the price list it ships, not a download
     port = free_port()
     with tempfile.TemporaryDirectory(prefix="lmconform-litellm-") as folder:
         config_path = Path(folder) / "config.yaml"
@@ -112,8 +109,3 @@ def litellm_proxy(upstream_base_url: str, upstream_model: str, cache: Path | Non
                             env=env, cwd=Path(folder))) as running:
             yield running
 
-
-def _without_proxies() -> dict[str, str]:
-    """The environment without HTTP proxy settings: the upstream is on loopback and must be reached directly."""
-    return {name: value for name, value in os.environ.items() if name.lower() not in
-            ("http_proxy", "https_proxy", "all_proxy", "no_proxy")}
