@@ -19,8 +19,9 @@ def success_for_valid_request(observed: Observed) -> Iterator[Failure]:
     exchange = observed.exchange
     if not observed.succeeded:
         yield Failure("a 2xx status", f"HTTP {exchange.status}", exchange.body_excerpt())
-    elif isinstance(exchange.json, dict) and "error" in exchange.json:
+    elif isinstance(exchange.json, dict) and exchange.json.get("error"):
         # LM Studio answers unknown routes with 200 and {"error": ...}: a success status is not an answer.
+        # A Responses object always carries "error": null, which is no error.
         yield Failure("an answer", f"HTTP {exchange.status} with an error body", exchange.body_excerpt())
 
 
