@@ -50,7 +50,7 @@ matrix: $(STAMP)
 	$(BIN)/lmconform matrix $(REPORTS)/matrix-*.json -o $(REPORTS)/matrix.html --markdown $(REPORTS)/matrix.md
 
 # tests/test_real_targets.py runs the suite against real servers, each installed apart from .venv under
-# .cache/targets: llama-cpp-python with Gemma 3 270M (built from source the first time, about 9 minutes on 2 cores;
+# .cache/targets: llama-cpp-python with Gemma 3 270M (built from source the first time, about 5 minutes on 2 cores;
 # pip's wheel cache makes later installs take seconds), llama.cpp's llama-server in a Debian sid chroot (root
 # needed, as in CI), and the LiteLLM proxy. Each step is skipped once done.
 targets: $(STAMP)

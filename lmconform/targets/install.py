@@ -103,7 +103,7 @@ class Venv:
 
 
 def llama_cpp_python_venv(cache: Path) -> Venv:
-    # Built from source (about 9 minutes on 2 cores); pip's wheel cache makes a reinstall take seconds.
+    # Built from source (about 5 minutes on 2 cores); pip's wheel cache makes a reinstall take seconds.
     return Venv(cache / "llama-cpp-python" / "venv", (LLAMA_CPP_PYTHON,))
 
 
