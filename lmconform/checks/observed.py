@@ -11,7 +11,12 @@ from lmconform.cases import Case
 from lmconform.checks.registry import NotApplicable
 from lmconform.normalize.chat import ChatStream, normalize_chat_body, normalize_chat_stream
 from lmconform.normalize.events import Generation, ToolCall
-from lmconform.normalize.responses import ResponsesStream, normalize_responses_body, normalize_responses_stream
+from lmconform.normalize.responses import (
+    ResponsesStream,
+    normalize_responses_body,
+    normalize_responses_stream,
+    response_object,
+)
 from lmconform.target import Target
 from lmconform.wire.exchange import Exchange
 
@@ -101,11 +106,9 @@ class Observed:
         return self.send_upstream()
 
     @cached_property
-    def response_object(self) -> Any:
+    def response_object(self) -> dict:
         """For /v1/responses: the final response object, from the body or the stream's terminal event."""
-        if self.exchange.is_event_stream:
-            return self.responses_stream.final_response()
-        return self.exchange.json
+        return response_object(self.exchange)
 
     def follow_up(self, key: str, body: Any, method: str = "POST") -> Exchange:
         """A further request of this case, sent once per key however many checks ask for it, in first-asked order."""

@@ -28,7 +28,7 @@ from lmconform.checks.scope import (
     responses_unknown_previous,
 )
 from lmconform.fuzz.chains import describe, fuzz_chains
-from lmconform.normalize.responses import TERMINAL_EVENTS, ResponsesEvent
+from lmconform.normalize.responses import TERMINAL_EVENTS, ResponsesEvent, response_object
 from lmconform.wire.exchange import Exchange
 
 # --- tools --------------------------------------------------------------------------------------------------------
@@ -125,20 +125,11 @@ def _turn(observed: Observed, key: str, input_: Any, chained: bool = True) -> Ex
     return observed.follow_up(key, body)
 
 
-def _json_response(exchange: Exchange) -> dict:
-    """The response object of a follow-up, sent as the case was (stream or not)."""
-    if exchange.is_event_stream:
-        from lmconform.normalize.responses import normalize_responses_stream
-
-        return normalize_responses_stream(exchange).final_response() or {}
-    return exchange.json if isinstance(exchange.json, dict) else {}
-
-
 def _answered(exchange: Exchange, what: str) -> dict:
     if exchange.error or not exchange.status or not 200 <= exchange.status < 300:
         raise _FollowUpFailed(Failure(f"{what} answered 2xx", f"HTTP {exchange.status} {exchange.error or ''}".strip(),
                                       f"{exchange.body_excerpt(300)}\nReproduce: {exchange.request.curl()}"))
-    return _json_response(exchange)
+    return response_object(exchange)
 
 
 class _FollowUpFailed(Exception):
@@ -344,7 +335,7 @@ def indexes_consistent(observed: Observed) -> Iterator[Failure]:
 
 
 def _final_items(observed: Observed) -> dict:
-    response = observed.responses_stream.final_response() or {}
+    response = observed.response_object
     return {item.get("id"): item for item in response.get("output") or [] if isinstance(item, dict)}
 
 

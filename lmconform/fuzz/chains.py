@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import Bundle, RuleBasedStateMachine, consumes, rule, run_state_machine_as_test
 
-from lmconform.normalize.responses import normalize_responses_stream
+from lmconform.normalize.responses import response_object
 from lmconform.wire.exchange import Exchange
 
 Send = Callable[[dict], Exchange]
@@ -48,12 +48,6 @@ class InvariantBroken(AssertionError):
     pass
 
 
-def _response(exchange: Exchange) -> dict:
-    if exchange.is_event_stream:
-        return normalize_responses_stream(exchange).final_response() or {}
-    return exchange.json if isinstance(exchange.json, dict) else {}
-
-
 def build_machine(send: Send, model: str | None, log: list[str]) -> type[RuleBasedStateMachine]:
     """A state machine class bound to one target; `log` receives the curl of every request of the current run."""
 
@@ -67,7 +61,7 @@ def build_machine(send: Send, model: str | None, log: list[str]) -> type[RuleBas
         if exchange.error or not 200 <= status < 300:
             raise InvariantBroken(f"{what}: expected a completed response, got HTTP {exchange.status} "
                                   f"{exchange.error or exchange.body_excerpt(200)}")
-        response = _response(exchange)
+        response = response_object(exchange)
         if response.get("status") not in ("completed", None) or not isinstance(response.get("id"), str):
             raise InvariantBroken(f"{what}: expected a completed response with an id, got {exchange.body_excerpt(200)}")
         return response

@@ -59,6 +59,14 @@ class ResponsesStream:
         return None
 
 
+def response_object(exchange: Exchange) -> dict:
+    """The response object a client ends up with: the JSON body, or the stream's terminal event's response;
+    `{}` when there is none."""
+    if exchange.is_event_stream:
+        return normalize_responses_stream(exchange).final_response() or {}
+    return exchange.json if isinstance(exchange.json, dict) else {}
+
+
 def read_events(exchange: Exchange) -> list[ResponsesEvent]:
     events = []
     for event in exchange.sse.events:
