@@ -74,6 +74,7 @@ EXPECTED_FINDINGS: dict[str, set[str]] = {
                             SDK_RESPONSES_RAISES},
     "no-response-completed": {"responses.stream.lifecycle", "responses.tools.flattened_accepted", SDK_RESPONSES_RAISES},
     "arguments-done-mismatch": {"responses.stream.deltas_match_done", "client.openai_python.responses_matches_stream"},
+    "arguments-done-missing": {"responses.stream.function_call_arguments_done"},
     "duplicate-output-index": {"responses.stream.indexes_consistent", "responses.stream.items_opened_before_parts",
                                SDK_RESPONSES_RAISES},
     "sequence-not-increasing": {"responses.stream.sequence_increasing"},

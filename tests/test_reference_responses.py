@@ -443,6 +443,15 @@ def _(client: httpx.Client) -> None:
     assert create(client, TOOL_REQUEST, "arguments-done-mismatch")["output"][0]["arguments"] == streamed
 
 
+@effect("arguments-done-missing")
+def _(client: httpx.Client) -> None:
+    clean = stream(client, TOOL_REQUEST)
+    events = stream(client, TOOL_REQUEST, "arguments-done-missing")
+    assert types(events) == [kind for kind in types(clean) if kind != "response.function_call_arguments.done"]
+    (done,) = of_type(events, "response.output_item.done")
+    assert done["item"]["arguments"] == of_type(clean, "response.output_item.done")[0]["item"]["arguments"]
+
+
 @effect("duplicate-output-index")
 def _(client: httpx.Client) -> None:
     def indexes(events: list[tuple[str, dict[str, Any]]]) -> list[int]:

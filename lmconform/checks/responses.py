@@ -368,6 +368,25 @@ def deltas_match_done(observed: Observed) -> Iterator[Failure]:
                               f"{item.get('arguments')!r}"[:200], str(event.source))
 
 
+@check("responses.stream.function_call_arguments_done", level=Level.SHOULD, applies=responses_streamed,
+       ref=OPENAI_RESPONSES_STREAMING,
+       title="each streamed function call sends `response.function_call_arguments.done` before its item is done")
+def function_call_arguments_done(observed: Observed) -> Iterator[Failure]:
+    # SHOULD: OpenAI always sends it, and clients that run a tool as soon as its arguments are final wait for it;
+    # the openai SDKs can fall back on `response.output_item.done`.
+    finished_arguments = set()
+    for event in _events(observed):
+        if event.type == "response.function_call_arguments.done":
+            finished_arguments.add(event.get("item_id"))
+        elif event.type == "response.output_item.done":
+            item = event.get("item")
+            if isinstance(item, dict) and item.get("type") == "function_call" \
+                    and item.get("id") not in finished_arguments:
+                yield Failure(f"response.function_call_arguments.done for item {item.get('id')!r} first",
+                              "response.output_item.done without it", str(event.source))
+                return
+
+
 @check("responses.stream.sequence_increasing", level=Level.MUST, applies=responses_streamed,
        ref=OPENAI_RESPONSES_STREAMING, title="`sequence_number`, where present, strictly increases")
 def sequence_increasing(observed: Observed) -> Iterator[Failure]:

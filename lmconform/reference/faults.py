@@ -132,6 +132,9 @@ _CATALOGUE = (
           "`response.function_call_arguments.done` and the finished item carry one more key than the concatenated "
           "deltas (stream only)",
           "servers that re-serialise the parsed arguments at the end"),
+    Fault("arguments-done-missing", "responses",
+          "function calls stream their argument deltas but no `response.function_call_arguments.done` (stream only)",
+          "llama.cpp's llama-server"),
     Fault("duplicate-output-index", "responses",
           "the second output item reuses `output_index` 0; with a single item nothing changes (stream only)",
           "servers that number content, not items (openai-python rejects it)"),

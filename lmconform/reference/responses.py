@@ -9,8 +9,9 @@ a server's memory of earlier turns observable, and its word count of the whole c
 Each fault is applied in exactly one place below: nested-tools-accepted and chain-ignored in `create_response`,
 flattened-tools-rejected in `_tool`, function-call-output-rejected in `_input_item`, the unknown-previous faults
 and fork-shares-state in `_chain`, previous-id-echo-wrong and call-id-missing in `_response_object`,
-arguments-done-mismatch in `_finished`, duplicate-output-index, events-out-of-order and no-response-completed in
-`_events`, the sequence number faults in `_sequenced`, and event-field-mismatch in `_frame`.
+arguments-done-mismatch in `_finished`, arguments-done-missing in `_content_events`, duplicate-output-index,
+events-out-of-order and no-response-completed in `_events`, the sequence number faults in `_sequenced`, and
+event-field-mismatch in `_frame`.
 """
 
 from __future__ import annotations
@@ -376,7 +377,7 @@ def _events(response: dict[str, Any], faults: frozenset[str]) -> list[dict[str, 
         index = 0 if "duplicate-output-index" in faults and position == 1 else position
         events.append({"type": "response.output_item.added", "output_index": index, "item": _opened(item)})
         done = _finished(item, faults)
-        events += _content_events(item, done, index)
+        events += _content_events(item, done, index, faults)
         events.append({"type": "response.output_item.done", "output_index": index, "item": done})
         finished.append(done)
     if "events-out-of-order" in faults:
@@ -400,15 +401,18 @@ def _finished(item: dict[str, Any], faults: frozenset[str]) -> dict[str, Any]:
     return item
 
 
-def _content_events(item: dict[str, Any], done: dict[str, Any], index: int) -> list[dict[str, Any]]:
+def _content_events(item: dict[str, Any], done: dict[str, Any], index: int,
+                    faults: frozenset[str]) -> list[dict[str, Any]]:
     """The events between an item's added and done: deltas of `item`, then the finished `done`."""
     where: dict[str, Any] = {"item_id": item["id"], "output_index": index}
     if item["type"] == "function_call":
         streamed = item["arguments"]
         pieces = (streamed[start:start + FRAGMENT_CHARS] for start in range(0, len(streamed), FRAGMENT_CHARS))
-        return [*({"type": "response.function_call_arguments.delta", **where, "delta": piece} for piece in pieces),
-                {"type": "response.function_call_arguments.done", **where, "arguments": done["arguments"],
-                 "name": done["name"]}]
+        deltas = [{"type": "response.function_call_arguments.delta", **where, "delta": piece} for piece in pieces]
+        if "arguments-done-missing" in faults:
+            return deltas
+        return [*deltas, {"type": "response.function_call_arguments.done", **where, "arguments": done["arguments"],
+                          "name": done["name"]}]
     where["content_index"] = 0
     part = done["content"][0]
     # Word by word with its spaces, so the pieces concatenate back to the text exactly.
