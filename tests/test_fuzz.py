@@ -4,6 +4,7 @@ import pytest
 
 from lmconform.fuzz.chains import describe, fuzz_chains
 from lmconform.reference import ReferenceServer
+from lmconform.runner import run_suite
 from lmconform.target import DEFAULT_FUZZ_EXAMPLES, Target
 from lmconform.wire.capture import send
 
@@ -33,3 +34,12 @@ def test_a_chaining_defect_is_found_and_shrunk_to_a_replayable_sequence(server, 
     assert "/v1/responses" in report and "Replay:" in report
     # Shrunk: a defect that needs one chained request is replayed with a handful of requests, not dozens.
     assert len(finding.curls) <= 6, report
+
+
+def test_generated_requests_carry_the_runs_output_cap_and_temperature(server):
+    # Against a real model every generated request must be as bounded as the case's own.
+    target = Target(base_url=server.base_url + "/faults/chain-ignored", max_tokens=24, temperature=0)
+    run = run_suite(target, apis=("responses",), include=("responses.fuzz.chain_invariants",))
+    (verdict,) = [v for v in run.verdicts if v.case_id == "responses/fuzz-chains"]
+    replayed = [line for line in verdict.evidence.splitlines() if line.strip().startswith("curl ")]
+    assert replayed and all('"max_output_tokens": 24' in curl and '"temperature": 0' in curl for curl in replayed)

@@ -426,7 +426,9 @@ def chain_invariants(observed: Observed) -> Iterator[Failure]:
     if observed.target.fuzz_examples <= 0:
         raise NotApplicable("fuzzing is off (--fuzz-examples 0)")
     observed.require_success()
-    base = {k: v for k, v in observed.request_body.items() if k in ("model", "stream")}
+    # The run's model, output cap and temperature go into every generated request, as into the case's own.
+    base = {k: v for k, v in observed.request_body.items()
+            if k in ("model", "stream", "max_output_tokens", "temperature")}
 
     def send(body: dict) -> Exchange:
         return observed.send("POST", observed.case.path, {**base, **body})
