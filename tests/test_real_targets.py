@@ -133,8 +133,7 @@ def test_llama_cpp_python_repeats_id_and_name_in_every_chunk_which_corrupts_void
 
 
 def test_llama_cpp_python_answers_an_invalid_request_with_a_server_error(llama_cpp_python_run):
-    # Its request validation errors are all answered 500 (`messages: "bad"` too, when its connection survives:
-    # see the `varies` entry in llama-cpp-python.toml).
+    # Its request validation errors are all answered 500 (`messages: "bad"` too).
     run = llama_cpp_python_run.run
     found = verdict(run, "chat/invalid-tool-choice-string", "errors.status.client_error_for_invalid_request")
     assert found.outcome is Outcome.FAILED and "HTTP 500" in found.message
@@ -159,6 +158,19 @@ def test_llama_server_streams_responses_without_sequence_number_or_output_index(
     assert sdk.outcome is Outcome.FAILED and "TypeError" in sdk.message
 
 
+def test_llama_server_calls_a_required_tool_but_streams_it_without_function_call_arguments_done(llama_server_run):
+    run = llama_server_run.run
+    types = [event["type"] for event in chunks(run, "responses/calculate-tool-stream")]
+    assert "response.function_call_arguments.delta" in types and "response.output_item.done" in types
+    assert "response.function_call_arguments.done" not in types
+    found = verdict(run, "responses/calculate-tool-stream", "responses.stream.function_call_arguments_done")
+    assert found.outcome is Outcome.NON_STRICT and "response.output_item.done without it" in found.message
+    # On chat completions the same template gives a well-formed call: index 0, id and name once, JSON arguments.
+    for check in ("chat.tool_choice.required_calls_a_tool", "chat.stream.tool_call.index_zero",
+                  "chat.stream.tool_call.id_once", "generation.tool_call.arguments_json_object"):
+        assert verdict(run, "chat/tool-choice-required", check).outcome is Outcome.OK, check
+
+
 def test_llama_server_refuses_previous_response_id(llama_server_run):
     found = verdict(llama_server_run.run, "responses/paris-population-chain", "responses.chain.previous_id_echoed")
     assert found.outcome is Outcome.FAILED
@@ -171,6 +183,19 @@ def test_litellm_appends_done_to_responses_streams_and_rewraps_upstream_errors(l
     assert events[-1].data == "[DONE]" and json.loads(events[-2].data)["type"] == "response.completed"
     error = run.observations()["responses/unknown-previous-id"].exchange.json["error"]
     assert error["code"] == "400" and error["param"] is None and "previous_response_not_found" in error["message"]
+
+
+def test_the_differential_mode_reports_litellms_rewrapping_of_responses_streams_and_errors(litellm_reference_run):
+    run = litellm_reference_run.run
+    framing = verdict(run, "responses/text-stream", "proxy.diff.framing_preserved")
+    assert framing.outcome is Outcome.INFO
+    assert "data: [DONE]: False (upstream)" in framing.message and "event: lines: True (upstream)" in framing.message
+    types = verdict(run, "responses/text-stream", "proxy.diff.event_types_preserved")
+    assert types.outcome is Outcome.NON_STRICT and "response.completed → data: [DONE]" in types.message
+    error = verdict(run, "responses/unknown-previous-id", "proxy.diff.error_body_preserved")
+    assert error.outcome is Outcome.NON_STRICT
+    assert '"code": "previous_response_not_found", "param": "previous_response_id"' in error.message
+    assert '"code": "400", "param": null' in error.message
 
 
 def test_differences_are_found_both_ways():

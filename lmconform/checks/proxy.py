@@ -85,7 +85,8 @@ def _event_types(exchange: Exchange) -> list[str]:
     """Responses event types with runs collapsed: how many deltas a proxy regroups into is its own business."""
     collapsed: list[str] = []
     for event in read_events(exchange):
-        kind = str(event.type)
+        # An event without a JSON type (`data: [DONE]`) is named by its data.
+        kind = event.type or f"data: {event.event.data[:40]}"
         if not collapsed or collapsed[-1] != kind:
             collapsed.append(kind)
     return collapsed

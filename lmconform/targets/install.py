@@ -174,17 +174,21 @@ class Chroot:
         command = ["chroot", str(self.root), "dpkg-query", "-W", "-f", "${Version}", "llama.cpp-tools"]
         return subprocess.run(command, capture_output=True, text=True, check=True).stdout.strip()
 
-    def place_model(self, model_path: Path) -> str:
-        """The model as the chroot sees it: a hard link (same file system) or else a copy under /models."""
-        inside = self.root / "models" / model_path.name
-        if not inside.is_file() or inside.stat().st_size != model_path.stat().st_size:
+    def place(self, path: Path) -> str:
+        """A file (the model, a chat template) as the chroot sees it: a hard link (same file system) or else a
+        copy under /models, made again when the original is newer or another size."""
+        inside = self.root / "models" / path.name
+        source = path.stat()
+        current = inside.is_file() and (inside.samefile(path) or (
+            inside.stat().st_size == source.st_size and inside.stat().st_mtime >= source.st_mtime))
+        if not current:
             inside.parent.mkdir(exist_ok=True)
             inside.unlink(missing_ok=True)
             try:
-                os.link(model_path, inside)
+                os.link(path, inside)
             except OSError:
-                shutil.copyfile(model_path, inside)
-        return f"/models/{model_path.name}"
+                shutil.copyfile(path, inside)
+        return f"/models/{path.name}"
 
 
 PRIVATE_MOUNTS = ["unshare", "--mount", "--propagation", "private"]

@@ -12,7 +12,7 @@ import os
 import secrets
 import subprocess
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -31,6 +31,7 @@ from lmconform.targets.process import LOOPBACK, RunningTarget, free_port, start
 # Both llama.cpp servers serve the model under this id rather than its file path, which depends on the cache folder.
 MODEL_ID = "gemma-3-270m-q4_k_m"
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
+GEMMA_TOOL_CALLS_TEMPLATE = Path(__file__).resolve().parent / "templates" / "gemma-tool-calls.jinja"
 
 
 def _version(venv: Venv, distribution: str) -> str:
@@ -63,13 +64,16 @@ def llama_cpp_python(cache: Path | None = None) -> Iterator[RunningTarget]:
 
 @contextmanager
 def llama_server(cache: Path | None = None) -> Iterator[RunningTarget]:
-    """llama.cpp's own C++ `llama-server` from Debian sid, run in a chroot, with Gemma 3 270M on one thread."""
+    """llama.cpp's own C++ `llama-server` from Debian sid, run in a chroot, with Gemma 3 270M on one thread and
+    a chat template that lets it call tools (the GGUF has none, and llama.cpp's fallback, chatml, has no tools)."""
     cache = cache or default_cache_dir()
     chroot = sid_chroot(cache).ensure()
-    model_inside = chroot.place_model(model(cache))
+    model_inside = chroot.place(model(cache))
+    template_inside = chroot.place(GEMMA_TOOL_CALLS_TEMPLATE)
     port = free_port()
     command = in_chroot(chroot.root, ["llama-server", "-m", model_inside, "--alias", MODEL_ID, "--host", LOOPBACK,
-                                      "--port", str(port), "--jinja", "--no-ui", "-c", "4096", "-t", "1"])
+                                      "--port", str(port), "--jinja", "--chat-template-file", template_inside,
+                                      "--no-ui", "-c", "4096", "-t", "1"])
     with _serving(start(command, port=port, label="llama-server", model=MODEL_ID,
                         log_path=cache / "logs" / "llama-server.log",
                         server_version=chroot.llama_cpp_version())) as running:
@@ -78,14 +82,17 @@ def llama_server(cache: Path | None = None) -> Iterator[RunningTarget]:
 
 @contextmanager
 def litellm_proxy(upstream_base_url: str, upstream_model: str, cache: Path | None = None,
-                  label: str = "litellm") -> Iterator[RunningTarget]:
+                  label: str = "litellm", routes: Mapping[str, str] | None = None) -> Iterator[RunningTarget]:
     """The LiteLLM proxy, offline, forwarding one model to an OpenAI-compatible upstream (`openai/` provider).
 
     It serves the model under the upstream's id and refuses to start without a master key, which is generated
-    here and is the API key to send."""
-    host = urlsplit(upstream_base_url).hostname
-    if host not in LOOPBACK_HOSTS:
-        raise ValueError(f"the upstream must be on this machine's loopback, not {host!r}")
+    here and is the API key to send. `routes` adds more model names, each forwarded as `upstream_model` to a
+    base URL of its own (such as a reference server fault's `/faults/NAME`): one proxy for many upstreams."""
+    served = {upstream_model: upstream_base_url, **(routes or {})}
+    for base_url in served.values():
+        host = urlsplit(base_url).hostname
+        if host not in LOOPBACK_HOSTS:
+            raise ValueError(f"the upstream must be on this machine's loopback, not {host!r}")
     cache = cache or default_cache_dir()
     venv = litellm_venv(cache).ensure()
     master_key = f"sk-lmconform-{secrets.token_hex(16)}"
@@ -93,10 +100,9 @@ def litellm_proxy(upstream_base_url: str, upstream_model: str, cache: Path | Non
     config = {
         "general_settings": {"master_key": master_key},
         "model_list": [{
-            "model_name": upstream_model,
-            "litellm_params": {"model": f"openai/{upstream_model}", "api_base": f"{upstream_base_url}/v1",
-                               "api_key": "x"},
-        }],
+            "model_name": name,
+            "litellm_params": {"model": f"openai/{upstream_model}", "api_base": f"{base_url}/v1", "api_key": "x"},
+        } for name, base_url in served.items()],
     }
     env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}  # offline: the price list it ships, not a download
     port = free_port()
