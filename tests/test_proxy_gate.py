@@ -1,0 +1,107 @@
+"""The proxy gate, as a proxy project's CI runs it: the reference server as the upstream, clean and then with one
+fault at a time, LiteLLM in the middle, lmconform in front. Which upstream defects the proxy repairs, which it
+passes through and which it turns into others must be exactly fixtures/gates/litellm.toml.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from lmconform.expectations import ExpectationError
+from lmconform.reference import ReferenceServer
+from lmconform.reference.faults import FAULTS
+from lmconform.target import Target
+from lmconform.targets import litellm_proxy
+from lmconform.targets.gate import (
+    GateRow,
+    gate_differences,
+    gate_row,
+    gate_table,
+    load_gate_file,
+    run_gate,
+)
+
+GATE_FILE = Path(__file__).resolve().parent.parent / "fixtures" / "gates" / "litellm.toml"
+UPSTREAM_MODEL = "lmconform-reference"
+
+
+@pytest.fixture(scope="module")
+def gate(server: ReferenceServer):
+    spec = load_gate_file(GATE_FILE)
+    faults = [row.fault for row in spec.rows]
+    # One proxy for every fault: a model name per fault, each routed to that fault's prefix of the one server.
+    routes = {f"{UPSTREAM_MODEL}+{fault}": f"{server.base_url}/faults/{fault}" for fault in faults}
+    with litellm_proxy(server.base_url, UPSTREAM_MODEL, routes=routes, label="litellm-gate") as proxy:
+        # Generated chains are left out: each one is a few dozen requests through the proxy per fault, and the
+        # chain defects they find are shown by the chain cases already.
+        def straight(fault: str | None) -> Target:
+            return Target(server.base_url + (f"/faults/{fault}" if fault else ""), model=UPSTREAM_MODEL,
+                          fuzz_examples=0)
+
+        def proxied(fault: str | None) -> Target:
+            return Target(proxy.base_url, api_key=proxy.api_key, fuzz_examples=0,
+                          model=f"{UPSTREAM_MODEL}+{fault}" if fault else UPSTREAM_MODEL)
+
+        return spec, {row.fault: row for row in run_gate(faults, straight, proxied)}
+
+
+def test_what_litellm_does_with_each_upstream_defect_is_exactly_the_expected(gate):
+    spec, found = gate
+    print(gate_table(found.values()))
+    differences = gate_differences(list(found.values()), spec.rows)
+    assert not differences, f"{spec.path.name}:\n" + "\n".join(differences) + "\n\n" + gate_table(found.values())
+
+
+def test_litellm_repairs_a_missing_index_object_arguments_and_a_missing_done(gate):
+    _, found = gate
+    assert "chat.stream.tool_call.index_present" in found["tool-index-missing"].repaired
+    assert "client.openai_python.stream_helper" in found["tool-index-missing"].repaired
+    assert "generation.tool_call.arguments_are_strings" in found["arguments-object"].repaired
+    assert found["no-done"].repaired == {"sse.framing.ends_with_done"} and not found["no-done"].passed_through
+
+
+def test_litellm_passes_index_one_repeated_id_and_name_and_cumulative_arguments_through(gate):
+    _, found = gate
+    assert {"chat.stream.tool_call.index_zero", "client.void.tool_call_parsed"} <= found["tool-index-one"].passed_through
+    assert {"chat.stream.tool_call.id_once", "generation.tool_call.name_once"} <= found["id-name-repeated"].passed_through
+    assert "generation.tool_call.arguments_not_cumulative" in found["arguments-cumulative"].passed_through
+    assert not (found["tool-index-one"].repaired or found["id-name-repeated"].repaired
+                or found["arguments-cumulative"].repaired)
+
+
+def test_the_gate_covers_every_fault_of_the_catalogue_but_the_two_that_only_test_a_clients_limits():
+    # A stream that stalls for ten minutes or pads a gigabyte tests the client's timeout and cap, not the proxy.
+    assert [row.fault for row in load_gate_file(GATE_FILE).rows] == [
+        fault for fault in FAULTS if fault not in ("stall", "body-too-large")]
+
+
+def test_a_row_sorts_each_check_by_where_it_fails():
+    row = gate_row("f", straight=frozenset({"a", "b", "e"}), proxied=frozenset({"b", "c", "d", "e"}),
+                   proxied_clean=frozenset({"d", "e"}))
+    assert (row.repaired, row.passed_through, row.introduced, row.proxy_fails_anyway) == ({"a"}, {"b"}, {"c"}, {"e"})
+
+
+def test_differences_name_the_fault_and_the_checks_both_ways():
+    nothing = frozenset()
+    expected = [GateRow("no-done", frozenset({"sse.framing.ends_with_done"}), nothing, nothing, nothing)]
+    found = [GateRow("no-done", nothing, frozenset({"sse.framing.ends_with_done"}), nothing, nothing),
+             GateRow("role-missing", nothing, nothing, nothing, nothing)]
+    assert gate_differences(found, expected) == [
+        "no-done: repaired; not sse.framing.ends_with_done",
+        "no-done: passed through also sse.framing.ends_with_done",
+        "role-missing: not in the expected rows",
+    ]
+
+
+@pytest.mark.parametrize("text, message", [
+    ('[[fault]]\nname = "no-such-fault"\n', "no fault is called 'no-such-fault'"),
+    ('[[fault]]\nname = "no-done"\nrepaired = ["sse.framing.no_such_check"]\n', "no check is called"),
+    ('[[fault]]\nname = "no-done"\nfixed = []\n', "has fixed"),
+])
+def test_a_gate_file_with_a_typo_is_refused(tmp_path, text, message):
+    path = tmp_path / "gate.toml"
+    path.write_text(text)
+    with pytest.raises(ExpectationError, match=message):
+        load_gate_file(path)
