@@ -49,19 +49,20 @@ matrix: $(STAMP)
 	done
 	$(BIN)/lmconform matrix $(REPORTS)/matrix-*.json -o $(REPORTS)/matrix.html --markdown $(REPORTS)/matrix.md
 
-# tests/test_real_targets.py runs the suite against real servers, each installed apart from .venv under
-# .cache/targets: llama-cpp-python with Gemma 3 270M (built from source the first time, about 5 minutes on 2 cores;
-# pip's wheel cache makes later installs take seconds), llama.cpp's llama-server in a Debian sid chroot (root
-# needed, as in CI), and the LiteLLM proxy. Each step is skipped once done.
+# The project's tests include real servers (tests/test_real_targets.py, tests/test_proxy_gate.py), each installed
+# apart from .venv in the user's cache (~/.cache/lmconform/targets, or LMCONFORM_TARGETS_CACHE): llama-cpp-python
+# with Gemma 3 270M (built from source the first time, about 5 minutes on 2 cores; pip's wheel cache makes later
+# installs take seconds), llama.cpp's llama-server in a Debian sid chroot (root needed, as in CI), and the LiteLLM
+# proxy. Each step is skipped once done.
 targets: $(STAMP)
 	$(BIN)/python -m lmconform.targets install
 
-# The real servers are not yet part of `make test`: their expected verdicts are still being made repeatable.
-test: $(STAMP) $(CHROMIUM)
-	$(BIN)/python -m pytest tests -p no:cacheprovider --ignore=tests/test_real_targets.py
+test: $(STAMP) $(CHROMIUM) targets
+	$(BIN)/python -m pytest tests -p no:cacheprovider
 
+# Only the real servers, with every test's outcome listed.
 test-real: $(STAMP) targets
-	$(BIN)/python -m pytest tests/test_real_targets.py -p no:cacheprovider -rA
+	$(BIN)/python -m pytest tests/test_real_targets.py tests/test_proxy_gate.py -p no:cacheprovider -rA
 
 bench: $(STAMP)
 	$(BIN)/python -m bench

@@ -222,7 +222,7 @@ def case_shape(case: dict) -> dict:
 @pytest.mark.parametrize("client", list(clients.RECORDERS))
 def test_the_committed_recordings_match_what_the_client_sends(client, tmp_path):
     try:
-        clients.RECORDERS[client]()  # installs the pinned client into .cache/recorders/ when missing
+        clients.RECORDERS[client]()  # installs the pinned client into the user's cache when missing
     except clients.InstallError as error:
         pytest.fail(f"cannot re-record {client}: {error}", pytrace=False)
     with RecordingServer(tmp_path, report=[].append) as server:

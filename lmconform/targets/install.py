@@ -30,15 +30,17 @@ class InstallError(RuntimeError):
     pass
 
 
+def user_cache_dir() -> Path:
+    """lmconform's folder in the user's cache: shared by every checkout on the machine, so a fresh clone does not
+    install the servers and clients again."""
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "lmconform"
+
+
 def default_cache_dir() -> Path:
-    """`LMCONFORM_TARGETS_CACHE`, else `.cache/targets` in the checkout lmconform runs from (gitignored), else the
-    user's cache folder for an installed lmconform."""
+    """`LMCONFORM_TARGETS_CACHE`, else `targets` in the user's cache folder for lmconform."""
     if os.environ.get("LMCONFORM_TARGETS_CACHE"):
         return Path(os.environ["LMCONFORM_TARGETS_CACHE"]).resolve()
-    checkout = Path(__file__).resolve().parents[2]
-    if (checkout / "pyproject.toml").is_file():
-        return checkout / ".cache" / "targets"
-    return Path.home() / ".cache" / "lmconform" / "targets"
+    return user_cache_dir() / "targets"
 
 
 def _run(command: list[str], log: Path, what: str, **options) -> None:
@@ -83,7 +85,11 @@ class Venv:
         return self.root / ".lmconform-installed"
 
     def installed(self) -> bool:
-        return self._stamp.is_file() and self._stamp.read_text() == "\n".join(self.requirements)
+        # The stamp names the folder too: a virtualenv that was moved has scripts pointing at the old one.
+        return self._stamp.is_file() and self._stamp.read_text() == self._stamp_text()
+
+    def _stamp_text(self) -> str:
+        return "\n".join([str(self.root), *self.requirements])
 
     def ensure(self) -> Venv:
         if self.installed():
@@ -97,7 +103,7 @@ class Venv:
         _run([str(self.python), "-m", "pip", "install", "--quiet", "--upgrade", "pip"], log, "pip upgrade")
         _run([str(self.python), "-m", "pip", "install", "--quiet", *self.requirements], log,
              f"pip install {' '.join(self.requirements)}")
-        self._stamp.write_text("\n".join(self.requirements))
+        self._stamp.write_text(self._stamp_text())
         _say(f"installed {self.root.parent.name} in {time.monotonic() - started:.0f} s")
         return self
 

@@ -1,4 +1,5 @@
-"""The recorder scripts, the pinned clients they drive, and their installs under .cache/recorders/ (gitignored).
+"""The recorder scripts, the pinned clients they drive, and their installs in lmconform's folder of the user's
+cache (`recorders`; see lmconform.targets.install.user_cache_dir).
 
     python tools/recorders/clients.py install           # install what is missing; quick when nothing is
     python tools/recorders/clients.py run BASE_URL      # every recorder against a running `lmconform record`
@@ -17,8 +18,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+from lmconform.targets.install import user_cache_dir
+
 HERE = Path(__file__).resolve().parent
-CACHE = HERE.parent.parent / ".cache" / "recorders"
+CACHE = user_cache_dir() / "recorders"
 # The newest release whose engines accept Node.js 20; 7.x needs Node.js 22.
 NODE_PACKAGE, NODE_VERSION = "openai", "6.49.0"
 AGENTS_PACKAGE, AGENTS_VERSION = "openai-agents", "0.24.0"
