@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import functools
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from lmconform.checks.observed import Observed
@@ -137,6 +138,17 @@ class _FollowUpFailed(Exception):
         self.failure = failure
 
 
+def _follow_up_failure_is_the_finding(check_function: Callable[[Observed], Iterator[Failure]]):
+    """A chain check whose further turn was refused or broke reports that turn as its failure."""
+    @functools.wraps(check_function)
+    def checked(observed: Observed) -> Iterator[Failure]:
+        try:
+            yield from check_function(observed)
+        except _FollowUpFailed as failed:
+            yield failed.failure
+    return checked
+
+
 def _input_tokens(response: dict) -> int | None:
     usage = response.get("usage")
     tokens = usage.get("input_tokens") if isinstance(usage, dict) else None
@@ -145,13 +157,10 @@ def _input_tokens(response: dict) -> int | None:
 
 @check("responses.chain.previous_id_echoed", level=Level.MUST, applies=responses_chain, ref=OPENAI_RESPONSES_CREATE,
        title="a chained response echoes the `previous_response_id` it was given")
+@_follow_up_failure_is_the_finding
 def previous_id_echoed(observed: Observed) -> Iterator[Failure]:
     parent = _response_id(observed)
-    try:
-        chained = _answered(_turn(observed, "chained", observed.case.follow_up["input"]), "the chained turn")
-    except _FollowUpFailed as failed:
-        yield failed.failure
-        return
+    chained = _answered(_turn(observed, "chained", observed.case.follow_up["input"]), "the chained turn")
     if chained.get("previous_response_id") != parent:
         yield Failure(f"previous_response_id {parent!r}", f"{chained.get('previous_response_id')!r}",
                       json.dumps({k: chained.get(k) for k in ("id", "previous_response_id")}))
@@ -159,15 +168,12 @@ def previous_id_echoed(observed: Observed) -> Iterator[Failure]:
 
 @check("responses.chain.history_used", level=Level.MUST, applies=responses_chain, ref=LMSTUDIO_RESPONSES,
        title="a chained turn is answered with the earlier turns in context (more input tokens than alone)")
+@_follow_up_failure_is_the_finding
 def history_used(observed: Observed) -> Iterator[Failure]:
     # Proof without trusting the model: the same input costs more input tokens when the history is prepended.
     follow_up = observed.case.follow_up["input"]
-    try:
-        chained = _answered(_turn(observed, "chained", follow_up), "the chained turn")
-        alone = _answered(_turn(observed, "unchained", follow_up, chained=False), "the same turn unchained")
-    except _FollowUpFailed as failed:
-        yield failed.failure
-        return
+    chained = _answered(_turn(observed, "chained", follow_up), "the chained turn")
+    alone = _answered(_turn(observed, "unchained", follow_up, chained=False), "the same turn unchained")
     with_history, without = _input_tokens(chained), _input_tokens(alone)
     if with_history is None or without is None:
         raise Unsupported("the target reports no usage.input_tokens, so the history cannot be measured")
@@ -179,16 +185,13 @@ def history_used(observed: Observed) -> Iterator[Failure]:
 
 @check("responses.chain.recall_answered", level=Level.MUST, applies=responses_recall, ref=LMSTUDIO_RESPONSES,
        title="the reference model answers a recall question from the chained history")
+@_follow_up_failure_is_the_finding
 def recall_answered(observed: Observed) -> Iterator[Failure]:
     # Only the deterministic reference model can be held to an answer; real models are judged by history_used.
     if not observed.target.is_reference:
         raise NotApplicable("recall is checked against the reference server only")
     word = observed.case.follow_up["recall"]
-    try:
-        chained = _answered(_turn(observed, "chained", observed.case.follow_up["input"]), "the chained turn")
-    except _FollowUpFailed as failed:
-        yield failed.failure
-        return
+    chained = _answered(_turn(observed, "chained", observed.case.follow_up["input"]), "the chained turn")
     text = " ".join(part.get("text", "") for item in chained.get("output") or [] if isinstance(item, dict)
                     for part in item.get("content") or [] if isinstance(part, dict))
     if word not in text:
@@ -198,16 +201,13 @@ def recall_answered(observed: Observed) -> Iterator[Failure]:
 
 @check("responses.chain.fork_independent", level=Level.MUST, applies=responses_chain, ref=OPENAI_RESPONSES_CREATE,
        title="two children of one response do not see each other (a fork, not a shared thread)")
+@_follow_up_failure_is_the_finding
 def fork_independent(observed: Observed) -> Iterator[Failure]:
     follow_up = observed.case.follow_up["input"]
     sibling_input = "An unrelated sibling turn whose words must not reach any other child of the same parent."
-    try:
-        first = _answered(_turn(observed, "chained", follow_up), "the first child")
-        _answered(_turn(observed, "sibling", sibling_input), "a sibling child")
-        again = _answered(_turn(observed, "chained-again", follow_up), "the first child's input again")
-    except _FollowUpFailed as failed:
-        yield failed.failure
-        return
+    first = _answered(_turn(observed, "chained", follow_up), "the first child")
+    _answered(_turn(observed, "sibling", sibling_input), "a sibling child")
+    again = _answered(_turn(observed, "chained-again", follow_up), "the first child's input again")
     before, after = _input_tokens(first), _input_tokens(again)
     if before is None or after is None:
         raise Unsupported("the target reports no usage.input_tokens, so a fork cannot be measured")
@@ -219,6 +219,7 @@ def fork_independent(observed: Observed) -> Iterator[Failure]:
 
 @check("responses.chain.function_call_output_round_trip", level=Level.MUST, applies=responses_function_call_output,
        ref=OPENAI_RESPONSES_CREATE, title="a function_call_output answering the call's call_id continues the chain")
+@_follow_up_failure_is_the_finding
 def function_call_output_round_trip(observed: Observed) -> Iterator[Failure]:
     observed.require_success()
     calls = _function_calls(observed.response_object)
@@ -226,11 +227,7 @@ def function_call_output_round_trip(observed: Observed) -> Iterator[Failure]:
         raise NotApplicable("the first response has no function call with a call_id to answer")
     output = {"type": "function_call_output", "call_id": calls[0]["call_id"],
               "output": observed.case.follow_up["function_call_output"]}
-    try:
-        answer = _answered(_turn(observed, "tool-output", [output]), "the function_call_output turn")
-    except _FollowUpFailed as failed:
-        yield failed.failure
-        return
+    answer = _answered(_turn(observed, "tool-output", [output]), "the function_call_output turn")
     if answer.get("status") not in (None, "completed") or not answer.get("output"):
         yield Failure("a completed response with output", f"status {answer.get('status')!r}, "
                       f"{len(answer.get('output') or [])} output items", json.dumps(answer)[:400])
