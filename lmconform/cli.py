@@ -1,4 +1,5 @@
-"""`lmconform` command line: the reference server and its faults, fingerprints, snapshot diffs, matrices, recording.
+"""`lmconform` command line: the reference server and its faults, fingerprints, snapshot diffs, matrices, recording,
+and the proxy gate.
 
 The conformance suite itself runs under pytest (`pytest suites --endpoint URL`), so CI tooling that already
 speaks pytest (JUnit XML, HTML reports, selection) works unchanged.
@@ -14,6 +15,7 @@ from lmconform.reference.store import DEFAULT_STORE_SIZE
 from lmconform.record import register as register_record
 from lmconform.report.matrix import register as register_matrix
 from lmconform.snapshots import diff as snapshots_diff
+from lmconform.targets.gate import register as register_gate
 
 USAGE_ERROR = 2
 
@@ -67,6 +69,7 @@ def build_parser() -> argparse.ArgumentParser:
     snapshots_diff.register(commands)
     register_matrix(commands)
     register_record(commands)
+    register_gate(commands)
     return parser
 
 

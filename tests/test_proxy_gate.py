@@ -14,7 +14,9 @@ from lmconform.reference import ReferenceServer
 from lmconform.reference.faults import FAULTS
 from lmconform.target import Target
 from lmconform.targets import litellm_proxy
+from lmconform.cli import main
 from lmconform.targets.gate import (
+    GATE_FAULTS,
     GateRow,
     gate_differences,
     gate_row,
@@ -72,9 +74,42 @@ def test_litellm_passes_index_one_repeated_id_and_name_and_cumulative_arguments_
 
 
 def test_the_gate_covers_every_fault_of_the_catalogue_but_the_two_that_only_test_a_clients_limits():
-    # A stream that stalls for ten minutes or pads a gigabyte tests the client's timeout and cap, not the proxy.
-    assert [row.fault for row in load_gate_file(GATE_FILE).rows] == [
-        fault for fault in FAULTS if fault not in ("stall", "body-too-large")]
+    assert [row.fault for row in load_gate_file(GATE_FILE).rows] == list(GATE_FAULTS)
+    assert set(FAULTS) - set(GATE_FAULTS) == {"stall", "body-too-large"}
+
+
+# The command line, with the clean reference server standing in for a proxy: it repairs every defect.
+
+def gate_command(server: ReferenceServer, *options: str) -> list[str]:
+    return ["gate", "--proxy", server.base_url, "--upstream", server.base_url, "--model", UPSTREAM_MODEL,
+            "--model-template", "m+{fault}", *options]
+
+
+def test_the_gate_command_prints_and_writes_the_rows(server, tmp_path, capsys):
+    markdown = tmp_path / "gate.md"
+    status = main(gate_command(server, "--fault", "no-done", "--fault", "role-missing", "--markdown", str(markdown)))
+    assert status == 0
+    assert "| `no-done` | `sse.framing.ends_with_done` | - | - | - |" in capsys.readouterr().out
+    assert markdown.read_text().splitlines()[3].startswith("| `role-missing` | `chat.stream.role.assistant_first`")
+
+
+def test_the_gate_command_fails_on_a_difference_from_the_expected_rows(server, tmp_path, capsys):
+    expect = tmp_path / "gate.toml"
+    expect.write_text('[[fault]]\nname = "no-done"\npassed_through = ["sse.framing.ends_with_done"]\n')
+    assert main(gate_command(server, "--fault", "no-done", "--expect", str(expect))) == 1
+    assert "no-done: repaired also sse.framing.ends_with_done" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("options, status, message", [
+    (["--fault", "no-such-fault"], 2, "no fault is called no-such-fault"),
+    (["--model-template", "fixed-name"], 2, "--model-template must contain {fault}"),
+    (["--proxy", "localhost:4000"], 2, "--proxy must be an http(s) URL"),
+    (["--proxy", "http://127.0.0.1:9", "--api-key", "sk-canary-gate"], 3, "the proxy at http://127.0.0.1:9 cannot"),
+])
+def test_the_gate_command_refuses_bad_options_and_an_unreachable_proxy(server, capsys, options, status, message):
+    assert main(gate_command(server, *options)) == status
+    err = capsys.readouterr().err
+    assert message in err and "sk-canary-gate" not in err
 
 
 def test_a_row_sorts_each_check_by_where_it_fails():

@@ -17,10 +17,19 @@ The expected rows are data (fixtures/gates/<proxy>.toml), compared exactly:
     introduced = []
     proxy_fails_anyway = []
     reason = "it rebuilds every chunk and numbers the calls itself"
+
+From the command line, against any proxy that routes a model name per fault to `lmconform serve`'s
+`/faults/NAME/v1` (exit status 0: as expected, 1: the rows differ, 2: usage or file error, 3: unreachable):
+
+    lmconform serve --port 1234 &
+    lmconform gate --proxy http://127.0.0.1:4000 --api-key "$KEY" --upstream http://127.0.0.1:1234 \
+        --model reference --model-template 'reference+{fault}' --expect gate.toml --markdown gate.md
 """
 
 from __future__ import annotations
 
+import argparse
+import sys
 import tomllib
 from collections.abc import Callable, Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -30,11 +39,16 @@ from pathlib import Path
 from lmconform.checks.registry import REGISTRY, Outcome
 from lmconform.expectations import ExpectationError
 from lmconform.reference.faults import FAULTS
-from lmconform.runner import Run, run_suite
-from lmconform.target import Target
+from lmconform.report.matrix import USAGE_ERROR
+from lmconform.runner import Run, TargetUnreachable, discover, run_suite
+from lmconform.target import Target, normalize_base_url
+from lmconform.wire.redact import redact_text
 
 # The API whose cases show a fault: an http fault shows on chat streams.
 CASES_FOR_FAULT_API = {"chat": ("chat",), "responses": ("responses",), "models": ("models",), "http": ("chat",)}
+# A stream that stalls for minutes or pads a gigabyte tests a client's timeout and cap, not what a proxy forwards.
+GATE_FAULTS = tuple(fault for fault in FAULTS if fault not in ("stall", "body-too-large"))
+UNREACHABLE = 3
 KINDS = ("repaired", "passed_through", "introduced", "proxy_fails_anyway")
 FAULT_KEYS = {"name", "reason", *KINDS}
 
@@ -130,3 +144,79 @@ def gate_table(rows: Iterable[GateRow]) -> str:
         cells = [", ".join(f"`{check}`" for check in sorted(getattr(row, kind))) or "-" for kind in KINDS]
         lines.append(f"| `{row.fault}` | {' | '.join(cells)} |")
     return "\n".join(lines)
+
+
+def register(subparsers) -> argparse.ArgumentParser:
+    """Add `gate` to an argparse subparsers object; the handler is in the parser's defaults as `handler`."""
+    parser = subparsers.add_parser(
+        "gate", help="what a proxy does with each defect of its upstream: repaired, passed through, introduced",
+        description="Run the suite against the reference server with each fault, straight and through a proxy "
+                    "that routes a model name per fault to the server's /faults/NAME/v1, and sort each failing "
+                    "check.")
+    parser.add_argument("--proxy", required=True, metavar="URL", help="the proxy's base URL")
+    parser.add_argument("--api-key", metavar="KEY", help="the proxy's API key")
+    parser.add_argument("--upstream", required=True, metavar="URL",
+                        help="the reference server the proxy forwards to (`lmconform serve`)")
+    parser.add_argument("--model", required=True, metavar="NAME",
+                        help="the model name the proxy routes to the clean reference server")
+    parser.add_argument("--model-template", required=True, metavar="TEMPLATE",
+                        help="the model name the proxy routes to a fault, with {fault} for its name")
+    parser.add_argument("--fault", action="append", metavar="NAME",
+                        help="only this fault (repeatable); default: every fault but stall and body-too-large")
+    parser.add_argument("--expect", type=Path, metavar="GATE.toml", help="the expected rows; a difference exits 1")
+    parser.add_argument("--markdown", type=Path, metavar="PATH", help="also write the rows as a Markdown table")
+    parser.set_defaults(handler=run_gate_command)
+    return parser
+
+
+def run_gate_command(args: argparse.Namespace) -> int:
+    def refuse(message: str, status: int = USAGE_ERROR) -> int:
+        print(f"lmconform gate: {redact_text(message, [args.api_key] if args.api_key else [])}", file=sys.stderr)
+        return status
+
+    faults = tuple(args.fault or GATE_FAULTS)
+    unknown = [fault for fault in faults if fault not in FAULTS]
+    if unknown:
+        return refuse(f"no fault is called {', '.join(unknown)} (see `lmconform faults`)")
+    if "{fault}" not in args.model_template:
+        return refuse("--model-template must contain {fault}")
+    try:
+        expected = load_gate_file(args.expect) if args.expect else None
+    except ExpectationError as error:
+        return refuse(str(error))
+    urls = {}
+    for option, url in (("--proxy", args.proxy), ("--upstream", args.upstream)):
+        try:
+            urls[option] = normalize_base_url(url)
+        except ValueError:
+            return refuse(f"{option} must be an http(s) URL such as http://127.0.0.1:4000, not {url!r}")
+    proxy, upstream = urls["--proxy"], urls["--upstream"]
+
+    def straight(fault: str | None) -> Target:
+        return Target(upstream + (f"/faults/{fault}" if fault else ""), model=args.model, fuzz_examples=0)
+
+    def proxied(fault: str | None) -> Target:
+        return Target(proxy, api_key=args.api_key, fuzz_examples=0,
+                      model=args.model_template.format(fault=fault) if fault else args.model)
+
+    for name, target in (("the proxy", proxied(None)), ("the upstream", straight(None))):
+        try:
+            discover(target)
+        except TargetUnreachable as error:
+            return refuse(f"{name} at {target.base_url} cannot be reached: {error}", UNREACHABLE)
+    rows = run_gate(faults, straight, proxied)
+    table = gate_table(rows)
+    print(table)
+    if args.markdown:
+        try:
+            args.markdown.parent.mkdir(parents=True, exist_ok=True)
+            args.markdown.write_text(table + "\n", encoding="utf-8")
+        except OSError as error:
+            return refuse(f"{args.markdown}: cannot write: {error.strerror or error}")
+    if expected is not None:
+        differences = gate_differences(rows, [row for row in expected.rows if row.fault in faults])
+        if differences:
+            print(f"lmconform gate: {len(differences)} differences from {args.expect}:", *differences,
+                  sep="\n", file=sys.stderr)
+            return 1
+    return 0
