@@ -11,13 +11,12 @@ import argparse
 import sys
 
 from lmconform import fingerprint
-from lmconform.reference.store import DEFAULT_STORE_SIZE
+from lmconform.exit_status import USAGE_ERROR
 from lmconform.record import register as register_record
+from lmconform.reference.store import DEFAULT_STORE_SIZE
 from lmconform.report.matrix import register as register_matrix
 from lmconform.snapshots import diff as snapshots_diff
 from lmconform.targets.gate import register as register_gate
-
-USAGE_ERROR = 2
 
 
 def _serve(args: argparse.Namespace) -> int:

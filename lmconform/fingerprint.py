@@ -17,13 +17,12 @@ from collections.abc import Sequence
 from functools import cached_property
 from typing import Any
 
+from lmconform.exit_status import UNREACHABLE, USAGE_ERROR
 from lmconform.reference.chat import DEFAULT_MODEL as REFERENCE_MODEL
 from lmconform.target import Target, normalize_base_url
 from lmconform.wire.capture import send
 from lmconform.wire.exchange import LMSTUDIO_UNKNOWN_ROUTE, Exchange, route_missing
 
-USAGE_ERROR = 2
-UNREACHABLE = 3
 # A path no server serves: how a server answers it is a tell (LM Studio: 200 with an error string).
 UNKNOWN_ROUTE = "/v1/lmconform-fingerprint-probe"
 # The release of LM Studio in which each endpoint first answered (LM Studio's API changelog).

@@ -16,7 +16,14 @@ import pytest
 from lmconform.cases import CaseError, load_cases
 from lmconform.checks import Outcome, select
 from lmconform.checks.registry import unmatched_patterns
-from lmconform.target import DEFAULT_FUZZ_EXAMPLES, DEFAULT_READ_TIMEOUT_S, PROFILES, Target, normalize_base_url
+from lmconform.exit_status import UNREACHABLE, USAGE_ERROR
+from lmconform.target import (
+    DEFAULT_FUZZ_EXAMPLES,
+    DEFAULT_READ_TIMEOUT_S,
+    PROFILES,
+    Target,
+    normalize_base_url,
+)
 from lmconform.wire.exchange import DEFAULT_MAX_BODY_BYTES
 
 RUN_KEY = pytest.StashKey["Run | None"]()
@@ -25,8 +32,6 @@ EXPECT_KEY = pytest.StashKey["Expectations | None"]()
 UPSTREAM_KEY = pytest.StashKey["Target | None"]()
 FAILURE_TEXT_KEY = pytest.StashKey[str]()
 VERDICT_PROPERTY = "lmconform"
-USAGE_ERROR = 2  # INTERFACES.md exit status
-UNREACHABLE = 3
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

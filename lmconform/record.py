@@ -42,6 +42,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from lmconform.exit_status import USAGE_ERROR
 from lmconform.reference import ReferenceServer
 from lmconform.reference.store import MAX_BODY_BYTES
 from lmconform.runner import write_json_atomically
@@ -472,12 +473,12 @@ def _run(args: argparse.Namespace) -> int:
     if args.to.name in API_FOLDERS:
         print(f"lmconform record: --to names the cases folder that holds {', '.join(sorted(API_FOLDERS))}/ "
               f"(e.g. fixtures/cases), not {args.to}", file=sys.stderr)
-        return 2
+        return USAGE_ERROR
     try:
         server = RecordingServer(args.to, args.client, args.upstream, args.listen)
     except ValueError as error:
         print(f"lmconform record: {error}", file=sys.stderr)
-        return 2
+        return USAGE_ERROR
     try:
         server.start()
     except OSError as error:

@@ -5,14 +5,19 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
 from typing import Any
 
 import httpx
 import pytest
+from fault_effects import FaultEffects
 
 from lmconform.reference import FAULTS, ReferenceServer
-from lmconform.reference.store import ENTRY_SIZE, HISTORY_ITEMS, MAX_BODY_BYTES, ResponseStore
+from lmconform.reference.store import (
+    ENTRY_SIZE,
+    HISTORY_ITEMS,
+    MAX_BODY_BYTES,
+    ResponseStore,
+)
 
 WEATHER = {
     "type": "function",
@@ -329,15 +334,8 @@ def test_store_bounds_an_entry() -> None:
 
 # --- faults: each changes what it names -------------------------------------------------------------------
 
-FAULT_EFFECTS: dict[str, Callable[[httpx.Client], None]] = {}
-
-
-def effect(name: str) -> Callable[[Callable[[httpx.Client], None]], Callable[[httpx.Client], None]]:
-    def register(test: Callable[[httpx.Client], None]) -> Callable[[httpx.Client], None]:
-        FAULT_EFFECTS[name] = test
-        return test
-
-    return register
+FAULT_EFFECTS = FaultEffects()
+effect = FAULT_EFFECTS.of
 
 
 @effect("nested-tools-accepted")

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable
 from typing import Any
 
 import httpx
 import pytest
+from fault_effects import FaultEffects
 
 from lmconform.reference import FAULTS, ReferenceServer, create_app, parse_faults
 
@@ -251,15 +251,8 @@ def test_stop_while_a_stream_is_stalled() -> None:
 
 # --- faults: each changes what it names -------------------------------------------------------------------
 
-FAULT_EFFECTS: dict[str, Callable[[httpx.Client], None]] = {}
-
-
-def effect(name: str) -> Callable[[Callable[[httpx.Client], None]], Callable[[httpx.Client], None]]:
-    def register(test: Callable[[httpx.Client], None]) -> Callable[[httpx.Client], None]:
-        FAULT_EFFECTS[name] = test
-        return test
-
-    return register
+FAULT_EFFECTS = FaultEffects()
+effect = FAULT_EFFECTS.of
 
 
 @effect("tool-index-missing")

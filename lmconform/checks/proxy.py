@@ -68,13 +68,18 @@ def _framing(exchange: Exchange) -> dict[str, Any]:
     }
 
 
+def _require_both_streams(observed: Observed) -> None:
+    """Streams are compared only when the proxy and its upstream both answered one."""
+    if not (observed.succeeded and observed.upstream.status == 200):
+        raise NotApplicable("one side did not answer 200")
+
+
 @check("proxy.diff.framing_preserved", level=Level.INFO, applies=streamed, requires=UPSTREAM,
        ref=OPENAI_RESPONSES_STREAMING, title="the stream keeps the upstream's framing ([DONE], event: lines)")
 def framing_preserved(observed: Observed) -> Iterator[Failure]:
     # INFO: re-framing is allowed (LiteLLM drops event: lines and appends [DONE] on /v1/responses), but clients that
     # dispatch on event: or wait for [DONE] notice, so the difference is reported.
-    if not (observed.succeeded and observed.upstream.status == 200):
-        raise NotApplicable("one side did not answer 200")
+    _require_both_streams(observed)
     seen, sent = _framing(observed.exchange), _framing(observed.upstream)
     for key in sent:
         if seen[key] != sent[key]:
@@ -95,8 +100,7 @@ def _event_types(exchange: Exchange) -> list[str]:
 @check("proxy.diff.event_types_preserved", level=Level.SHOULD, applies=responses_streamed, requires=UPSTREAM,
        ref=OPENAI_RESPONSES_STREAMING, title="a Responses stream keeps the upstream's sequence of event types")
 def event_types_preserved(observed: Observed) -> Iterator[Failure]:
-    if not (observed.succeeded and observed.upstream.status == 200):
-        raise NotApplicable("one side did not answer 200")
+    _require_both_streams(observed)
     seen, sent = _event_types(observed.exchange), _event_types(observed.upstream)
     if seen != sent:
         yield Failure(" → ".join(sent)[:300], " → ".join(seen)[:300], observed.exchange.body_excerpt(200))

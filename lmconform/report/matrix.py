@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from itertools import groupby
 from pathlib import Path
 
-USAGE_ERROR = 2  # the exit status INTERFACES.md gives a usage or file error
+from lmconform.exit_status import USAGE_ERROR
 
 
 @dataclass(frozen=True)

@@ -37,9 +37,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lmconform.checks.registry import REGISTRY, Outcome
+from lmconform.exit_status import UNREACHABLE, USAGE_ERROR
 from lmconform.expectations import ExpectationError
 from lmconform.reference.faults import FAULTS
-from lmconform.report.matrix import USAGE_ERROR
 from lmconform.runner import Run, TargetUnreachable, discover, run_suite
 from lmconform.target import Target, normalize_base_url
 from lmconform.wire.redact import redact_text
@@ -48,7 +48,6 @@ from lmconform.wire.redact import redact_text
 CASES_FOR_FAULT_API = {"chat": ("chat",), "responses": ("responses",), "models": ("models",), "http": ("chat",)}
 # A stream that stalls for minutes or pads a gigabyte tests a client's timeout and cap, not what a proxy forwards.
 GATE_FAULTS = tuple(fault for fault in FAULTS if fault not in ("stall", "body-too-large"))
-UNREACHABLE = 3
 KINDS = ("repaired", "passed_through", "introduced", "proxy_fails_anyway")
 FAULT_KEYS = {"name", "reason", *KINDS}
 
