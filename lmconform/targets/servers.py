@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import secrets
 import subprocess
 import tempfile
@@ -18,7 +19,11 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from lmconform.targets.install import (
+    CPU_VARIANT,
+    CPU_VARIANT_FLAGS,
+    LLAMA_CPP_CMAKE_ARGS,
     Venv,
+    cpu_flags,
     default_cache_dir,
     in_chroot,
     litellm_venv,
@@ -26,7 +31,7 @@ from lmconform.targets.install import (
     model,
     sid_chroot,
 )
-from lmconform.targets.process import LOOPBACK, RunningTarget, free_port, start
+from lmconform.targets.process import LOOPBACK, RunningTarget, TargetStartError, free_port, start
 
 # Both llama.cpp servers serve the model under this id rather than its file path, which depends on the cache folder.
 MODEL_ID = "gemma-3-270m-q4_k_m"
@@ -47,37 +52,73 @@ def _serving(running: RunningTarget) -> Iterator[RunningTarget]:
         running.stop()
 
 
+def _system_info(venv: Venv) -> str:
+    """What llama.cpp says its CPU code was built with (`AVX = 1 | AVX2 = 1 | AVX512 = 0 | …`)."""
+    code = "import llama_cpp; print(llama_cpp.llama_print_system_info().decode())"
+    return subprocess.run([str(venv.python), "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+
+
 @contextmanager
 def llama_cpp_python(cache: Path | None = None) -> Iterator[RunningTarget]:
-    """llama-cpp-python's OpenAI-compatible server with Gemma 3 270M and the tool-calling chat format."""
+    """llama-cpp-python's OpenAI-compatible server with Gemma 3 270M and the tool-calling chat format, built for
+    one instruction set (LLAMA_CPP_CMAKE_ARGS) and on one thread, so that it computes the same on every machine."""
     cache = cache or default_cache_dir()
     venv = llama_cpp_python_venv(cache).ensure()
     model_path = model(cache)
     port = free_port()
     command = [str(venv.python), "-m", "llama_cpp.server", "--model", str(model_path), "--model_alias", MODEL_ID,
-               "--host", LOOPBACK, "--port", str(port), "--chat_format", "chatml-function-calling", "--n_ctx", "2048"]
+               "--host", LOOPBACK, "--port", str(port), "--chat_format", "chatml-function-calling", "--n_ctx", "2048",
+               "--n_threads", "1", "--n_threads_batch", "1"]
+    build = {"cmake_args": LLAMA_CPP_CMAKE_ARGS, "system_info": _system_info(venv), "threads": 1}
     with _serving(start(command, port=port, label="llama-cpp-python", model=MODEL_ID,
                         log_path=cache / "logs" / "llama-cpp-python.log",
-                        server_version=_version(venv, "llama_cpp_python"))) as running:
+                        server_version=_version(venv, "llama_cpp_python"), build=build)) as running:
         yield running
 
 
+def cpu_supports(variant: str) -> bool:
+    """Whether this machine can run the pinned CPU_VARIANT build; other variants are found by trying."""
+    return variant != CPU_VARIANT or CPU_VARIANT_FLAGS <= cpu_flags()
+
+
 @contextmanager
-def llama_server(cache: Path | None = None) -> Iterator[RunningTarget]:
+def llama_server(cache: Path | None = None, cpu_variant: str | None = CPU_VARIANT,
+                 label: str = "llama-server") -> Iterator[RunningTarget]:
     """llama.cpp's own C++ `llama-server` from Debian sid, run in a chroot, with Gemma 3 270M on one thread and
-    a chat template that lets it call tools (the GGUF has none, and llama.cpp's fallback, chatml, has no tools)."""
+    a chat template that lets it call tools (the GGUF has none, and llama.cpp's fallback, chatml, has no tools).
+
+    ggml's CPU code is loaded from the one `cpu_variant` given (None: the best this CPU supports, as Debian's
+    package does by itself); the variant actually loaded is read from the process's memory map."""
     cache = cache or default_cache_dir()
     chroot = sid_chroot(cache).ensure()
     model_inside = chroot.place(model(cache))
     template_inside = chroot.place(GEMMA_TOOL_CALLS_TEMPLATE)
+    binds = (chroot.only_cpu_variant(cpu_variant),) if cpu_variant else ()
     port = free_port()
     command = in_chroot(chroot.root, ["llama-server", "-m", model_inside, "--alias", MODEL_ID, "--host", LOOPBACK,
                                       "--port", str(port), "--jinja", "--chat-template-file", template_inside,
-                                      "--no-ui", "-c", "4096", "-t", "1"])
-    with _serving(start(command, port=port, label="llama-server", model=MODEL_ID,
-                        log_path=cache / "logs" / "llama-server.log",
+                                      "--no-ui", "-c", "4096", "-t", "1"], binds)
+    with _serving(start(command, port=port, label=label, model=MODEL_ID, log_path=cache / "logs" / f"{label}.log",
                         server_version=chroot.llama_cpp_version())) as running:
+        loaded = loaded_cpu_variants(running.process.pid)
+        if cpu_variant and loaded != [cpu_variant]:
+            raise TargetStartError(f"{label} was to load ggml's {cpu_variant} CPU code, but loaded {loaded or 'none'}")
+        running.build = {"cpu_variant": ", ".join(loaded), "pinned": cpu_variant is not None, "threads": 1}
         yield running
+
+
+def loaded_cpu_variants(group: int) -> list[str]:
+    """The ggml CPU variants mapped into the processes of a process group (`libggml-cpu-haswell.so` → haswell)."""
+    found = set()
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            # The fifth field after the parenthesised command is the process group.
+            if int(stat.read_text().rsplit(")", 1)[1].split()[2]) != group:
+                continue
+            found |= set(re.findall(r"libggml-cpu-([a-z0-9]+)\.so", (stat.parent / "maps").read_text()))
+        except (OSError, IndexError, ValueError):
+            continue
+    return sorted(found)
 
 
 @contextmanager
