@@ -99,8 +99,7 @@ class Run:
             verdict = evaluate(check, self.observe(case))
         known = self.expectations.for_pair(case.id, check.id) if self.expectations else None
         if verdict is not None and known is not None:
-            verdict = replace(verdict, expected={"outcome": known.outcome, "reason": known.reason,
-                                                 "file": self.expectations.source})
+            verdict = replace(verdict, expected=known.record(self.expectations.source))
         if verdict is not None:
             self.verdicts.append(verdict)
         return verdict

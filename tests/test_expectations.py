@@ -71,3 +71,41 @@ def test_a_bad_expectations_file_is_a_usage_error(tmp_path):
     path.write_text("[[expected]]\ncheck = 'x'\n")
     finished = suite("--expect", str(path))
     assert finished.returncode == 2 and "has no outcome, reason" in finished.stdout + finished.stderr
+
+
+MODEL_DEPENDENT = """
+[[expected]]
+check = "generation.tool_call.arguments_json_object"
+case = "chat/a"
+model_dependent = true
+outcomes = ["OK", "FAILED"]
+reason = "the model may be cut inside its arguments"
+"""
+
+
+def test_a_model_dependent_row_allows_each_outcome_of_its_set_and_no_other(tmp_path):
+    path = tmp_path / "known.toml"
+    path.write_text(MODEL_DEPENDENT)
+    row = load_expectations(path).for_pair("chat/a", "generation.tool_call.arguments_json_object")
+    assert row.model_dependent and row.allows("OK") and row.allows("FAILED") and not row.allows("ERROR")
+    assert row.shown == "OK or FAILED (model-dependent)"
+
+
+@pytest.mark.parametrize("row, complaint", [
+    ('outcomes = ["OK", "FAILED"]\noutcome = "FAILED"', "names its outcomes"),
+    ('outcomes = []', "names its outcomes"),
+    ('outcomes = ["OK", "BROKEN"]', "'BROKEN' is not one of"),
+    ('outcomes = ["OK", "FAILED", "NON-STRICT", "INFO", "UNSUPPORTED", "ERROR"]', "allows every outcome"),
+])
+def test_a_model_dependent_row_must_name_a_narrow_set(tmp_path, row, complaint):
+    path = tmp_path / "bad.toml"
+    path.write_text(f"[[expected]]\ncheck = 'x.y.z'\nmodel_dependent = true\nreason = 'r'\n{row}\n")
+    with pytest.raises(ExpectationError, match=complaint):
+        load_expectations(path)
+
+
+def test_only_a_model_dependent_row_may_allow_several_outcomes(tmp_path):
+    path = tmp_path / "bad.toml"
+    path.write_text("[[expected]]\ncheck = 'x.y.z'\noutcome = 'FAILED'\noutcomes = ['OK', 'FAILED']\nreason = 'r'\n")
+    with pytest.raises(ExpectationError, match="only a model-dependent row"):
+        load_expectations(path)

@@ -13,30 +13,26 @@
     upstream = true          # a proxy: also compare each answer with its upstream's (the proxy.diff checks)
     [[expected]]
     check = "client.void.tool_call_parsed"
-    …
-    varies = true            # optional: the verdict changes from run to run (the reason says why); not compared
+    …                        # a wire fact: one outcome; or model_dependent = true with its outcomes (expectations.py)
 
 `differences` compares a run with the file both ways: a verdict the file does not expect, an entry whose
-(case, check) came out OK, an entry that matched nothing.
+(case, check) came out otherwise (OK included), an entry that matched nothing.
 """
 
 from __future__ import annotations
 
 import tomllib
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from lmconform.checks.evaluate import Verdict
 from lmconform.checks.registry import Outcome, unmatched_patterns
-from lmconform.expectations import (
-    ExpectationError,
-    Expectations,
-    Expected,
-    load_expectations,
-)
+from lmconform.expectations import ExpectationError, Expectations, load_expectations
+from lmconform.fingerprint import fingerprint
 from lmconform.runner import SUITE_APIS, Run, run_suite
 from lmconform.target import DEFAULT_FUZZ_EXAMPLES, Target
+from lmconform.targets.process import RunningTarget
 
 RUN_KEYS = {"model", "max_tokens", "temperature", "apis", "checks", "exclude", "fuzz_examples", "upstream"}
 
@@ -55,7 +51,6 @@ class TargetFile:
     fuzz_examples: int
     upstream: bool
     expectations: Expectations
-    varying: frozenset[Expected]  # entries marked `varies = true`
 
     def target(self, base_url: str, api_key: str | None = None, server_version: str | None = None,
                label: str | None = None) -> Target:
@@ -82,25 +77,22 @@ def load_target_file(path: Path) -> TargetFile:
     typos = list(unmatched_patterns(checks + exclude))
     if typos:
         raise ExpectationError(f"{path}: [run] globs match no check: {', '.join(typos)}")
-    raw_entries = data.get("expected", [])
-    if any(not isinstance(raw.get("varies", False), bool) for raw in raw_entries):
-        raise ExpectationError(f"{path}: varies is true or false")
-    varying = frozenset(entry for entry, raw in zip(expectations.entries, raw_entries) if raw.get("varies"))
     return TargetFile(path=path, label=data["label"], start=data["start"], model=run.get("model"),
                       max_tokens=run.get("max_tokens"), temperature=run.get("temperature"), apis=apis,
                       checks=checks, exclude=exclude, fuzz_examples=run.get("fuzz_examples", DEFAULT_FUZZ_EXAMPLES),
-                      upstream=run.get("upstream", False), expectations=expectations, varying=varying)
+                      upstream=run.get("upstream", False), expectations=expectations)
 
 
-def run_target_file(spec: TargetFile, base_url: str, api_key: str | None = None, server_version: str | None = None,
-                    upstream_url: str | None = None) -> Run:
-    """The suite against a running target with the file's options; a proxy's upstream is asked the same requests."""
+def run_target_file(spec: TargetFile, running: RunningTarget, upstream_url: str | None = None) -> Run:
+    """The suite against a running target with the file's options; a proxy's upstream is asked the same requests.
+    The target's fingerprint carries how the server was built and run (its CPU code, its threads)."""
     if spec.upstream != (upstream_url is not None):
         raise ValueError(f"{spec.path}: upstream = {str(spec.upstream).lower()}, "
                          f"but {'no' if upstream_url is None else 'an'} upstream URL was given")
     upstream = spec.target(upstream_url, label=f"{spec.label} upstream") if upstream_url else None
-    return run_suite(spec.target(base_url, api_key, server_version), spec.apis, spec.checks, spec.exclude,
-                     spec.expectations, upstream)
+    target = spec.target(running.base_url, running.api_key, running.server_version, running.label)
+    target = replace(target, fingerprint={**fingerprint(target), **({"build": running.build} if running.build else {})})
+    return run_suite(target, spec.apis, spec.checks, spec.exclude, spec.expectations, upstream)
 
 
 @dataclass(frozen=True)
@@ -118,27 +110,24 @@ def _verdict_summary(verdict: Verdict) -> str:
     return " | ".join(line.strip() for line in keep[:3])
 
 
-def differences(verdicts: Iterable[Verdict], expectations: Expectations,
-                varying: frozenset[Expected] = frozenset()) -> list[Difference]:
-    """Every way the run and the file disagree; a pair named by a `varying` entry is only required to occur."""
+def differences(verdicts: Iterable[Verdict], expectations: Expectations) -> list[Difference]:
+    """Every way the run and the file disagree: a wire-fact row must come out as its one outcome, a model-dependent
+    row within its set, and every other (case, check) OK."""
     found: list[Difference] = []
     used = set()
     for verdict in verdicts:
         entry = expectations.for_pair(verdict.case_id, verdict.check.id)
         if entry is not None:
             used.add(entry)
-        if entry in varying:
-            continue
-        if verdict.outcome is Outcome.OK:
-            if entry is not None:
-                found.append(Difference("unexpected pass", verdict.case_id, verdict.check.id,
-                                        f"expected {entry.outcome}: {entry.reason}"))
-        elif entry is None:
-            found.append(Difference(f"unexpected {verdict.outcome}", verdict.case_id, verdict.check.id,
-                                    _verdict_summary(verdict)))
-        elif entry.outcome != verdict.outcome:
-            found.append(Difference(f"expected {entry.outcome}, got {verdict.outcome}", verdict.case_id,
-                                    verdict.check.id, _verdict_summary(verdict)))
+        if entry is None:
+            if verdict.outcome is not Outcome.OK:
+                found.append(Difference(f"unexpected {verdict.outcome}", verdict.case_id, verdict.check.id,
+                                        _verdict_summary(verdict)))
+        elif not entry.allows(verdict.outcome):
+            kind = "unexpected pass" if verdict.outcome is Outcome.OK else f"expected {entry.shown}, got {verdict.outcome}"
+            detail = f"expected {entry.shown}: {entry.reason}" if verdict.outcome is Outcome.OK \
+                else _verdict_summary(verdict)
+            found.append(Difference(kind, verdict.case_id, verdict.check.id, detail))
     for entry in expectations.entries:
         if entry not in used:
             found.append(Difference("stale entry", entry.case, entry.check, "matches no verdict of the run (or only "
