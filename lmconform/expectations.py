@@ -29,7 +29,7 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-from lmconform.checks.registry import Outcome
+from lmconform.vocabulary import Outcome
 
 OUTCOMES = {str(outcome) for outcome in Outcome}
 NOT_OK = OUTCOMES - {str(Outcome.OK)}

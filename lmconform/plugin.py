@@ -14,17 +14,18 @@ from pathlib import Path
 import pytest
 
 from lmconform.cases import CaseError, load_cases
-from lmconform.checks import Outcome, select
+from lmconform.checks import select
 from lmconform.checks.registry import unmatched_patterns
 from lmconform.exit_status import UNREACHABLE, USAGE_ERROR
 from lmconform.target import (
     DEFAULT_FUZZ_EXAMPLES,
+    DEFAULT_MAX_BODY_BYTES,
     DEFAULT_READ_TIMEOUT_S,
     PROFILES,
     Target,
     normalize_base_url,
 )
-from lmconform.wire.exchange import DEFAULT_MAX_BODY_BYTES
+from lmconform.vocabulary import Outcome
 
 RUN_KEY = pytest.StashKey["Run | None"]()
 TARGET_KEY = pytest.StashKey[Target]()
@@ -191,7 +192,9 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         cases = load_cases(api)
     except CaseError as error:
         _usage_error(f"bad case file: {error}")
-    available = {"upstream"} if config.stash[UPSTREAM_KEY] else set()
+    from lmconform.runner import run_requirements
+
+    available = run_requirements(config.stash[TARGET_KEY], config.stash[UPSTREAM_KEY])
     checks = select(config.getoption("checks"), config.getoption("exclude_checks"), available)
     pairs = [(case, check) for case in cases for check in checks if check.applies(case)]
     metafunc.parametrize(("case", "check"), pairs, ids=[f"{case.slug}:{check.id}" for case, check in pairs])

@@ -17,6 +17,7 @@ from lmconform.checks.observed import Observed
 from lmconform.checks.registry import Check
 from lmconform.expectations import Expectations
 from lmconform.target import Target
+from lmconform.vocabulary import Requirement
 from lmconform.wire.capture import send
 from lmconform.wire.exchange import Exchange, route_missing
 
@@ -142,7 +143,7 @@ def run_suite(target: Target, apis: tuple[str, ...] = SUITE_APIS, include=(), ex
     from lmconform.checks import select
 
     run = Run(discover(target), expectations, discover(upstream) if upstream else None)
-    checks = select(include, exclude, available_options(run))
+    checks = select(include, exclude, run_requirements(run.target, run.upstream))
     for api in apis:
         for case in load_cases(api):
             for check in checks:
@@ -151,6 +152,6 @@ def run_suite(target: Target, apis: tuple[str, ...] = SUITE_APIS, include=(), ex
     return run
 
 
-def available_options(run: Run) -> set[str]:
-    """The run options checks may require (`Check.requires`)."""
-    return {"upstream"} if run.upstream is not None else set()
+def run_requirements(target: Target, upstream: Target | None) -> frozenset[Requirement]:
+    """What a run against `target` (and `upstream`, if any) offers the checks that require something."""
+    return target.profile_requirements | ({Requirement.UPSTREAM} if upstream is not None else frozenset())

@@ -5,16 +5,23 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
-from lmconform.wire.exchange import DEFAULT_MAX_BODY_BYTES
+from lmconform.vocabulary import Requirement
 
 DEFAULT_READ_TIMEOUT_S = 30.0
+# Cut-off for a response body. A misbehaving endpoint can stream forever; past this many bytes the
+# capture stops reading, marks the exchange truncated, and the check `http.body.within_size_cap` reports it.
+DEFAULT_MAX_BODY_BYTES = 32 * 1024 * 1024
 # A stream that keeps sending a byte just before every read timeout would never stall, yet never end:
 # the whole exchange is bounded too.
 DEFAULT_DEADLINE_S = 300.0
 # Each example is a sequence of at most 8 requests: the default keeps a run against a local model to minutes.
 DEFAULT_FUZZ_EXAMPLES = 10
 PROFILES = ("lmstudio", "reference")
-PROFILES_LIKE_LMSTUDIO = frozenset(PROFILES)
+# What each profile lets checks hold the target to: the reference server answers as LM Studio does, and more.
+PROFILE_REQUIREMENTS = {
+    "lmstudio": frozenset({Requirement.LMSTUDIO_PROFILE}),
+    "reference": frozenset({Requirement.LMSTUDIO_PROFILE, Requirement.REFERENCE_PROFILE}),
+}
 
 
 @dataclass(frozen=True)
@@ -37,12 +44,9 @@ class Target:
     fingerprint: dict | None = field(default=None, compare=False)
 
     @property
-    def is_lmstudio(self) -> bool:
-        return self.profile in PROFILES_LIKE_LMSTUDIO
-
-    @property
-    def is_reference(self) -> bool:
-        return self.profile == "reference"
+    def profile_requirements(self) -> frozenset[Requirement]:
+        """The checks' requirements this target's profile meets."""
+        return PROFILE_REQUIREMENTS.get(self.profile or "", frozenset())
 
     def url(self, path: str) -> str:
         return self.base_url + path

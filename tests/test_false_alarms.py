@@ -3,7 +3,8 @@
 import json
 
 from lmconform.cases import load_cases
-from lmconform.checks import REGISTRY, Outcome
+from lmconform.checks import REGISTRY
+from lmconform.vocabulary import Outcome
 from lmconform.checks.evaluate import evaluate
 from lmconform.checks.observed import Observed
 from lmconform.target import Target

@@ -8,10 +8,11 @@ from collections import Counter
 
 import pytest
 
-from lmconform.checks import REGISTRY, Outcome
+from lmconform.checks import REGISTRY
 from lmconform.reference import FAULTS, ReferenceServer
 from lmconform.runner import run_suite
 from lmconform.target import Target
+from lmconform.vocabulary import Outcome
 
 FINDINGS = {Outcome.FAILED, Outcome.NON_STRICT, Outcome.INFO}
 VOID = {"client.void.no_error", "client.void.tool_call_parsed"}

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from lmconform.checks.evaluate import Verdict
-from lmconform.checks.registry import REGISTRY, Outcome
+from lmconform.checks.registry import REGISTRY
 from lmconform.expectations import Expectations, Expected
 from lmconform.runner import Run, discover
 from lmconform.target import Target
@@ -38,6 +38,7 @@ from lmconform.targets import (
 )
 from lmconform.targets.install import CPU_VARIANT, CPU_VARIANT_FLAGS, cpu_flags
 from lmconform.targets.process import free_port, start
+from lmconform.vocabulary import Outcome
 
 TARGET_FILES = Path(__file__).resolve().parent.parent / "fixtures" / "targets"
 # The variant that stands in for a machine with other CPU features: AVX-512 where this CPU has it, else AVX without

@@ -2,8 +2,9 @@
 
 import pytest
 
-from lmconform.checks import REGISTRY, Level, select
+from lmconform.checks import REGISTRY, select
 from lmconform.checks.registry import ID_PATTERN, check, unmatched_patterns
+from lmconform.vocabulary import Level
 
 SURFACES = {"http", "sse", "chat", "responses", "models", "errors", "generation", "client", "proxy", "vscodelm"}
 

@@ -5,7 +5,7 @@ import itertools
 
 import pytest
 
-from lmconform.checks import Outcome
+from lmconform.vocabulary import Outcome
 from lmconform.reference import ReferenceServer
 from lmconform.reference.app import create_app
 from lmconform.runner import run_suite

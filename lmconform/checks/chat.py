@@ -14,7 +14,7 @@ from lmconform.checks.refs import (
     USAGE_CHUNK_CRASH,
     VOID_PARSER,
 )
-from lmconform.checks.registry import Failure, Level, Note, NotApplicable, check
+from lmconform.checks.registry import check
 from lmconform.checks.scope import (
     chat_answer,
     chat_streamed,
@@ -26,6 +26,7 @@ from lmconform.checks.scope import (
 )
 from lmconform.normalize.chat import ToolDelta
 from lmconform.normalize.events import MISSING
+from lmconform.vocabulary import Failure, Level, NotApplicable, Note
 
 
 def _entry_source(delta: ToolDelta) -> str:

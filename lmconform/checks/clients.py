@@ -7,10 +7,11 @@ from collections.abc import Iterator
 
 from lmconform.checks.observed import Observed
 from lmconform.checks.refs import OPENAI_PYTHON_RESPONSES_HELPER, OPENAI_PYTHON_STREAM_HELPER, VOID_PARSER
-from lmconform.checks.registry import Failure, Level, Note, NotApplicable, check
+from lmconform.checks.registry import check
 from lmconform.checks.scope import chat_streamed, responses_streamed
 from lmconform.clients.openai_python import SdkOutcome, SdkResponsesOutcome, replay_chat_stream, replay_responses_stream
 from lmconform.clients.void import VoidOutcome, void_read
+from lmconform.vocabulary import Failure, Level, NotApplicable, Note
 
 
 LENGTH_LIMIT = "LengthFinishReasonError"
@@ -26,7 +27,7 @@ def _sdk(observed: Observed) -> SdkOutcome:
     return replay_chat_stream(observed.request_body, observed.exchange)
 
 
-@check("client.void.no_error", level=Level.MUST, applies=chat_streamed, ref=VOID_PARSER,
+@check("client.void.no_error", level=Level.MUST, kind="client", applies=chat_streamed, ref=VOID_PARSER,
        title="Void shows the answer, not an error")
 def void_no_error(observed: Observed) -> Iterator[Failure]:
     outcome = _void(observed)
@@ -34,7 +35,7 @@ def void_no_error(observed: Observed) -> Iterator[Failure]:
         yield Failure("no error in Void", repr(outcome.error), observed.exchange.body_excerpt(300))
 
 
-@check("client.void.tool_call_parsed", level=Level.MUST, applies=chat_streamed, ref=VOID_PARSER,
+@check("client.void.tool_call_parsed", level=Level.MUST, kind="client", applies=chat_streamed, ref=VOID_PARSER,
        title="Void reads the first tool call with the name and arguments that were sent")
 def void_tool_call_parsed(observed: Observed) -> Iterator[Failure]:
     meant = observed.require_tool_calls()[0]
@@ -50,7 +51,7 @@ def void_tool_call_parsed(observed: Observed) -> Iterator[Failure]:
                       str(meant.started.source))
 
 
-@check("client.openai_python.stream_helper", level=Level.MUST, applies=chat_streamed, ref=OPENAI_PYTHON_STREAM_HELPER,
+@check("client.openai_python.stream_helper", level=Level.MUST, kind="client", applies=chat_streamed, ref=OPENAI_PYTHON_STREAM_HELPER,
        title="the openai SDK's `chat.completions.stream()` reads the stream without raising")
 def sdk_stream_helper(observed: Observed) -> Iterator[Failure | Note]:
     outcome = _sdk(observed)
@@ -62,7 +63,7 @@ def sdk_stream_helper(observed: Observed) -> Iterator[Failure | Note]:
                       observed.exchange.body_excerpt(300))
 
 
-@check("client.openai_python.matches_stream", level=Level.MUST, applies=chat_streamed, ref=OPENAI_PYTHON_STREAM_HELPER,
+@check("client.openai_python.matches_stream", level=Level.MUST, kind="client", applies=chat_streamed, ref=OPENAI_PYTHON_STREAM_HELPER,
        title="the openai SDK's accumulated text and tool calls equal what the stream sent")
 def sdk_matches_stream(observed: Observed) -> Iterator[Failure]:
     outcome = _sdk(observed)
@@ -91,7 +92,7 @@ def _sdk_responses(observed: Observed) -> SdkResponsesOutcome:
     return replay_responses_stream(observed.request_body, observed.exchange)
 
 
-@check("client.openai_python.responses_stream", level=Level.MUST, applies=responses_streamed,
+@check("client.openai_python.responses_stream", level=Level.MUST, kind="client", applies=responses_streamed,
        ref=OPENAI_PYTHON_RESPONSES_HELPER, title="the openai SDK's `responses.stream()` reads the stream without raising")
 def sdk_responses_stream(observed: Observed) -> Iterator[Failure]:
     outcome = _sdk_responses(observed)
@@ -100,7 +101,7 @@ def sdk_responses_stream(observed: Observed) -> Iterator[Failure]:
                       observed.exchange.body_excerpt(300))
 
 
-@check("client.openai_python.responses_matches_stream", level=Level.MUST, applies=responses_streamed,
+@check("client.openai_python.responses_matches_stream", level=Level.MUST, kind="client", applies=responses_streamed,
        ref=OPENAI_PYTHON_RESPONSES_HELPER,
        title="the openai SDK's final response shows the function calls the stream sent")
 def sdk_responses_matches_stream(observed: Observed) -> Iterator[Failure]:

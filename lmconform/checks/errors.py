@@ -6,8 +6,9 @@ from collections.abc import Iterator
 
 from lmconform.checks.observed import Observed
 from lmconform.checks.refs import LMSTUDIO_TOOL_CHOICE, OPENAI_ERRORS
-from lmconform.checks.registry import Failure, Level, Note, check
+from lmconform.checks.registry import check
 from lmconform.checks.scope import invalid_request
+from lmconform.vocabulary import Failure, Level, Note
 
 
 @check("errors.status.client_error_for_invalid_request", level=Level.MUST, applies=invalid_request, ref=OPENAI_ERRORS,

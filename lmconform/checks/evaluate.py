@@ -5,8 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from lmconform.checks.observed import Observed
-from lmconform.checks.registry import FINDING_OUTCOME, Check, Failure, Note, NotApplicable, Outcome, Unsupported
+from lmconform.checks.registry import Check
 from lmconform.wire.redact import redact_text
+from lmconform.vocabulary import FINDING_OUTCOME, Failure, NotApplicable, Note, Outcome, Unsupported
 
 MAX_FAILURES_SHOWN = 5
 
@@ -77,7 +78,7 @@ def evaluate(check: Check, observed: Observed) -> Verdict | None:
     if observed.feature_missing:
         detail = f"the target has no {observed.case.feature} route (HTTP {exchange.status}: {exchange.body_excerpt(200)})"
         return Verdict(outcome=Outcome.UNSUPPORTED, detail=detail, **common)
-    if exchange.truncated and not check.id.startswith("http.body."):
+    if exchange.truncated and not check.judges_cut_bodies:
         detail = f"the body passed the {exchange.max_body_bytes} byte cap and was cut off; nothing after it was read"
         return Verdict(outcome=Outcome.ERROR, detail=detail, **common)
     try:
@@ -94,12 +95,8 @@ def evaluate(check: Check, observed: Observed) -> Verdict | None:
     return Verdict(outcome=outcome, failures=failures, notes=notes, **common)
 
 
-# Which verdict speaks for a check judged on several answers: the worst one.
-SEVERITY = [Outcome.OK, Outcome.UNSUPPORTED, Outcome.INFO, Outcome.NON_STRICT, Outcome.FAILED, Outcome.ERROR]
-
-
 def worst_of(verdicts: list[Verdict]) -> Verdict:
-    """The most severe verdict, carrying how many of the answers passed."""
-    worst = max(verdicts, key=lambda verdict: SEVERITY.index(verdict.outcome))
+    """The most severe verdict speaks for a check judged on several answers; it carries how many of them passed."""
+    worst = max(verdicts, key=lambda verdict: verdict.outcome.severity)
     passed = sum(verdict.outcome is Outcome.OK for verdict in verdicts)
     return replace(worst, repetitions=(passed, len(verdicts)))

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from lmconform.checks.observed import Observed
 from lmconform.checks.refs import LMSTUDIO_GENERATOR_ORDER, VOID_PARSER
-from lmconform.checks.registry import Failure, Level, check
+from lmconform.checks.registry import check
 from lmconform.checks.scope import generates, generates_with_tools
 from lmconform.normalize.events import (
     End,
@@ -17,6 +17,7 @@ from lmconform.normalize.events import (
     ToolCallName,
     ToolCallStarted,
 )
+from lmconform.vocabulary import Failure, Level
 
 
 @check("generation.answer.not_empty", level=Level.MUST, applies=generates, ref=VOID_PARSER,

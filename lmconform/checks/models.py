@@ -6,8 +6,9 @@ from collections.abc import Iterator
 
 from lmconform.checks.observed import Observed
 from lmconform.checks.refs import OPENAI_MODELS
-from lmconform.checks.registry import Failure, Level, check
+from lmconform.checks.registry import check
 from lmconform.checks.scope import models_list
+from lmconform.vocabulary import Failure, Level
 
 
 @check("models.list.openai_shape", level=Level.MUST, applies=models_list, ref=OPENAI_MODELS,

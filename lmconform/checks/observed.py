@@ -8,7 +8,6 @@ from functools import cached_property
 from typing import Any
 
 from lmconform.cases import Case
-from lmconform.checks.registry import NotApplicable
 from lmconform.normalize.chat import ChatStream, normalize_chat_body, normalize_chat_stream
 from lmconform.normalize.events import Generation, ToolCall
 from lmconform.normalize.responses import (
@@ -19,6 +18,7 @@ from lmconform.normalize.responses import (
 )
 from lmconform.target import Target
 from lmconform.wire.exchange import Exchange
+from lmconform.vocabulary import NotApplicable
 
 Sender = Callable[[str, str, Any], Exchange]
 

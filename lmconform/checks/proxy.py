@@ -13,20 +13,21 @@ from typing import Any
 
 from lmconform.checks.observed import Observed, generation_of
 from lmconform.checks.refs import OPENAI_CHAT_STREAMING, OPENAI_ERRORS, OPENAI_RESPONSES_STREAMING
-from lmconform.checks.registry import Failure, Level, NotApplicable, check
+from lmconform.checks.registry import check
 from lmconform.checks.scope import any_case, generates, responses_streamed, streamed
 from lmconform.normalize.events import Generation
 from lmconform.normalize.responses import read_events
 from lmconform.wire.exchange import Exchange
+from lmconform.vocabulary import Failure, Level, NotApplicable, Requirement
 
-UPSTREAM = ("upstream",)
+UPSTREAM = (Requirement.UPSTREAM,)
 
 
 def _status_class(exchange: Exchange) -> str:
     return f"{exchange.status // 100}xx" if exchange.status else f"no answer ({exchange.error_kind})"
 
 
-@check("proxy.diff.status_preserved", level=Level.MUST, applies=any_case, requires=UPSTREAM, ref=OPENAI_ERRORS,
+@check("proxy.diff.status_preserved", level=Level.MUST, applies=any_case, requires=UPSTREAM, kind="differential", ref=OPENAI_ERRORS,
        title="the proxy answers with the upstream's status class")
 def status_preserved(observed: Observed) -> Iterator[Failure]:
     proxy, upstream = observed.exchange, observed.upstream
@@ -45,7 +46,7 @@ def _client_view(generation: Generation) -> dict[str, Any]:
             "finish": end.finish_reason if end else None}
 
 
-@check("proxy.diff.generation_preserved", level=Level.MUST, applies=generates, requires=UPSTREAM,
+@check("proxy.diff.generation_preserved", level=Level.MUST, applies=generates, requires=UPSTREAM, kind="differential",
        ref=OPENAI_CHAT_STREAMING, title="text, tool calls and finish reason reach the client as the upstream sent them")
 def generation_preserved(observed: Observed) -> Iterator[Failure]:
     proxy, upstream = observed.exchange, observed.upstream
@@ -74,7 +75,7 @@ def _require_both_streams(observed: Observed) -> None:
         raise NotApplicable("one side did not answer 200")
 
 
-@check("proxy.diff.framing_preserved", level=Level.INFO, applies=streamed, requires=UPSTREAM,
+@check("proxy.diff.framing_preserved", level=Level.INFO, applies=streamed, requires=UPSTREAM, kind="differential",
        ref=OPENAI_RESPONSES_STREAMING, title="the stream keeps the upstream's framing ([DONE], event: lines)")
 def framing_preserved(observed: Observed) -> Iterator[Failure]:
     # INFO: re-framing is allowed (LiteLLM drops event: lines and appends [DONE] on /v1/responses), but clients that
@@ -97,7 +98,7 @@ def _event_types(exchange: Exchange) -> list[str]:
     return collapsed
 
 
-@check("proxy.diff.event_types_preserved", level=Level.SHOULD, applies=responses_streamed, requires=UPSTREAM,
+@check("proxy.diff.event_types_preserved", level=Level.SHOULD, applies=responses_streamed, requires=UPSTREAM, kind="differential",
        ref=OPENAI_RESPONSES_STREAMING, title="a Responses stream keeps the upstream's sequence of event types")
 def event_types_preserved(observed: Observed) -> Iterator[Failure]:
     _require_both_streams(observed)
@@ -114,7 +115,7 @@ def _error_shape(exchange: Exchange) -> dict[str, Any]:
     return {"form": "bare string" if isinstance(error, str) else f"no error field ({exchange.content_type})"}
 
 
-@check("proxy.diff.error_body_preserved", level=Level.SHOULD, applies=any_case, requires=UPSTREAM,
+@check("proxy.diff.error_body_preserved", level=Level.SHOULD, applies=any_case, requires=UPSTREAM, kind="differential",
        ref=OPENAI_ERRORS, title="an upstream error reaches the client with its type, code and param")
 def error_body_preserved(observed: Observed) -> Iterator[Failure]:
     # SHOULD: clients branch on error.code (previous_response_not_found) and show error.param; a re-wrapped error

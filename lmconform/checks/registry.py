@@ -1,7 +1,9 @@
-"""The registry of checks, and the values a check produces.
+"""The registry of checks.
 
-A check is a function over an `Observed` (one case's exchange with a target) that yields `Failure`s. Whether a
-failure fails the run depends on the check's level, which the registry holds, not on the function.
+A check is a function over an `Observed` (one case's exchanges with a target) that yields `Failure`s and `Note`s
+(lmconform.vocabulary). Whether a failure fails the run depends on the check's level, which the registry holds,
+not on the function; what the check needs to run at all (an upstream, a server profile) is an attribute too, so a
+check that cannot apply to a run is not part of it.
 """
 
 from __future__ import annotations
@@ -10,59 +12,17 @@ import fnmatch
 import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from enum import StrEnum
 from typing import TYPE_CHECKING
+
+from lmconform.vocabulary import Failure, Level, Note, Requirement
 
 if TYPE_CHECKING:
     from lmconform.cases import Case
     from lmconform.checks.observed import Observed
 
-
-class Level(StrEnum):
-    MUST = "MUST"
-    SHOULD = "SHOULD"
-    INFO = "INFO"
-
-
-class Outcome(StrEnum):
-    OK = "OK"
-    FAILED = "FAILED"  # a MUST was broken
-    NON_STRICT = "NON-STRICT"  # a SHOULD was broken
-    INFO = "INFO"  # an INFO-level check found something worth reporting
-    UNSUPPORTED = "UNSUPPORTED"  # the target lacks the feature the case exercises
-    ERROR = "ERROR"  # no verdict: refused, timed out, crashed
-
-
-# What a finding of a check at each level turns into.
-FINDING_OUTCOME = {Level.MUST: Outcome.FAILED, Level.SHOULD: Outcome.NON_STRICT, Level.INFO: Outcome.INFO}
-
-
-@dataclass(frozen=True)
-class Failure:
-    """One way the observation broke the check. `evidence` is the offending raw event or body excerpt."""
-
-    expected: str
-    actual: str
-    evidence: str = ""
-
-
-@dataclass(frozen=True)
-class Note:
-    """What the target did, where the spec leaves a choice: reported beside the verdict, never a finding."""
-
-    text: str
-
-
-class NotApplicable(Exception):
-    """Raised by a check whose subject is absent from this answer (no tool call to judge, say)."""
-
-
-class Unsupported(Exception):
-    """Raised by a check when the target does not offer the feature the case exercises."""
-
-
 CheckFunction = Callable[["Observed"], Iterable[Failure | Note]]
 ID_PATTERN = re.compile(r"^[a-z][a-z0-9_]*(\.[a-z0-9_]+){2,}$")
+KINDS = ("wire", "client", "differential")
 
 
 @dataclass(frozen=True)
@@ -73,13 +33,10 @@ class Check:
     ref: str
     applies: Callable[["Case"], bool]
     function: CheckFunction
-    requires: frozenset[str] = frozenset()  # run options the check needs, e.g. "upstream" (--upstream)
-
-    @property
-    def surface(self) -> str:
-        """The first part of the id (`client.void` counts as one surface)."""
-        head, rest = self.id.split(".", 1)
-        return f"{head}.{rest.split('.', 1)[0]}" if head == "client" else head
+    surface: str  # what part of the API it judges: `chat`, `sse`, `client.void`…, the head of its id
+    kind: str = "wire"  # "wire": the exchange as sent; "client": replayed through a client; "differential"
+    requires: frozenset[Requirement] = frozenset()  # what the run must have for the check to be part of it
+    judges_cut_bodies: bool = False  # judged on an answer cut at the body cap (other checks then have no verdict)
 
     def run(self, observed: "Observed") -> list[Failure | Note]:
         return list(self.function(observed))
@@ -88,25 +45,35 @@ class Check:
 REGISTRY: dict[str, Check] = {}
 
 
+def surface_of(check_id: str) -> str:
+    """The first part of a check id; `client.void` and the other client surfaces count as one."""
+    head, rest = check_id.split(".", 1)
+    return f"{head}.{rest.split('.', 1)[0]}" if head == "client" else head
+
+
 def check(id: str, *, level: Level, title: str, ref: str, applies: Callable[["Case"], bool],
-          requires: Iterable[str] = ()):
+          requires: Iterable[Requirement] = (), kind: str = "wire", judges_cut_bodies: bool = False):
     """Register a check function under a stable id; a second registration of the same id is an error."""
     if not ID_PATTERN.match(id):
         raise ValueError(f"check id {id!r} is not <surface>.<area>.<property> in lower case")
     if id in REGISTRY:
         raise ValueError(f"check id {id!r} is registered twice")
+    if kind not in KINDS:
+        raise ValueError(f"check {id!r}: kind is one of {', '.join(KINDS)}")
 
     def register(function: CheckFunction) -> CheckFunction:
         REGISTRY[id] = Check(id=id, level=Level(level), title=title, ref=ref, applies=applies, function=function,
-                             requires=frozenset(requires))
+                             surface=surface_of(id), kind=kind, requires=frozenset(map(Requirement, requires)),
+                             judges_cut_bodies=judges_cut_bodies)
         return function
 
     return register
 
 
-def select(include: Iterable[str] = (), exclude: Iterable[str] = (), available: Iterable[str] = ()) -> list[Check]:
-    """Checks whose id matches any `include` glob (all when none given) and no `exclude` glob, and whose required
-    run options are `available`, in id order."""
+def select(include: Iterable[str] = (), exclude: Iterable[str] = (),
+           available: Iterable[Requirement] = ()) -> list[Check]:
+    """Checks whose id matches any `include` glob (all when none given) and no `exclude` glob, and whose
+    requirements the run meets (`available`), in id order."""
     include, exclude, available = list(include), list(exclude), set(available)
     chosen = []
     for check_id in sorted(REGISTRY):

@@ -16,7 +16,7 @@ from lmconform.checks.refs import (
     OPENAI_RESPONSES_CREATE,
     OPENAI_RESPONSES_STREAMING,
 )
-from lmconform.checks.registry import Failure, Level, Note, NotApplicable, Unsupported, check
+from lmconform.checks.registry import check
 from lmconform.checks.scope import (
     responses_answer,
     responses_chain,
@@ -31,6 +31,7 @@ from lmconform.checks.scope import (
 from lmconform.fuzz.chains import describe, fuzz_chains
 from lmconform.normalize.responses import TERMINAL_EVENTS, ResponsesEvent, response_object
 from lmconform.wire.exchange import Exchange
+from lmconform.vocabulary import Failure, Level, NotApplicable, Note, Requirement, Unsupported
 
 # --- tools --------------------------------------------------------------------------------------------------------
 
@@ -93,10 +94,9 @@ def nested_rejected_or_honoured(observed: Observed) -> Iterator[Failure | Note]:
 
 
 @check("responses.tools.nested_error_is_lmstudio_zod", level=Level.MUST, applies=responses_nested_tools,
-       ref=LMSTUDIO_NESTED_TOOLS, title='LM Studio refuses nested tools with "Required" at param "tools.0.name"')
+       requires=[Requirement.LMSTUDIO_PROFILE], ref=LMSTUDIO_NESTED_TOOLS,
+       title='LM Studio refuses nested tools with "Required" at param "tools.0.name"')
 def nested_error_is_lmstudio_zod(observed: Observed) -> Iterator[Failure]:
-    if not observed.target.is_lmstudio:
-        raise NotApplicable("LM Studio's exact error is checked only with --profile lmstudio")
     exchange = observed.exchange
     error = _error_object(exchange)
     seen = (exchange.status, error.get("message"), error.get("param"), error.get("code"))
@@ -184,12 +184,11 @@ def history_used(observed: Observed) -> Iterator[Failure]:
 
 
 @check("responses.chain.recall_answered", level=Level.MUST, applies=responses_recall, ref=LMSTUDIO_RESPONSES,
+       requires=[Requirement.REFERENCE_PROFILE],
        title="the reference model answers a recall question from the chained history")
 @_follow_up_failure_is_the_finding
 def recall_answered(observed: Observed) -> Iterator[Failure]:
     # Only the deterministic reference model can be held to an answer; real models are judged by history_used.
-    if not observed.target.is_reference:
-        raise NotApplicable("recall is checked against the reference server only")
     word = observed.case.follow_up["recall"]
     chained = _answered(_turn(observed, "chained", observed.case.follow_up["input"]), "the chained turn")
     text = " ".join(part.get("text", "") for item in chained.get("output") or [] if isinstance(item, dict)

@@ -20,13 +20,14 @@ import pytest
 from pytest_html import extras
 from pytest_metadata.plugin import metadata_key
 
-from lmconform.checks import Outcome, select
+from lmconform.checks import select
 from lmconform.checks.evaluate import Verdict, evaluate
 from lmconform.checks.observed import Observed
 from lmconform.plugin import RUN_KEY, TARGET_KEY, verdict_record
 from lmconform.report.matrix import OUTCOMES, css_class, surface_rank
 from lmconform.target import Target
 from lmconform.wire.exchange import Exchange
+from lmconform.vocabulary import Outcome, outcome_css
 from lmconform.wire.redact import FILTERED, redact_headers, redact_text
 
 # A streamed answer can run to megabytes, and a self-contained report carries one copy per finding.
@@ -52,12 +53,7 @@ STYLE = """
 .lmconform-summary th[scope=row] { text-align: left; font-weight: normal; }
 .lmconform-summary td { text-align: right; min-width: 3.5em; }
 .lmconform-summary td.none { color: #b0b0b0; background: none; }
-.lmconform-summary .ok, td.col-outcome.ok { background: #e3f3e6; color: #17612b; }
-.lmconform-summary .failed, td.col-outcome.failed { background: #fbe2e2; color: #a10f0f; }
-.lmconform-summary .non-strict, td.col-outcome.non-strict { background: #fff1d6; color: #7d4a00; }
-.lmconform-summary .info, td.col-outcome.info { background: #e4edfb; color: #17448f; }
-.lmconform-summary .unsupported, td.col-outcome.unsupported { background: #ececec; color: #505050; }
-.lmconform-summary .error, td.col-outcome.error { background: #f1e2f5; color: #651a7c; }
+""" + outcome_css(".lmconform-summary ") + "\n" + outcome_css("td.col-outcome") + """
 td.col-outcome { font-weight: bold; white-space: nowrap; }
 .lmconform-finding h4 { margin: .8em 0 .2em; }
 .lmconform-finding pre { white-space: pre-wrap; overflow-wrap: anywhere; background: #f7f7f7;
@@ -138,7 +134,7 @@ class HtmlReport:
         given = {verdict.check.id: verdict for verdict in run.verdicts if verdict.case_id == observed.case.id}
         verdicts = []
         for check in select(self.config.getoption("checks"), self.config.getoption("exclude_checks")):
-            if check.id.startswith("client.") and check.applies(observed.case):
+            if check.kind == "client" and check.applies(observed.case):
                 verdict = given.get(check.id) or evaluate(check, observed)
                 if verdict is not None:
                     verdicts.append(verdict)

@@ -21,28 +21,16 @@ from itertools import groupby
 from pathlib import Path
 
 from lmconform.exit_status import USAGE_ERROR
+from lmconform.vocabulary import OUTCOME_STYLES, WORST_FIRST, Outcome, outcome_css
 
 
-@dataclass(frozen=True)
-class OutcomeStyle:
-    symbol: str
-    meaning: str
-
-
-# Worst first: a cell shows the first of these among its cases. The symbols make the page read without colour.
-OUTCOMES = {
-    "ERROR": OutcomeStyle("⚠", "no verdict: refused, timed out or crashed"),
-    "FAILED": OutcomeStyle("✗", "a MUST was broken"),
-    "NON-STRICT": OutcomeStyle("!", "a SHOULD was broken"),
-    "INFO": OutcomeStyle("i", "reported only: the spec leaves it open"),
-    "UNSUPPORTED": OutcomeStyle("–", "the target lacks the feature"),
-    "OK": OutcomeStyle("✓", "conforms"),
-}
+# Worst first: a cell shows the first of these among its cases.
+OUTCOMES = {str(outcome): OUTCOME_STYLES[outcome] for outcome in WORST_FIRST}
 RANK = {outcome: rank for rank, outcome in enumerate(OUTCOMES)}
 
 
 def css_class(outcome: str) -> str:
-    return outcome.lower()
+    return Outcome(outcome).css_class
 
 
 # The surfaces in the order HOUSE_STYLE.md lists them; a surface it does not list follows, alphabetically.
@@ -334,12 +322,7 @@ table.matrix { border-collapse: collapse; margin: 1em 0 2em; }
 td.cell { text-align: center; white-space: nowrap; font-size: 1.15em; }
 td.cell a { color: inherit; text-decoration: none; display: block; }
 .badge { display: inline-block; min-width: 1.4em; text-align: center; padding: 0 .35em; border-radius: 3px; }
-.ok { background: #e3f3e6; color: #17612b; }
-.failed { background: #fbe2e2; color: #a10f0f; }
-.non-strict { background: #fff1d6; color: #7d4a00; }
-.info { background: #e4edfb; color: #17448f; }
-.unsupported { background: #ececec; color: #505050; }
-.error { background: #f1e2f5; color: #651a7c; }
+""" + outcome_css("") + """
 .not-run { background: #ffffff; }
 .legend { list-style: none; padding: 0; }
 .legend li { margin: .15em 0; }

@@ -27,12 +27,13 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from lmconform.checks.evaluate import Verdict
-from lmconform.checks.registry import Outcome, unmatched_patterns
+from lmconform.checks.registry import unmatched_patterns
 from lmconform.expectations import ExpectationError, Expectations, load_expectations
 from lmconform.fingerprint import fingerprint
 from lmconform.runner import SUITE_APIS, Run, run_suite
 from lmconform.target import DEFAULT_FUZZ_EXAMPLES, Target
 from lmconform.targets.process import RunningTarget
+from lmconform.vocabulary import Outcome
 
 RUN_KEYS = {"model", "max_tokens", "temperature", "apis", "checks", "exclude", "fuzz_examples", "upstream"}
 

@@ -36,12 +36,13 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from lmconform.checks.registry import REGISTRY, Outcome
+from lmconform.checks.registry import REGISTRY
 from lmconform.exit_status import UNREACHABLE, USAGE_ERROR
 from lmconform.expectations import ExpectationError
 from lmconform.reference.faults import FAULTS
 from lmconform.runner import Run, TargetUnreachable, discover, run_suite
 from lmconform.target import Target, normalize_base_url
+from lmconform.vocabulary import Outcome
 from lmconform.wire.redact import redact_text
 
 # The API whose cases show a fault: an http fault shows on chat streams.

@@ -7,12 +7,9 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
+from lmconform.target import DEFAULT_MAX_BODY_BYTES
 from lmconform.wire.redact import curl_command
 from lmconform.wire.sse import SSEStream, parse_sse
-
-# Cut-off for a response body. A misbehaving endpoint can stream forever; past this many bytes the
-# capture stops reading, marks the exchange truncated, and the check `http.body.within_size_cap` reports it.
-DEFAULT_MAX_BODY_BYTES = 32 * 1024 * 1024
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,99 @@
+"""The words every floor of lmconform shares: how much a rule matters (Level), what a verdict says (Outcome, in
+one order of severity, with the symbol and colour every report shows it in), and what a check yields (Failure,
+Note) or raises (NotApplicable, Unsupported). Nothing here imports anything of lmconform's."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+
+class Level(StrEnum):
+    MUST = "MUST"
+    SHOULD = "SHOULD"
+    INFO = "INFO"
+
+
+class Outcome(StrEnum):
+    """In order of severity, mildest first: a check judged several times reports its worst."""
+
+    OK = "OK"
+    UNSUPPORTED = "UNSUPPORTED"  # the target lacks the feature the case exercises
+    INFO = "INFO"  # an INFO-level check found something worth reporting
+    NON_STRICT = "NON-STRICT"  # a SHOULD was broken
+    FAILED = "FAILED"  # a MUST was broken
+    ERROR = "ERROR"  # no verdict: refused, timed out, crashed
+
+    @property
+    def severity(self) -> int:
+        return list(Outcome).index(self)
+
+    @property
+    def css_class(self) -> str:
+        return self.value.lower()
+
+
+# What a finding of a check at each level turns into.
+FINDING_OUTCOME = {Level.MUST: Outcome.FAILED, Level.SHOULD: Outcome.NON_STRICT, Level.INFO: Outcome.INFO}
+# Outcomes that are findings about the target, as opposed to a pass or the absence of a verdict.
+FINDINGS = frozenset({Outcome.FAILED, Outcome.NON_STRICT, Outcome.INFO})
+
+
+@dataclass(frozen=True)
+class OutcomeStyle:
+    """How reports show an outcome: a symbol that reads without colour, a sentence, and two colours."""
+
+    symbol: str
+    meaning: str
+    background: str
+    colour: str
+
+
+OUTCOME_STYLES = {
+    Outcome.OK: OutcomeStyle("✓", "conforms", "#e3f3e6", "#17612b"),
+    Outcome.UNSUPPORTED: OutcomeStyle("–", "the target lacks the feature", "#ececec", "#505050"),
+    Outcome.INFO: OutcomeStyle("i", "reported only: the spec leaves it open", "#e4edfb", "#17448f"),
+    Outcome.NON_STRICT: OutcomeStyle("!", "a SHOULD was broken", "#fff1d6", "#7d4a00"),
+    Outcome.FAILED: OutcomeStyle("✗", "a MUST was broken", "#fbe2e2", "#a10f0f"),
+    Outcome.ERROR: OutcomeStyle("⚠", "no verdict: refused, timed out or crashed", "#f1e2f5", "#651a7c"),
+}
+WORST_FIRST = tuple(reversed(Outcome))
+
+
+def outcome_css(selector: str) -> str:
+    """One rule per outcome for elements of `selector` that also carry the outcome's class (`.cell`, say):
+    every report colours outcomes from this one table."""
+    return "\n".join(f"{selector}.{outcome.css_class} {{ background: {style.background}; color: {style.colour}; }}"
+                     for outcome, style in OUTCOME_STYLES.items())
+
+
+class Requirement(StrEnum):
+    """What a check may need of a run to be part of it at all."""
+
+    UPSTREAM = "upstream"  # --upstream: the same request also sent straight to a proxy's upstream
+    LMSTUDIO_PROFILE = "profile:lmstudio"  # the target is held to LM Studio's exact answers (its error bodies)
+    REFERENCE_PROFILE = "profile:reference"  # the target is lmconform's deterministic reference server
+
+
+@dataclass(frozen=True)
+class Failure:
+    """One way the observation broke the check. `evidence` is the offending raw event or body excerpt."""
+
+    expected: str
+    actual: str
+    evidence: str = ""
+
+
+@dataclass(frozen=True)
+class Note:
+    """What the target did, where the spec leaves a choice: reported beside the verdict, never a finding."""
+
+    text: str
+
+
+class NotApplicable(Exception):
+    """Raised by a check whose subject is absent from this answer (no tool call to judge, say)."""
+
+
+class Unsupported(Exception):
+    """Raised by a check when the target does not offer the feature the case exercises."""
