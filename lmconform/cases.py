@@ -10,6 +10,8 @@ from typing import Any
 
 import jsonschema
 
+from lmconform.apis import api_of
+
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 CASES_DIR = PROJECT_ROOT / "fixtures" / "cases"
 CASE_SCHEMA = PROJECT_ROOT / "schemas" / "case.schema.json"
@@ -66,8 +68,10 @@ class Case:
         leaves them open (a real model with no cap can talk until its context is full)."""
         if not isinstance(self.body, dict):
             return self.body
-        cap_field = "max_output_tokens" if self.api == "responses" else "max_tokens"
-        defaults = {"model": model, cap_field: max_tokens, "temperature": temperature}
+        defaults = {"model": model, "temperature": temperature}
+        cap_field = api_of(self.api).output_cap
+        if cap_field:
+            defaults[cap_field] = max_tokens
         filled = {key: value for key, value in defaults.items() if value is not None and key not in self.body}
         return {**filled, **self.body}
 

@@ -42,6 +42,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from lmconform.apis import APIS
 from lmconform.exit_status import USAGE_ERROR
 from lmconform.reference import ReferenceServer
 from lmconform.reference.store import MAX_BODY_BYTES
@@ -51,12 +52,7 @@ from lmconform.wire.redact import FILTERED, SECRET_HEADERS, redact_headers, reda
 from lmconform.wire.sse import parse_sse
 
 # The endpoints the suite has cases for: (method, path) -> (case folder, the endpoint's part of the file name).
-ENDPOINTS = {
-    ("POST", "/v1/chat/completions"): ("chat", "chat-completions"),
-    ("POST", "/v1/responses"): ("responses", "responses"),
-    ("GET", "/v1/models"): ("models", "models"),
-}
-API_FOLDERS = frozenset(folder for folder, _ in ENDPOINTS.values())
+ENDPOINTS = {(api.method, api.path): (api.name, api.slug) for api in APIS.values()}
 FEATURES = {"responses": "responses"}
 # A recorder script names what it is doing in this header; it becomes the case's description and is not recorded.
 LABEL_HEADER = "x-lmconform-label"
@@ -470,8 +466,8 @@ class RecordingServer(ReferenceServer):
 
 
 def _run(args: argparse.Namespace) -> int:
-    if args.to.name in API_FOLDERS:
-        print(f"lmconform record: --to names the cases folder that holds {', '.join(sorted(API_FOLDERS))}/ "
+    if args.to.name in APIS:
+        print(f"lmconform record: --to names the cases folder that holds {', '.join(sorted(APIS))}/ "
               f"(e.g. fixtures/cases), not {args.to}", file=sys.stderr)
         return USAGE_ERROR
     try:

@@ -11,6 +11,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from lmconform import __version__
+from lmconform.apis import APIS
 from lmconform.cases import Case
 from lmconform.checks.evaluate import Verdict, evaluate, worst_of
 from lmconform.checks.observed import Observed
@@ -133,10 +134,7 @@ def write_json_atomically(path: Path, document: dict) -> None:
         raise
 
 
-SUITE_APIS = ("chat", "models", "responses")
-
-
-def run_suite(target: Target, apis: tuple[str, ...] = SUITE_APIS, include=(), exclude=(),
+def run_suite(target: Target, apis: tuple[str, ...] = tuple(APIS), include=(), exclude=(),
               expectations: Expectations | None = None, upstream: Target | None = None) -> Run:
     """Every case of `apis` x every selected check that applies: what `pytest suites` does, without pytest."""
     from lmconform.cases import load_cases

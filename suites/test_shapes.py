@@ -7,10 +7,10 @@ that folder exists (compares); skipped otherwise.
 import pytest
 
 from lmconform.cases import load_cases
-from lmconform.runner import SUITE_APIS
+from lmconform.apis import APIS
 from lmconform.snapshots import shape_of
 
-CASES = [case for api in SUITE_APIS for case in load_cases(api)]
+CASES = [case for api in APIS for case in load_cases(api)]
 
 
 @pytest.mark.parametrize("case", CASES, ids=[case.id for case in CASES])

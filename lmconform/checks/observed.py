@@ -8,14 +8,10 @@ from functools import cached_property
 from typing import Any
 
 from lmconform.cases import Case
-from lmconform.normalize.chat import ChatStream, normalize_chat_body, normalize_chat_stream
+from lmconform.apis import api_of
+from lmconform.normalize.chat import ChatStream, normalize_chat_stream
 from lmconform.normalize.events import Generation, ToolCall
-from lmconform.normalize.responses import (
-    ResponsesStream,
-    normalize_responses_body,
-    normalize_responses_stream,
-    response_object,
-)
+from lmconform.normalize.responses import ResponsesStream, normalize_responses_stream, response_object
 from lmconform.target import Target
 from lmconform.wire.exchange import Exchange
 from lmconform.vocabulary import NotApplicable
@@ -25,13 +21,10 @@ Sender = Callable[[str, str, Any], Exchange]
 
 def generation_of(api: str, exchange: Exchange) -> Generation:
     """Any exchange of `api` in the generation vocabulary, from whichever form actually arrived."""
-    if api == "responses":
-        if exchange.is_event_stream:
-            return normalize_responses_stream(exchange).generation
-        return normalize_responses_body(exchange.json)
-    if exchange.is_event_stream:
-        return normalize_chat_stream(exchange).generation
-    return normalize_chat_body(exchange.json)
+    normaliser = api_of(api).normaliser
+    if normaliser is None:
+        raise NotApplicable(f"the {api} API answers with no generation")
+    return normaliser(exchange)
 
 
 @dataclass
@@ -77,21 +70,17 @@ class Observed:
             raise NotApplicable("the answer calls no tool")
         return calls
 
-    @cached_property
+    @property
     def chat_stream(self) -> ChatStream:
-        return normalize_chat_stream(self.exchange)
+        return self.exchange.view(normalize_chat_stream)
 
-    @cached_property
+    @property
     def responses_stream(self) -> ResponsesStream:
-        return normalize_responses_stream(self.exchange)
+        return self.exchange.view(normalize_responses_stream)
 
-    @cached_property
+    @property
     def generation(self) -> Generation:
         """The answer in the generation vocabulary, from whichever form actually arrived."""
-        if self.case.api == "responses" and self.exchange.is_event_stream:
-            return self.responses_stream.generation
-        if self.case.api != "responses" and self.exchange.is_event_stream:
-            return self.chat_stream.generation
         return generation_of(self.case.api, self.exchange)
 
     @property

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
+from lmconform.apis import api_of
 from lmconform.cases import Case
-
-GENERATING_APIS = ("chat", "responses")
 
 
 def any_case(case: Case) -> bool:
@@ -25,7 +24,7 @@ def streamed(case: Case) -> bool:
 
 def generates(case: Case) -> bool:
     """A request that may be answered with a generation (valid, or one servers may accept), on any API."""
-    return case.api in GENERATING_APIS and not case.invalid
+    return api_of(case.api).generates and not case.invalid
 
 
 def generates_with_tools(case: Case) -> bool:

@@ -190,6 +190,13 @@ def normalize_chat_stream(exchange: Exchange) -> ChatStream:
     return stream
 
 
+def normalize_chat(exchange: Exchange) -> Generation:
+    """A chat completions answer in the generation vocabulary, from whichever form arrived (stream or body)."""
+    if exchange.is_event_stream:
+        return exchange.view(normalize_chat_stream).generation
+    return normalize_chat_body(exchange.json)
+
+
 def normalize_chat_body(body: Any) -> Generation:
     """A non-stream `chat.completion` body: one call per `message.tool_calls` item, arguments as one fragment."""
     generation = Generation()

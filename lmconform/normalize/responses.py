@@ -63,8 +63,15 @@ def response_object(exchange: Exchange) -> dict:
     """The response object a client ends up with: the JSON body, or the stream's terminal event's response;
     `{}` when there is none."""
     if exchange.is_event_stream:
-        return normalize_responses_stream(exchange).final_response() or {}
+        return exchange.view(normalize_responses_stream).final_response() or {}
     return exchange.json if isinstance(exchange.json, dict) else {}
+
+
+def normalize_responses(exchange: Exchange) -> Generation:
+    """A Responses answer in the generation vocabulary, from whichever form arrived (stream or body)."""
+    if exchange.is_event_stream:
+        return exchange.view(normalize_responses_stream).generation
+    return normalize_responses_body(exchange.json)
 
 
 def read_events(exchange: Exchange) -> list[ResponsesEvent]:

@@ -10,16 +10,10 @@ import json
 from itertools import groupby
 from typing import Any
 
+from lmconform.apis import api_of
 from lmconform.wire.exchange import NOT_JSON, Exchange
 from lmconform.wire.sse import SSEEvent
 
-# String fields whose values are enumerations clients branch on, so the value is part of the shape. Every other
-# string (ids, model names, free text, tool names, arguments) is masked to "string".
-ENUMERATIONS = {
-    "chat": frozenset({"object", "role", "finish_reason", "type"}),
-    "models": frozenset({"object", "type"}),
-    "responses": frozenset({"object", "role", "status", "type"}),
-}
 # What a client reads to tell one error from another, inside an `error` object of any API.
 ERROR_ENUMERATIONS = frozenset({"code", "param", "type"})
 
@@ -31,7 +25,9 @@ REPEATED = "+"
 
 def shape_of(exchange: Exchange, api: str) -> dict:
     """The shape of one answer. Only what the target sent is shaped: the request, and so its key, is not."""
-    enumerations = ENUMERATIONS.get(api) or frozenset().union(*ENUMERATIONS.values())
+    # String fields whose values are enumerations clients branch on are part of the shape (the API table names
+    # them); every other string (ids, model names, free text, tool names, arguments) is masked to "string".
+    enumerations = api_of(api).enumerations
     shape: dict[str, Any] = {"status": exchange.status, "content_type": exchange.content_type or None}
     if exchange.is_event_stream:
         stream = exchange.sse

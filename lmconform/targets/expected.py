@@ -30,7 +30,8 @@ from lmconform.checks.evaluate import Verdict
 from lmconform.checks.registry import unmatched_patterns
 from lmconform.expectations import ExpectationError, Expectations, load_expectations
 from lmconform.fingerprint import fingerprint
-from lmconform.runner import SUITE_APIS, Run, run_suite
+from lmconform.apis import APIS
+from lmconform.runner import Run, run_suite
 from lmconform.target import DEFAULT_FUZZ_EXAMPLES, Target
 from lmconform.targets.process import RunningTarget
 from lmconform.vocabulary import Outcome
@@ -71,9 +72,9 @@ def load_target_file(path: Path) -> TargetFile:
     unknown = set(run) - RUN_KEYS
     if unknown:
         raise ExpectationError(f"{path}: [run] has unknown keys {', '.join(sorted(unknown))}")
-    apis = tuple(run.get("apis", SUITE_APIS))
-    if not set(apis) <= set(SUITE_APIS):
-        raise ExpectationError(f"{path}: [run] apis must be among {', '.join(SUITE_APIS)}")
+    apis = tuple(run.get("apis", APIS))
+    if not set(apis) <= set(APIS):
+        raise ExpectationError(f"{path}: [run] apis must be among {', '.join(APIS)}")
     checks, exclude = tuple(run.get("checks", ())), tuple(run.get("exclude", ()))
     typos = list(unmatched_patterns(checks + exclude))
     if typos:

@@ -36,6 +36,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+from lmconform.apis import APIS
 from lmconform.checks.registry import REGISTRY
 from lmconform.exit_status import UNREACHABLE, USAGE_ERROR
 from lmconform.expectations import ExpectationError
@@ -45,8 +46,8 @@ from lmconform.target import Target, normalize_base_url
 from lmconform.vocabulary import Outcome
 from lmconform.wire.redact import redact_text
 
-# The API whose cases show a fault: an http fault shows on chat streams.
-CASES_FOR_FAULT_API = {"chat": ("chat",), "responses": ("responses",), "models": ("models",), "http": ("chat",)}
+# The API whose cases show a fault: its own, and for an http fault (framing, status) the chat streams.
+CASES_FOR_FAULT_API = {**{name: (name,) for name in APIS}, "http": ("chat",)}
 # A stream that stalls for minutes or pads a gigabyte tests a client's timeout and cap, not what a proxy forwards.
 GATE_FAULTS = tuple(fault for fault in FAULTS if fault not in ("stall", "body-too-large"))
 KINDS = ("repaired", "passed_through", "introduced", "proxy_fails_anyway")

@@ -5,11 +5,14 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from lmconform.target import DEFAULT_MAX_BODY_BYTES
 from lmconform.wire.redact import curl_command
 from lmconform.wire.sse import SSEStream, parse_sse
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -46,6 +49,7 @@ class Exchange:
     truncated: bool = False
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
     duration_s: float = 0.0
+    _views: dict = field(default_factory=dict, repr=False, compare=False)
 
     @cached_property
     def body(self) -> bytes:
@@ -71,6 +75,13 @@ class Exchange:
             return json.loads(self.body)
         except (ValueError, UnicodeDecodeError):
             return NOT_JSON
+
+    def view(self, reading: Callable[[Exchange], T]) -> T:
+        """`reading(self)`, computed once per exchange: every check that reads the stream as chat chunks (say)
+        shares one reading of it."""
+        if reading not in self._views:
+            self._views[reading] = reading(self)
+        return self._views[reading]
 
     def body_excerpt(self, limit: int = 600) -> str:
         text = self.body[:limit].decode("utf-8", errors="replace")

@@ -1,0 +1,40 @@
+"""The table of APIs (lmconform.apis) is the one list: every API in it has cases, a suite and, if it answers with a
+generation, a normaliser that reads the reference server's answers; every cases folder is in it."""
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+from lmconform.apis import APIS
+from lmconform.cases import CASES_DIR, load_cases
+from lmconform.normalize.events import Generation, Text, ToolCallStarted
+from lmconform.runner import Run
+from lmconform.target import Target
+
+
+def test_every_cases_folder_is_an_api_of_the_table():
+    assert {folder.name for folder in CASES_DIR.iterdir() if folder.is_dir()} == set(APIS)
+
+
+def suite_module():
+    path = Path(__file__).resolve().parent.parent / "suites" / "test_apis.py"
+    spec = importlib.util.spec_from_file_location("lmconform_suite_of_apis", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("api", APIS)
+def test_every_api_has_cases_and_a_suite(api):
+    assert load_cases(api), f"no cases for {api} in {CASES_DIR / api}"
+    assert callable(getattr(suite_module(), f"test_{api}", None))
+
+
+@pytest.mark.parametrize("api", [name for name, api in APIS.items() if api.generates])
+def test_a_generating_api_normalises_the_reference_servers_answers(server, api):
+    run = Run(Target(base_url=server.base_url, model="lmconform-reference"))
+    generations = [APIS[api].normaliser(run.observe(case).exchange) for case in load_cases(api) if case.valid]
+    assert generations and all(isinstance(generation, Generation) for generation in generations)
+    events = [event for generation in generations for event in generation.events]
+    assert any(isinstance(event, Text) for event in events) and any(isinstance(event, ToolCallStarted) for event in events)
