@@ -12,7 +12,7 @@ from httpx_sse._decoders import SSEDecoder, SSELineDecoder
 
 from lmconform.reference import ReferenceServer
 from lmconform.target import Target
-from lmconform.wire.capture import send
+from lmconform.wire.http import send
 from lmconform.wire.sse import parse_sse
 
 READ = 4096

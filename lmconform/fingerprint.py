@@ -20,8 +20,7 @@ from typing import Any
 from lmconform.exit_status import UNREACHABLE, USAGE_ERROR
 from lmconform.reference.chat import DEFAULT_MODEL as REFERENCE_MODEL
 from lmconform.target import Target, normalize_base_url
-from lmconform.wire.capture import send
-from lmconform.wire.exchange import LMSTUDIO_UNKNOWN_ROUTE, Exchange, route_missing
+from lmconform.wire.http import LMSTUDIO_UNKNOWN_ROUTE, HttpExchange, route_missing, send
 
 # A path no server serves: how a server answers it is a tell (LM Studio: 200 with an error string).
 UNKNOWN_ROUTE = "/v1/lmconform-fingerprint-probe"
@@ -40,14 +39,14 @@ class Probes:
 
     def __init__(self, target: Target) -> None:
         self.target = target
-        self._answers: dict[tuple[str, str], Exchange] = {}
+        self._answers: dict[tuple[str, str], HttpExchange] = {}
 
-    def answer(self, method: str, path: str, body: Any = None) -> Exchange:
+    def answer(self, method: str, path: str, body: Any = None) -> HttpExchange:
         if (method, path) not in self._answers:
             self._answers[method, path] = send(self.target, method, path, body)
         return self._answers[method, path]
 
-    def get(self, path: str) -> Exchange:
+    def get(self, path: str) -> HttpExchange:
         return self.answer("GET", path)
 
     @property
@@ -60,11 +59,11 @@ class Probes:
         return [item["id"] for item in data or () if isinstance(item, dict) and isinstance(item.get("id"), str)]
 
 
-def _field(exchange: Exchange, name: str) -> Any:
+def _field(exchange: HttpExchange, name: str) -> Any:
     return exchange.json.get(name) if isinstance(exchange.json, dict) else None
 
 
-def _answered(exchange: Exchange) -> bool:
+def _answered(exchange: HttpExchange) -> bool:
     return exchange.status is not None and not route_missing(exchange)
 
 
@@ -126,7 +125,7 @@ def _lmstudio(probes: Probes) -> dict | None:
     return _result("lmstudio", evidence, bracket, engine)
 
 
-def _lmstudio_runtime(exchange: Exchange) -> str | None:
+def _lmstudio_runtime(exchange: HttpExchange) -> str | None:
     """`runtime {name, version}` of LM Studio's engine, at the top of the answer or on a model."""
     body = exchange.json if isinstance(exchange.json, dict) else {}
     data = body.get("data") if isinstance(body.get("data"), list) else []

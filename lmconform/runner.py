@@ -19,8 +19,8 @@ from lmconform.checks.registry import Check
 from lmconform.expectations import Expectations
 from lmconform.target import Target
 from lmconform.vocabulary import Requirement
-from lmconform.wire.capture import send
-from lmconform.wire.exchange import Exchange, route_missing
+from lmconform.wire.http import HttpExchange, route_missing, send
+from lmconform.wire.transport import open_transport
 
 
 class TargetUnreachable(Exception):
@@ -53,8 +53,7 @@ class Run:
 
     def observe(self, case: Case) -> Observed:
         if case.id not in self._observed:
-            body = case.body_for(self.target.model, self.target.max_tokens, self.target.temperature)
-            exchange = send(self.target, case.method, case.path, body, case.raw_body)
+            exchange = self._send_case(case)
             observed = Observed(case, self.target, exchange, send=self._send, upstream_target=self.upstream)
             if self.upstream is not None:
                 upstream = self.upstream
@@ -77,7 +76,7 @@ class Run:
         """Every case sent so far, by case id, with its exchange: for reports that show the full exchange."""
         return dict(self._observed)
 
-    def _send(self, method: str, path: str, body) -> Exchange:
+    def _send(self, method: str, path: str, body) -> HttpExchange:
         return send(self.target, method, path, body)
 
     def repetitions(self, case: Case) -> list[Observed]:
@@ -87,9 +86,16 @@ class Run:
             self._repeats[case.id] = [self._fresh(case) for _ in range(self.target.repeat - 1)]
         return [first, *self._repeats[case.id]]
 
-    def _fresh(self, case: Case) -> Observed:
+    def _send_case(self, case: Case) -> HttpExchange:
         body = case.body_for(self.target.model, self.target.max_tokens, self.target.temperature)
-        exchange = send(self.target, case.method, case.path, body, case.raw_body)
+        transport = open_transport(self.target)
+        try:
+            return transport.send(case.method, case.path, body, case.raw_body)
+        finally:
+            transport.close()
+
+    def _fresh(self, case: Case) -> Observed:
+        exchange = self._send_case(case)
         return Observed(case, self.target, exchange, send=self._send, upstream_target=self.upstream,
                         feature_missing=self.observe(case).feature_missing)
 

@@ -6,8 +6,8 @@ that folder exists (compares); skipped otherwise.
 
 import pytest
 
-from lmconform.cases import load_cases
 from lmconform.apis import APIS
+from lmconform.cases import load_cases
 from lmconform.snapshots import shape_of
 
 CASES = [case for api in APIS for case in load_cases(api)]

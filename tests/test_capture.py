@@ -4,7 +4,7 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from lmconform.target import Target
-from lmconform.wire.capture import send
+from lmconform.wire.http import send
 
 
 class KeepAliveHandler(BaseHTTPRequestHandler):

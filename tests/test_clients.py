@@ -15,7 +15,8 @@ from lmconform.clients.openai_python import (
     replay_responses_stream,
 )
 from lmconform.clients.void import EMPTY_RESPONSE, void_read
-from lmconform.wire.exchange import BodyChunk, Exchange, Request
+from lmconform.wire.exchange import BodyChunk
+from lmconform.wire.http import HttpExchange, HttpRequest
 
 WEATHER_TOOL = {
     "type": "function",
@@ -56,9 +57,9 @@ def exchange(
     content_type: str = "text/event-stream",
     path: str = "/v1/chat/completions",
     body: dict[str, Any] = REQUEST,
-) -> Exchange:
-    return Exchange(
-        request=Request(method="POST", url=f"http://x{path}", headers={}, body=body),
+) -> HttpExchange:
+    return HttpExchange(
+        request=HttpRequest(method="POST", url=f"http://x{path}", headers={}, body=body),
         status=status,
         headers={"content-type": content_type},
         chunks=[BodyChunk(at=0.01 * i, data=data) for i, data in enumerate(reads)],
@@ -273,7 +274,7 @@ def test_void_shows_status_errors_as_the_sdk_words_them() -> None:
 
 
 def test_void_reports_a_target_that_never_answered() -> None:
-    unreachable = Exchange(request=Request("POST", "http://x/v1/chat/completions", {}, REQUEST),
+    unreachable = HttpExchange(request=HttpRequest("POST", "http://x/v1/chat/completions", {}, REQUEST),
                            error="connection refused", error_kind="unreachable")
     assert void_read(unreachable).error == "Error: Connection error."
 
@@ -381,7 +382,7 @@ def test_sdk_keeps_a_bare_string_error_out_of_its_message() -> None:
 
 
 def test_sdk_reports_a_target_that_never_answered() -> None:
-    timed_out = Exchange(request=Request("POST", "http://x/v1/chat/completions", {}, REQUEST),
+    timed_out = HttpExchange(request=HttpRequest("POST", "http://x/v1/chat/completions", {}, REQUEST),
                          error="no response headers in 30 s", error_kind="timeout")
     assert replay_chat_stream(REQUEST, timed_out).raised == "APITimeoutError: Request timed out."
 
@@ -463,7 +464,7 @@ def events(*payloads: dict[str, Any], named: bool = True, numbered: bool = True)
     return reads
 
 
-def responses_exchange(reads: list[bytes], status: int = 200, content_type: str = "text/event-stream") -> Exchange:
+def responses_exchange(reads: list[bytes], status: int = 200, content_type: str = "text/event-stream") -> HttpExchange:
     return exchange(reads, status, content_type, path="/v1/responses", body=RESPONSES_REQUEST)
 
 
@@ -663,7 +664,7 @@ def test_sdk_raises_bad_request_on_a_400_json_error() -> None:
 
 
 def test_sdk_reports_a_responses_target_that_never_answered() -> None:
-    refused = Exchange(request=Request("POST", "http://x/v1/responses", {}, RESPONSES_REQUEST),
+    refused = HttpExchange(request=HttpRequest("POST", "http://x/v1/responses", {}, RESPONSES_REQUEST),
                        error="connection refused", error_kind="unreachable")
     outcome = replay_responses_stream(RESPONSES_REQUEST, refused)
     assert (outcome.raised, outcome.event_types) == ("APIConnectionError: Connection error.", ())

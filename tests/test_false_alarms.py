@@ -4,16 +4,17 @@ import json
 
 from lmconform.cases import load_cases
 from lmconform.checks import REGISTRY
-from lmconform.vocabulary import Outcome
 from lmconform.checks.evaluate import evaluate
 from lmconform.checks.observed import Observed
 from lmconform.target import Target
-from lmconform.wire.exchange import BodyChunk, Exchange, Request
+from lmconform.vocabulary import Outcome
+from lmconform.wire.exchange import BodyChunk
+from lmconform.wire.http import HttpExchange, HttpRequest
 
 
 def verdict(check_id: str, api: str, slug: str, content_type: str, body: bytes):
     case = next(case for case in load_cases(api) if case.slug == slug)
-    exchange = Exchange(Request("POST", f"http://x{case.path}", {}, case.body), status=200,
+    exchange = HttpExchange(HttpRequest("POST", f"http://x{case.path}", {}, case.body), status=200,
                         headers={"content-type": content_type}, chunks=[BodyChunk(0.0, body)])
     return evaluate(REGISTRY[check_id], Observed(case, Target(base_url="http://x"), exchange))
 

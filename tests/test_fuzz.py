@@ -6,7 +6,7 @@ from lmconform.fuzz.chains import describe, fuzz_chains
 from lmconform.reference import ReferenceServer
 from lmconform.runner import run_suite
 from lmconform.target import DEFAULT_FUZZ_EXAMPLES, Target
-from lmconform.wire.capture import send
+from lmconform.wire.http import send
 
 
 def run(server: ReferenceServer, fault: str | None):

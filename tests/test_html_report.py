@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 
 from lmconform.report.html import EXCHANGE_BODY_CAP, exchange_text
-from lmconform.wire.exchange import BodyChunk, Exchange, Request
+from lmconform.wire.exchange import BodyChunk
+from lmconform.wire.http import HttpExchange, HttpRequest
 from lmconform.wire.redact import FILTERED
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -122,8 +123,8 @@ def test_markup_the_endpoint_echoes_reaches_the_report_only_escaped(rendered):
 
 def test_the_exchange_shows_the_first_64_kib_of_the_body_without_the_key():
     body = f'{{"echo": "{CANARY_KEY}"}}'.encode() + b"x" * EXCHANGE_BODY_CAP
-    request = Request("POST", "http://127.0.0.1:1/v1/chat/completions", {"Authorization": f"Bearer {FILTERED}"}, {})
-    exchange = Exchange(request, status=200, headers={"content-type": "application/json"}, chunks=[BodyChunk(0, body)])
+    request = HttpRequest("POST", "http://127.0.0.1:1/v1/chat/completions", {"Authorization": f"Bearer {FILTERED}"}, {})
+    exchange = HttpExchange(request, status=200, headers={"content-type": "application/json"}, chunks=[BodyChunk(0, body)])
     text = exchange_text(exchange, (CANARY_KEY,))
     assert CANARY_KEY not in text and f'{{"echo": "{FILTERED}"}}' in text
     assert f"the report shows the first {EXCHANGE_BODY_CAP} of {len(body)}" in text

@@ -11,8 +11,15 @@ from pathlib import Path
 
 import pytest
 
-from lmconform.report.matrix import (CaseResult, build_matrix, load_results, message_excerpt, register, render_html,
-                                     render_markdown)
+from lmconform.report.matrix import (
+    CaseResult,
+    build_matrix,
+    load_results,
+    message_excerpt,
+    register,
+    render_html,
+    render_markdown,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = "<script>alert(1)</script>"

@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 
-
 ROOT = Path(__file__).resolve().parent.parent
 CANARY_KEY = "sk-canary-4f1d2e9b7c"
 

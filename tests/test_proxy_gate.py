@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
+from lmconform.cli import main
 from lmconform.expectations import ExpectationError
 from lmconform.reference import ReferenceServer
 from lmconform.reference.faults import FAULTS
 from lmconform.target import Target
 from lmconform.targets import litellm_proxy
-from lmconform.cli import main
 from lmconform.targets.gate import (
     GATE_FAULTS,
     GateRow,

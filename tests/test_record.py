@@ -14,8 +14,15 @@ import httpx
 import pytest
 
 from lmconform.cases import CASES_DIR, PROJECT_ROOT, load_case
-from lmconform.record import (FILTERED, UNKNOWN_PREVIOUS_MARKER, RecordingServer, _create, client_identity,
-                              loopback_base_url, register)
+from lmconform.record import (
+    FILTERED,
+    UNKNOWN_PREVIOUS_MARKER,
+    RecordingServer,
+    _create,
+    client_identity,
+    loopback_base_url,
+    register,
+)
 from lmconform.reference import ReferenceServer
 
 CANARY = "sk-canary-4b1d0c9e7f"

@@ -5,11 +5,11 @@ import itertools
 
 import pytest
 
-from lmconform.vocabulary import Outcome
 from lmconform.reference import ReferenceServer
 from lmconform.reference.app import create_app
 from lmconform.runner import run_suite
 from lmconform.target import Target
+from lmconform.vocabulary import Outcome
 
 
 def every_other_chat_answer_empty():

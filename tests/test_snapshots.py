@@ -16,17 +16,18 @@ from lmconform.snapshots import shape_of, snapshot_folder
 from lmconform.snapshots.diff import register
 from lmconform.snapshots.extension import SNAPSHOT_DIR_ENV
 from lmconform.target import Target
-from lmconform.wire.exchange import BodyChunk, Exchange, Request
+from lmconform.wire.exchange import BodyChunk
+from lmconform.wire.http import HttpExchange, HttpRequest
 
 ROOT = Path(__file__).resolve().parent.parent
 CANARY_KEY = "sk-canary-7d3e91c04b"
 
 
-def answer(body: bytes, content_type: str = "application/json", status: int = 200, reads: int = 1) -> Exchange:
+def answer(body: bytes, content_type: str = "application/json", status: int = 200, reads: int = 1) -> HttpExchange:
     size = max(1, -(-len(body) // reads))
     chunks = [BodyChunk(0.0, body[start:start + size]) for start in range(0, len(body), size)]
-    return Exchange(Request("POST", "http://127.0.0.1:1/v1/chat/completions", {}), status,
-                    {"content-type": content_type}, chunks)
+    return HttpExchange(HttpRequest("POST", "http://127.0.0.1:1/v1/chat/completions", {}), status=status,
+                        headers={"content-type": content_type}, chunks=chunks)
 
 
 def sse(*events: str) -> bytes:
@@ -154,8 +155,8 @@ def recorded(tmp_path_factory) -> Path:
 
 
 def test_every_case_gets_one_readable_snapshot_with_no_key_in_it(recorded):
-    from lmconform.cases import load_cases
     from lmconform.apis import APIS
+    from lmconform.cases import load_cases
 
     stored = files(recorded / "reference-0.3.29")
     assert set(stored) == {f"{case.id}.json" for api in APIS for case in load_cases(api)}

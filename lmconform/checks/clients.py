@@ -13,7 +13,6 @@ from lmconform.clients.openai_python import SdkOutcome, SdkResponsesOutcome, rep
 from lmconform.clients.void import VoidOutcome, void_read
 from lmconform.vocabulary import Failure, Level, NotApplicable, Note
 
-
 LENGTH_LIMIT = "LengthFinishReasonError"
 
 

@@ -6,8 +6,8 @@ from dataclasses import dataclass, field, replace
 
 from lmconform.checks.observed import Observed
 from lmconform.checks.registry import Check
-from lmconform.wire.redact import redact_text
 from lmconform.vocabulary import FINDING_OUTCOME, Failure, NotApplicable, Note, Outcome, Unsupported
+from lmconform.wire.redact import redact_text
 
 MAX_FAILURES_SHOWN = 5
 
@@ -72,7 +72,7 @@ class Verdict:
 def evaluate(check: Check, observed: Observed) -> Verdict | None:
     """The verdict of `check` on `observed`, or None when the check has nothing to judge in this answer."""
     exchange = observed.exchange
-    common = dict(case_id=observed.case.id, check=check, curl=exchange.request.curl(), secrets=observed.secrets)
+    common = dict(case_id=observed.case.id, check=check, curl=exchange.request.reproduction(), secrets=observed.secrets)
     if exchange.error:
         return Verdict(outcome=Outcome.ERROR, detail=exchange.error, **common)
     if observed.feature_missing:

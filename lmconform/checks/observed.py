@@ -7,19 +7,19 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
-from lmconform.cases import Case
 from lmconform.apis import api_of
+from lmconform.cases import Case
 from lmconform.normalize.chat import ChatStream, normalize_chat_stream
 from lmconform.normalize.events import Generation, ToolCall
 from lmconform.normalize.responses import ResponsesStream, normalize_responses_stream, response_object
 from lmconform.target import Target
-from lmconform.wire.exchange import Exchange
 from lmconform.vocabulary import NotApplicable
+from lmconform.wire.http import HttpExchange
 
-Sender = Callable[[str, str, Any], Exchange]
+Sender = Callable[[str, str, Any], HttpExchange]
 
 
-def generation_of(api: str, exchange: Exchange) -> Generation:
+def generation_of(api: str, exchange: HttpExchange) -> Generation:
     """Any exchange of `api` in the generation vocabulary, from whichever form actually arrived."""
     normaliser = api_of(api).normaliser
     if normaliser is None:
@@ -31,12 +31,12 @@ def generation_of(api: str, exchange: Exchange) -> Generation:
 class Observed:
     case: Case
     target: Target
-    exchange: Exchange
+    exchange: HttpExchange
     send: Sender | None = None  # for checks that need further requests (a chain, a fork)
     feature_missing: bool = False  # the target lacks the optional feature the case exercises
-    send_upstream: Callable[[], Exchange] | None = None  # the same request straight to --upstream
+    send_upstream: Callable[[], HttpExchange] | None = None  # the same request straight to --upstream
     upstream_target: Target | None = None
-    _follow_ups: dict[str, Exchange] = field(default_factory=dict, repr=False)
+    _follow_ups: dict[str, HttpExchange] = field(default_factory=dict, repr=False)
 
     @property
     def request_body(self) -> Any:
@@ -88,7 +88,7 @@ class Observed:
         return self.target.secrets + (self.upstream_target.secrets if self.upstream_target else ())
 
     @cached_property
-    def upstream(self) -> Exchange:
+    def upstream(self) -> HttpExchange:
         """The same request sent straight to the upstream, for differential checks."""
         if self.send_upstream is None:
             raise NotApplicable("no --upstream to compare with")
@@ -99,7 +99,7 @@ class Observed:
         """For /v1/responses: the final response object, from the body or the stream's terminal event."""
         return response_object(self.exchange)
 
-    def follow_up(self, key: str, body: Any, method: str = "POST") -> Exchange:
+    def follow_up(self, key: str, body: Any, method: str = "POST") -> HttpExchange:
         """A further request of this case, sent once per key however many checks ask for it, in first-asked order."""
         if key not in self._follow_ups:
             if self.send is None:

@@ -17,13 +17,13 @@ from lmconform.checks.registry import check
 from lmconform.checks.scope import any_case, generates, responses_streamed, streamed
 from lmconform.normalize.events import Generation
 from lmconform.normalize.responses import read_events
-from lmconform.wire.exchange import Exchange
 from lmconform.vocabulary import Failure, Level, NotApplicable, Requirement
+from lmconform.wire.http import HttpExchange
 
 UPSTREAM = (Requirement.UPSTREAM,)
 
 
-def _status_class(exchange: Exchange) -> str:
+def _status_class(exchange: HttpExchange) -> str:
     return f"{exchange.status // 100}xx" if exchange.status else f"no answer ({exchange.error_kind})"
 
 
@@ -60,7 +60,7 @@ def generation_preserved(observed: Observed) -> Iterator[Failure]:
                           f"{key}: {json.dumps(seen[key], ensure_ascii=False)[:200]}", proxy.body_excerpt(300))
 
 
-def _framing(exchange: Exchange) -> dict[str, Any]:
+def _framing(exchange: HttpExchange) -> dict[str, Any]:
     events = exchange.sse.events if exchange.is_event_stream else []
     return {
         "content type": exchange.content_type,
@@ -87,7 +87,7 @@ def framing_preserved(observed: Observed) -> Iterator[Failure]:
             yield Failure(f"{key}: {sent[key]} (upstream)", f"{key}: {seen[key]}", observed.exchange.body_excerpt(200))
 
 
-def _event_types(exchange: Exchange) -> list[str]:
+def _event_types(exchange: HttpExchange) -> list[str]:
     """Responses event types with runs collapsed: how many deltas a proxy regroups into is its own business."""
     collapsed: list[str] = []
     for event in read_events(exchange):
@@ -107,7 +107,7 @@ def event_types_preserved(observed: Observed) -> Iterator[Failure]:
         yield Failure(" → ".join(sent)[:300], " → ".join(seen)[:300], observed.exchange.body_excerpt(200))
 
 
-def _error_shape(exchange: Exchange) -> dict[str, Any]:
+def _error_shape(exchange: HttpExchange) -> dict[str, Any]:
     body = exchange.json
     error = body.get("error") if isinstance(body, dict) else None
     if isinstance(error, dict):

@@ -21,8 +21,8 @@ from lmconform.checks.scope import (
     responses_answer,
     responses_chain,
     responses_flattened_tools,
-    responses_fuzz_chains,
     responses_function_call_output,
+    responses_fuzz_chains,
     responses_nested_tools,
     responses_recall,
     responses_streamed,
@@ -30,8 +30,8 @@ from lmconform.checks.scope import (
 )
 from lmconform.fuzz.chains import describe, fuzz_chains
 from lmconform.normalize.responses import TERMINAL_EVENTS, ResponsesEvent, response_object
-from lmconform.wire.exchange import Exchange
 from lmconform.vocabulary import Failure, Level, NotApplicable, Note, Requirement, Unsupported
+from lmconform.wire.http import HttpExchange
 
 # --- tools --------------------------------------------------------------------------------------------------------
 
@@ -67,7 +67,7 @@ def function_call_item_complete(observed: Observed) -> Iterator[Failure]:
             yield Failure("call_id, name and arguments", f"missing {', '.join(missing)}", json.dumps(item)[:400])
 
 
-def _error_object(exchange: Exchange) -> dict:
+def _error_object(exchange: HttpExchange) -> dict:
     body = exchange.json
     error = body.get("error") if isinstance(body, dict) else None
     return error if isinstance(error, dict) else {}
@@ -117,7 +117,7 @@ def _response_id(observed: Observed) -> str:
     return response["id"]
 
 
-def _turn(observed: Observed, key: str, input_: Any, chained: bool = True) -> Exchange:
+def _turn(observed: Observed, key: str, input_: Any, chained: bool = True) -> HttpExchange:
     """Send a further turn of the case: its body with another input, chained to the first response or not."""
     body = {k: v for k, v in observed.request_body.items() if k not in ("input", "previous_response_id")}
     body["input"] = input_
@@ -126,7 +126,7 @@ def _turn(observed: Observed, key: str, input_: Any, chained: bool = True) -> Ex
     return observed.follow_up(key, body)
 
 
-def _answered(exchange: Exchange, what: str) -> dict:
+def _answered(exchange: HttpExchange, what: str) -> dict:
     if exchange.error or not exchange.status or not 200 <= exchange.status < 300:
         raise _FollowUpFailed(Failure(f"{what} answered 2xx", f"HTTP {exchange.status} {exchange.error or ''}".strip(),
                                       f"{exchange.body_excerpt(300)}\nReproduce: {exchange.request.curl()}"))
@@ -426,7 +426,7 @@ def chain_invariants(observed: Observed) -> Iterator[Failure]:
     base = {k: v for k, v in observed.request_body.items()
             if k in ("model", "stream", "max_output_tokens", "temperature")}
 
-    def send(body: dict) -> Exchange:
+    def send(body: dict) -> HttpExchange:
         return observed.send("POST", observed.case.path, {**base, **body})
 
     finding = fuzz_chains(send, base.get("model"), observed.target.fuzz_examples)

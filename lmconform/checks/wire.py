@@ -9,9 +9,8 @@ from lmconform.checks.refs import LMCONFORM_LIMITS, OPENAI_CHAT_CREATE, OPENAI_C
 from lmconform.checks.registry import check
 from lmconform.checks.scope import any_case, chat_streamed, streamed, valid_request
 from lmconform.normalize.chat import read_chunks
-from lmconform.wire.exchange import NOT_JSON
 from lmconform.vocabulary import Failure, Level
-
+from lmconform.wire.exchange import NOT_JSON
 
 
 @check("http.status.success_for_valid_request", level=Level.MUST, applies=valid_request, ref=OPENAI_CHAT_CREATE,

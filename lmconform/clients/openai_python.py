@@ -27,7 +27,7 @@ import openai
 from openai.resources.chat.completions import Completions
 from openai.resources.responses import Responses
 
-from lmconform.wire.exchange import Exchange
+from lmconform.wire.http import HttpExchange
 
 # The body was stored as the client library handed it over, already de-chunked and decompressed; the replay
 # frames it itself, so headers describing the wire encoding would make the SDK decode it a second time.
@@ -100,7 +100,7 @@ class _Replay:
     warnings: tuple[str, ...] = ()
 
 
-def replay_chat_stream(request_body: dict[str, Any], exchange: Exchange) -> SdkOutcome:
+def replay_chat_stream(request_body: dict[str, Any], exchange: HttpExchange) -> SdkOutcome:
     """Replay `exchange` as the answer to `request_body`, the JSON body the suite sent."""
     stream = completion = None
     with _replayed(exchange) as replay:
@@ -113,7 +113,7 @@ def replay_chat_stream(request_body: dict[str, Any], exchange: Exchange) -> SdkO
     return _outcome(completion, replay.raised, replay.warnings)
 
 
-def replay_responses_stream(request_body: dict[str, Any], exchange: Exchange) -> SdkResponsesOutcome:
+def replay_responses_stream(request_body: dict[str, Any], exchange: HttpExchange) -> SdkResponsesOutcome:
     """Replay `exchange` as the answer to `request_body`, the JSON body the suite sent to /v1/responses."""
     event_types: list[str] = []
     response = None
@@ -147,7 +147,7 @@ def replay_responses_stream(request_body: dict[str, Any], exchange: Exchange) ->
 
 
 @contextmanager
-def _replayed(exchange: Exchange) -> Iterator[_Replay]:
+def _replayed(exchange: HttpExchange) -> Iterator[_Replay]:
     """A client whose every request is answered by `exchange`. Whatever the block raises is recorded in the
     yielded `_Replay` and goes no further: every exception the SDK raises is the verdict."""
 
@@ -177,7 +177,7 @@ def _replayed(exchange: Exchange) -> Iterator[_Replay]:
 
 
 class _Reads(httpx2.SyncByteStream):
-    def __init__(self, exchange: Exchange) -> None:
+    def __init__(self, exchange: HttpExchange) -> None:
         self._chunks = [chunk.data for chunk in exchange.chunks]
 
     def __iter__(self) -> Iterator[bytes]:

@@ -40,7 +40,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any, NoReturn
 
-from lmconform.wire.exchange import Exchange
+from lmconform.wire.http import HttpExchange
 
 EMPTY_RESPONSE = "Void: Response from model was empty."
 
@@ -69,7 +69,7 @@ class VoidOutcome:
     error: str | None  # exactly what Void shows: its own message, or the exception as `error + ''`
 
 
-def void_read(exchange: Exchange, *, provider: str = "lmStudio") -> VoidOutcome:
+def void_read(exchange: HttpExchange, *, provider: str = "lmStudio") -> VoidOutcome:
     title, reasoning_field = PROVIDERS[provider]
     acc = _Accumulator(reasoning_field)
     try:
@@ -141,7 +141,7 @@ def _raw_tool_params(params_str: str) -> dict[str, Any] | list[Any] | None:
 # ---- the openai npm package (v4.96.0) between the socket and Void ------------------------------------------
 
 
-def _sdk_chunks(exchange: Exchange) -> Iterator[Any]:
+def _sdk_chunks(exchange: HttpExchange) -> Iterator[Any]:
     """What `for await (const chunk of stream)` yields, raising what the SDK throws (as `_Thrown`)."""
     if exchange.status is None:
         # The SDK retries and then throws APIConnectionTimeoutError or APIConnectionError.

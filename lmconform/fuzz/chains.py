@@ -19,9 +19,9 @@ from hypothesis import strategies as st
 from hypothesis.stateful import Bundle, RuleBasedStateMachine, consumes, rule, run_state_machine_as_test
 
 from lmconform.normalize.responses import response_object
-from lmconform.wire.exchange import Exchange
+from lmconform.wire.http import HttpExchange
 
-Send = Callable[[dict], Exchange]
+Send = Callable[[dict], HttpExchange]
 
 WORDS = ("alpha", "river", "seven", "quartz", "lantern", "maple", "orbit", "velvet", "ember", "tide")
 TOOL = {"type": "function", "name": "lookup_word", "description": "Look up a word in the dictionary",
@@ -51,12 +51,12 @@ class InvariantBroken(AssertionError):
 def build_machine(send: Send, model: str | None, log: list[str]) -> type[RuleBasedStateMachine]:
     """A state machine class bound to one target; `log` receives the curl of every request of the current run."""
 
-    def request(body: dict) -> Exchange:
+    def request(body: dict) -> HttpExchange:
         exchange = send({"model": model, **body} if model else body)
         log.append(exchange.request.curl())
         return exchange
 
-    def completed(exchange: Exchange, what: str) -> dict:
+    def completed(exchange: HttpExchange, what: str) -> dict:
         status = exchange.status or 0
         if exchange.error or not 200 <= status < 300:
             raise InvariantBroken(f"{what}: expected a completed response, got HTTP {exchange.status} "

@@ -22,7 +22,8 @@ from lmconform.normalize.events import (
     ToolCallName,
     ToolCallStarted,
 )
-from lmconform.wire.exchange import NOT_JSON, Exchange
+from lmconform.wire.exchange import NOT_JSON
+from lmconform.wire.http import HttpExchange
 from lmconform.wire.sse import SSEEvent
 
 DONE = "[DONE]"
@@ -80,7 +81,7 @@ class ChatStream:
         return result
 
 
-def read_chunks(exchange: Exchange) -> list[ChatChunk]:
+def read_chunks(exchange: HttpExchange) -> list[ChatChunk]:
     chunks = []
     for event in exchange.sse.events:
         if event.data.strip() == DONE:
@@ -149,7 +150,7 @@ class _StreamNormaliser:
         if arguments not in (None, ""):
             self.events.append(ToolCallArgumentsFragment(call, arguments, source))
 
-    def finish(self, exchange: Exchange, finish_reason: Any, usage: Any, end_source: Source | None) -> None:
+    def finish(self, exchange: HttpExchange, finish_reason: Any, usage: Any, end_source: Source | None) -> None:
         if exchange.error:
             source = end_source or Source("end of body", exchange.error)
             if self.current is not None and self.current not in self.ended:
@@ -160,7 +161,7 @@ class _StreamNormaliser:
         self.events.append(End(finish_reason, usage, end_source or fallback))
 
 
-def normalize_chat_stream(exchange: Exchange) -> ChatStream:
+def normalize_chat_stream(exchange: HttpExchange) -> ChatStream:
     normaliser = _StreamNormaliser()
     stream = normaliser.stream
     stream.chunks = read_chunks(exchange)
@@ -190,7 +191,7 @@ def normalize_chat_stream(exchange: Exchange) -> ChatStream:
     return stream
 
 
-def normalize_chat(exchange: Exchange) -> Generation:
+def normalize_chat(exchange: HttpExchange) -> Generation:
     """A chat completions answer in the generation vocabulary, from whichever form arrived (stream or body)."""
     if exchange.is_event_stream:
         return exchange.view(normalize_chat_stream).generation

@@ -21,7 +21,8 @@ from lmconform.normalize.events import (
     ToolCallName,
     ToolCallStarted,
 )
-from lmconform.wire.exchange import NOT_JSON, Exchange
+from lmconform.wire.exchange import NOT_JSON
+from lmconform.wire.http import HttpExchange
 from lmconform.wire.sse import SSEEvent
 
 TERMINAL_EVENTS = ("response.completed", "response.failed", "response.incomplete")
@@ -59,7 +60,7 @@ class ResponsesStream:
         return None
 
 
-def response_object(exchange: Exchange) -> dict:
+def response_object(exchange: HttpExchange) -> dict:
     """The response object a client ends up with: the JSON body, or the stream's terminal event's response;
     `{}` when there is none."""
     if exchange.is_event_stream:
@@ -67,14 +68,14 @@ def response_object(exchange: Exchange) -> dict:
     return exchange.json if isinstance(exchange.json, dict) else {}
 
 
-def normalize_responses(exchange: Exchange) -> Generation:
+def normalize_responses(exchange: HttpExchange) -> Generation:
     """A Responses answer in the generation vocabulary, from whichever form arrived (stream or body)."""
     if exchange.is_event_stream:
         return exchange.view(normalize_responses_stream).generation
     return normalize_responses_body(exchange.json)
 
 
-def read_events(exchange: Exchange) -> list[ResponsesEvent]:
+def read_events(exchange: HttpExchange) -> list[ResponsesEvent]:
     events = []
     for event in exchange.sse.events:
         try:
@@ -85,7 +86,7 @@ def read_events(exchange: Exchange) -> list[ResponsesEvent]:
     return events
 
 
-def normalize_responses_stream(exchange: Exchange) -> ResponsesStream:
+def normalize_responses_stream(exchange: HttpExchange) -> ResponsesStream:
     stream = ResponsesStream(read_events(exchange))
     out = stream.generation.events
     call_of_item: dict[Any, int] = {}  # item id (or output index) -> call number

@@ -26,8 +26,8 @@ from lmconform.checks.observed import Observed
 from lmconform.plugin import RUN_KEY, TARGET_KEY, verdict_record
 from lmconform.report.matrix import OUTCOMES, css_class, surface_rank
 from lmconform.target import Target
-from lmconform.wire.exchange import Exchange
 from lmconform.vocabulary import Outcome, outcome_css
+from lmconform.wire.http import HttpExchange
 from lmconform.wire.redact import FILTERED, redact_headers, redact_text
 
 # A streamed answer can run to megabytes, and a self-contained report carries one copy per finding.
@@ -207,7 +207,7 @@ def _clients_html(verdicts: list[Verdict]) -> list[str]:
             '<table class="lmconform-clients">', *rows, "</table>"]
 
 
-def exchange_text(exchange: Exchange, secrets: tuple[str, ...]) -> str:
+def exchange_text(exchange: HttpExchange, secrets: tuple[str, ...]) -> str:
     """The request as sent and the answer as received: status, headers, and the body as text up to the cap."""
     request = exchange.request
     lines = [f"{request.method} {request.url}", *(f"{name}: {value}" for name, value in request.headers.items())]

@@ -23,7 +23,6 @@ from pathlib import Path
 from lmconform.exit_status import USAGE_ERROR
 from lmconform.vocabulary import OUTCOME_STYLES, WORST_FIRST, Outcome, outcome_css
 
-
 # Worst first: a cell shows the first of these among its cases.
 OUTCOMES = {str(outcome): OUTCOME_STYLES[outcome] for outcome in WORST_FIRST}
 RANK = {outcome: rank for rank, outcome in enumerate(OUTCOMES)}

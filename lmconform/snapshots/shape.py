@@ -11,7 +11,8 @@ from itertools import groupby
 from typing import Any
 
 from lmconform.apis import api_of
-from lmconform.wire.exchange import NOT_JSON, Exchange
+from lmconform.wire.exchange import NOT_JSON
+from lmconform.wire.http import HttpExchange
 from lmconform.wire.sse import SSEEvent
 
 # What a client reads to tell one error from another, inside an `error` object of any API.
@@ -23,7 +24,7 @@ DONE = "[DONE]"
 REPEATED = "+"
 
 
-def shape_of(exchange: Exchange, api: str) -> dict:
+def shape_of(exchange: HttpExchange, api: str) -> dict:
     """The shape of one answer. Only what the target sent is shaped: the request, and so its key, is not."""
     # String fields whose values are enumerations clients branch on are part of the shape (the API table names
     # them); every other string (ids, model names, free text, tool names, arguments) is masked to "string".

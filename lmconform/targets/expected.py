@@ -26,11 +26,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from lmconform.apis import APIS
 from lmconform.checks.evaluate import Verdict
 from lmconform.checks.registry import unmatched_patterns
 from lmconform.expectations import ExpectationError, Expectations, load_expectations
 from lmconform.fingerprint import fingerprint
-from lmconform.apis import APIS
 from lmconform.runner import Run, run_suite
 from lmconform.target import DEFAULT_FUZZ_EXAMPLES, Target
 from lmconform.targets.process import RunningTarget

@@ -16,8 +16,15 @@ import asyncio
 import os
 import sys
 
-from agents import (Agent, Model, OpenAIChatCompletionsModel, OpenAIResponsesModel, Runner, function_tool,
-                    set_tracing_disabled)
+from agents import (
+    Agent,
+    Model,
+    OpenAIChatCompletionsModel,
+    OpenAIResponsesModel,
+    Runner,
+    function_tool,
+    set_tracing_disabled,
+)
 from openai import AsyncOpenAI
 
 MODEL = os.environ.get("LMCONFORM_MODEL", "lmconform-reference")

@@ -1,20 +1,75 @@
-"""Send one request and keep every byte of the answer with its arrival time."""
+"""The HTTP transport: send one request and keep every byte of the answer with its arrival time, its status and
+headers, and its reading as an event stream or a JSON document."""
 
 from __future__ import annotations
 
 import atexit
 import json
 import time
+from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 import httpx
 
 from lmconform import __version__
 from lmconform.target import Target
-from lmconform.wire.exchange import BodyChunk, Exchange, Request
-from lmconform.wire.redact import redact_headers
+from lmconform.wire.exchange import NOT_JSON, BodyChunk, Exchange, Request
+from lmconform.wire.redact import curl_command, redact_headers
+from lmconform.wire.sse import SSEStream, parse_sse
 
 USER_AGENT = f"lmconform/{__version__}"
+# Answers that mean "this route does not exist". LM Studio says so with HTTP 200 and an error string.
+MISSING_ROUTE_STATUSES = frozenset({404, 405, 501})
+LMSTUDIO_UNKNOWN_ROUTE = "Unexpected endpoint or method"
+
+
+@dataclass(frozen=True)
+class HttpRequest(Request):
+    method: str
+    url: str
+    headers: dict[str, str]  # redacted
+    body: Any | None = None
+
+    def reproduction(self) -> str:
+        return self.curl()
+
+    def curl(self) -> str:
+        return curl_command(self.method, self.url, self.headers, self.body)
+
+
+@dataclass
+class HttpExchange(Exchange):
+    status: int | None = None
+    headers: dict[str, str] = field(default_factory=dict)  # names in lower case
+
+    @property
+    def content_type(self) -> str:
+        return self.headers.get("content-type", "").split(";", 1)[0].strip().lower()
+
+    @property
+    def is_event_stream(self) -> bool:
+        return self.content_type == "text/event-stream"
+
+    @cached_property
+    def sse(self) -> SSEStream:
+        """The body read as an event stream, fed read by read as the network delivered it."""
+        return parse_sse(chunk.data for chunk in self.chunks)
+
+    @cached_property
+    def json(self) -> Any:
+        """The body parsed as JSON, or `NOT_JSON` when it is not a JSON document."""
+        try:
+            return json.loads(self.body)
+        except (ValueError, UnicodeDecodeError):
+            return NOT_JSON
+
+
+def route_missing(exchange: HttpExchange) -> bool:
+    if exchange.status in MISSING_ROUTE_STATUSES:
+        return True
+    error = exchange.json.get("error") if isinstance(exchange.json, dict) else None
+    return isinstance(error, str) and error.startswith(LMSTUDIO_UNKNOWN_ROUTE)
 
 
 _CLIENTS: dict[float, httpx.Client] = {}
@@ -38,7 +93,7 @@ def _close_clients() -> None:
         client.close()
 
 
-def send(target: Target, method: str, path: str, body: Any = None, raw_body: str | None = None) -> Exchange:
+def send(target: Target, method: str, path: str, body: Any = None, raw_body: str | None = None) -> HttpExchange:
     """Never raises for what the target does: refusals, timeouts and broken streams end up in `Exchange.error`."""
     headers = {"User-Agent": USER_AGENT}
     content: bytes | None = None
@@ -52,8 +107,8 @@ def send(target: Target, method: str, path: str, body: Any = None, raw_body: str
         headers["Authorization"] = f"Bearer {target.api_key}"
     url = target.url(path)
     shown_body = body if raw_body is None else raw_body
-    exchange = Exchange(
-        request=Request(method, url, redact_headers(headers), shown_body), max_body_bytes=target.max_body_bytes
+    exchange = HttpExchange(
+        request=HttpRequest(method, url, redact_headers(headers), shown_body), max_body_bytes=target.max_body_bytes
     )
     started = time.monotonic()
     received = 0
@@ -82,3 +137,16 @@ def send(target: Target, method: str, path: str, body: Any = None, raw_body: str
         exchange.error_kind, exchange.error = "protocol", f"{type(error).__name__}: {error}"
     exchange.duration_s = time.monotonic() - started
     return exchange
+
+
+class HttpTransport:
+    """Each request on a connection of its own: nothing is shared between the requests of a case."""
+
+    def __init__(self, target: Target) -> None:
+        self.target = target
+
+    def send(self, method: str, path: str | None, body: Any = None, raw_body: str | None = None) -> HttpExchange:
+        return send(self.target, method, path or "", body, raw_body)
+
+    def close(self) -> None:
+        """Nothing to end: the connection of each request was closed with its answer."""
