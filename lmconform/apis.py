@@ -13,10 +13,13 @@ from dataclasses import dataclass
 
 from lmconform.normalize.chat import normalize_chat
 from lmconform.normalize.events import Generation
-from lmconform.normalize.responses import normalize_responses
+from lmconform.normalize.responses import continuation, normalize_responses, response_id
 from lmconform.wire.exchange import Exchange
 
 Normaliser = Callable[[Exchange], Generation]
+# A further turn's body: from the request's body, the turn's own fields, the previous answer's id (or None) and
+# (call id, output) when the turn answers a function call.
+Continuation = Callable[[dict, dict, "str | None", "tuple[str, str] | None"], dict]
 
 
 @dataclass(frozen=True)
@@ -31,6 +34,10 @@ class Api:
     output_cap: str | None = None  # the request field a run's --max-tokens fills in
     # String fields whose values are enumerations clients branch on: kept, not masked, in shape snapshots.
     enumerations: frozenset[str] = frozenset({"object", "type"})
+    # For an API that continues conversations server-side: how a case's further turns are built, and the id of an
+    # answer that a later turn continues.
+    continuation: Continuation | None = None
+    answer_id: Callable[[Exchange], "str | None"] | None = None
 
     @property
     def generates(self) -> bool:
@@ -47,7 +54,7 @@ APIS: dict[str, Api] = {api.name: api for api in (
         frozenset({"object", "role", "finish_reason", "type"})),
     Api("models", "Model list", "http", "GET", "/v1/models"),
     Api("responses", "Responses", "http", "POST", "/v1/responses", normalize_responses, "max_output_tokens",
-        frozenset({"object", "role", "status", "type"})),
+        frozenset({"object", "role", "status", "type"}), continuation, response_id),
 )}
 
 

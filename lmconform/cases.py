@@ -1,9 +1,15 @@
-"""Cases: requests kept as data in fixtures/cases/<api>/<slug>.json, validated by schemas/case.schema.json."""
+"""Cases: requests kept as data in fixtures/cases/<api>/<slug>.json, validated by schemas/case.schema.json.
+
+A case is a request and, for an API that continues conversations, the further turns built from it and from the
+answers before them (a chain, a fork, a tool result): all of them data, played by the run in order, judged by checks
+that never send anything. A case may instead name a source of generated cases (`"source": "chains"`), whose
+examples the run plays and judges the same way.
+"""
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -15,6 +21,58 @@ from lmconform.apis import api_of
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 CASES_DIR = PROJECT_ROOT / "fixtures" / "cases"
 CASE_SCHEMA = PROJECT_ROOT / "schemas" / "case.schema.json"
+
+
+FIRST = "request"  # how a turn names the case's own request
+
+
+@dataclass(frozen=True)
+class Turn:
+    """A further request of a case: the case's request body with `body`'s fields instead of its own `input` and
+    `previous_response_id`, chained to the answer of the turn named `previous` (FIRST: the case's request), and,
+    with `answers_call_of`, answering the first function call of that turn's answer with `call_output`."""
+
+    name: str
+    body: dict = field(default_factory=dict)
+    previous: str | None = None
+    answers_call_of: str | None = None
+    call_output: str | None = None
+    recall: str | None = None  # a word its answer must contain (judged against the reference server only)
+
+    @property
+    def input(self) -> Any:
+        return self.body.get("input")
+
+    @property
+    def unknown_previous_id(self) -> str | None:
+        """A previous_response_id written into the turn itself: an id no server issued."""
+        given = self.body.get("previous_response_id")
+        return given if isinstance(given, str) else None
+
+    def document(self) -> dict:
+        """The turn as a case file holds it."""
+        fields = {"name": self.name, "previous": self.previous, "body": self.body or None,
+                  "answers_call_of": self.answers_call_of, "call_output": self.call_output, "recall": self.recall}
+        return {key: value for key, value in fields.items() if value is not None}
+
+
+# The words of a sibling turn: they must not reach any other child of the same parent.
+SIBLING_INPUT = "An unrelated sibling turn whose words must not reach any other child of the same parent."
+
+
+def chain_probe(follow_up: Any, recall: str | None = None) -> tuple[Turn, ...]:
+    """The turns that show whether a server keeps a conversation: `follow_up` chained to the request, the same input
+    alone (the control: the chained turn must cost more input tokens), a sibling chained to the same request, and
+    the first child's input again (a fork: it must cost what it cost before the sibling existed)."""
+    return (Turn("chained", {"input": follow_up}, previous=FIRST, recall=recall),
+            Turn("alone", {"input": follow_up}),
+            Turn("sibling", {"input": SIBLING_INPUT}, previous=FIRST),
+            Turn("chained-again", {"input": follow_up}, previous=FIRST))
+
+
+def call_answer(output: str) -> tuple[Turn, ...]:
+    """The turn that answers the request's first function call with `output`, chained to it."""
+    return (Turn("tool-output", previous=FIRST, answers_call_of=FIRST, call_output=output),)
 
 
 @dataclass(frozen=True)
@@ -30,8 +88,8 @@ class Case:
     raw_body: str | None
     expect_status: str
     feature: str | None
-    follow_up: dict | None = None
-    fuzz: str | None = None
+    turns: tuple[Turn, ...] = ()
+    source: str | None = None  # a generator of cases (lmconform.fuzz) this case seeds, instead of a request
 
     @property
     def streamed(self) -> bool:
@@ -97,6 +155,13 @@ def load_case(path: Path) -> Case:
         raise CaseError(f"{path}: {errors[0].message} at {'/'.join(map(str, errors[0].path)) or '(top)'}")
     api = path.parent.name
     request = data["request"]
+    names = [FIRST, *(turn["name"] for turn in data.get("turns", ()))]
+    for turn in data.get("turns", ()):
+        for reference in (turn.get("previous"), turn.get("answers_call_of")):
+            if reference is not None and reference not in names[:names.index(turn["name"])]:
+                raise CaseError(f"{path}: turn {turn['name']!r} refers to {reference!r}, which is not an earlier turn")
+    if len(set(names)) != len(names):
+        raise CaseError(f"{path}: two turns share a name")
     return Case(
         id=f"{api}/{path.stem}",
         api=api,
@@ -109,8 +174,8 @@ def load_case(path: Path) -> Case:
         raw_body=request.get("raw_body"),
         expect_status=data["expect"]["status"],
         feature=data.get("feature"),
-        follow_up=data.get("follow_up"),
-        fuzz=data.get("fuzz"),
+        turns=tuple(Turn(**turn) for turn in data.get("turns", ())),
+        source=data.get("source"),
     )
 
 

@@ -192,11 +192,11 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         cases = load_cases(api)
     except CaseError as error:
         _usage_error(f"bad case file: {error}")
-    from lmconform.runner import run_requirements
+    from lmconform.run import applies, run_requirements
 
     available = run_requirements(config.stash[TARGET_KEY], config.stash[UPSTREAM_KEY])
     checks = select(config.getoption("checks"), config.getoption("exclude_checks"), available)
-    pairs = [(case, check) for case in cases for check in checks if check.applies(case)]
+    pairs = [(case, check) for case in cases for check in checks if applies(check, case)]
     metafunc.parametrize(("case", "check"), pairs, ids=[f"{case.slug}:{check.id}" for case, check in pairs])
 
 
@@ -204,7 +204,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 def lmconform_run(pytestconfig: pytest.Config):
     """The run against the target; starts the embedded reference server when no --endpoint was given."""
     from lmconform.fingerprint import fingerprint
-    from lmconform.runner import Run, TargetUnreachable, discover
+    from lmconform.run import Run, TargetUnreachable, discover
 
     target = pytestconfig.stash[TARGET_KEY]
     server = None
@@ -311,6 +311,6 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     run = session.config.stash.get(RUN_KEY, None)
     path = session.config.getoption("results_json", None)
     if run is not None and path:
-        from lmconform.runner import write_json_atomically
+        from lmconform.run import write_json_atomically
 
         write_json_atomically(Path(path), run.results())

@@ -12,10 +12,12 @@ What is kept of a request, and why:
 - every credential the request carried, wherever else it appears (a key echoed into a body), as `[Filtered]`.
 
 A chained Responses turn names a response id that only the server that issued it knows, so it cannot be
-replayed as sent. It is kept as the `follow_up` of the first turn it continues, which the chain checks send
-chained to the target's own first response. A turn chained to an id this recorder never saw is kept only when it
-was refused, with a marker in place of the id: it is then the unknown-previous case. Any other chained turn (a
-third turn, a second child of one response) is answered but not kept, and the recorder says so.
+replayed as sent. It becomes the turns of the first turn's case, chained to the target's own answer when the case
+is played: the recorded input with lmconform's control, sibling and repeated turns around it (a chain probe,
+lmconform.cases.chain_probe), or the answer to the first turn's function call. A turn chained to an id this
+recorder never saw is kept only when it was refused, with a marker in place of the id: it is then the
+unknown-previous case. Any other chained turn (a third turn, a second child of one response) is answered but not
+kept, and the recorder says so.
 """
 
 from __future__ import annotations
@@ -43,10 +45,11 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from lmconform.apis import APIS
+from lmconform.cases import Turn, call_answer, chain_probe
 from lmconform.exit_status import USAGE_ERROR
 from lmconform.reference import ReferenceServer
 from lmconform.reference.store import MAX_BODY_BYTES
-from lmconform.runner import write_json_atomically
+from lmconform.run import write_json_atomically
 from lmconform.target import normalize_base_url
 from lmconform.wire.redact import FILTERED, SECRET_HEADERS, redact_headers, redact_text
 from lmconform.wire.sse import parse_sse
@@ -194,8 +197,8 @@ class Recorder:
         self.answered_by = answered_by
         self.report = report or (lambda line: print(line, file=sys.stderr, flush=True))
         self.written: list[Path] = []
-        # Response id -> the first-turn case it answered, while that case can still take a follow_up; None for a
-        # response this recorder saw that cannot be continued in a case (a follow-up itself, or not kept).
+        # Response id -> the first-turn case it answered, while that case can still take further turns; None for a
+        # response this recorder saw that cannot be continued in a case (a further turn itself, or not kept).
         self._turns: dict[str, Path | None] = {}
         self._lock = asyncio.Lock()
 
@@ -272,7 +275,7 @@ class Recorder:
         succeeded = 200 <= (answer.status or 0) < 300
         response_id = _response_id(bytes(answer.body), answer.content_type) if succeeded else None
         if response_id is not None:
-            self._turns[response_id] = None  # a follow_up holds one further turn: its own children are not kept
+            self._turns[response_id] = None  # one recorded further turn a case: its own children are not kept
         if previous not in self._turns:
             if succeeded:
                 self.report(f"not kept: {where}: chained to {previous}, a response this recorder did not see; "
@@ -283,20 +286,21 @@ class Recorder:
             self._write_case(captured, answer, "responses", "responses", marked, note)
             return
         parent = self._turns[previous]
-        follow_up, why_not = _follow_up(body)
-        if parent is None or not succeeded or follow_up is None:
-            reason = ("it continues a turn that cannot take a follow_up (a follow-up itself, or a second child)"
+        turns, why_not = _continuation(body)
+        if parent is None or not succeeded or turns is None:
+            reason = ("it continues a turn that cannot take further turns (a further turn itself, or a second child)"
                       if parent is None else why_not or f"answered HTTP {answer.status}")
             self.report(f"not kept: {where}: chained turn: {reason}")
             return
         self._turns[previous] = None
         case = json.loads(parent.read_text())
         sent = ", ".join(sorted(key for key in body if key != "model"))
-        case["follow_up"] = follow_up
-        case["provenance"]["note"] += (f"; follow_up: the next turn, sent chained with previous_response_id "
-                                       f"(keys: {sent}); the chain checks send it with this turn's other fields")
+        case = _with_turns(case, turns)
+        case["provenance"]["note"] += (f"; turns: the next turn, sent chained with previous_response_id "
+                                       f"(keys: {sent}); its other fields are this turn's; the control, sibling "
+                                       f"and repeated turns are lmconform's")
         write_json_atomically(parent, _redacted(case, credentials(captured.headers)))
-        self.report(f"follow_up added to {parent.parent.name}/{parent.name}")
+        self.report(f"turns added to {parent.parent.name}/{parent.name}")
 
     def _write_case(self, captured: _Captured, answer: _Answer, api: str, endpoint_slug: str, body: Any,
                     note: str | None = None) -> Path:
@@ -343,17 +347,27 @@ class Recorder:
         return path
 
 
-def _follow_up(body: dict) -> tuple[dict | None, str | None]:
-    """A chained turn as a case's `follow_up`, or None and why it cannot be one."""
+def _continuation(body: dict) -> tuple[tuple[Turn, ...] | None, str | None]:
+    """A recorded chained turn as the further turns of the case it continues, or None and why it cannot be."""
     given = body.get("input")
     items = given if isinstance(given, list) else []
     outputs = [item for item in items if isinstance(item, dict) and item.get("type") == "function_call_output"]
     if not outputs:
-        return {"input": given}, None
-    # The call id is this recording's; the chain checks answer the target's own call, by its id, with the output.
+        return chain_probe(given), None
+    # The call id is this recording's; a played case answers the target's own call, by its id, with the output.
     if len(items) == 1 and isinstance(outputs[0].get("output"), str):
-        return {"function_call_output": outputs[0]["output"]}, None
+        return call_answer(outputs[0]["output"]), None
     return None, "its input answers calls by this recording's call ids, beside other items"
+
+
+def _with_turns(case: dict, turns: tuple[Turn, ...]) -> dict:
+    """The case with its turns right after its request, where a reader looks for what is sent."""
+    document = {}
+    for key, value in case.items():
+        document[key] = value
+        if key == "request":
+            document["turns"] = [turn.document() for turn in turns]
+    return document
 
 
 def _descriptions(folder: Path) -> set[str]:

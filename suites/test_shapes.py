@@ -10,7 +10,8 @@ from lmconform.apis import APIS
 from lmconform.cases import load_cases
 from lmconform.snapshots import shape_of
 
-CASES = [case for api in APIS for case in load_cases(api)]
+# A source's examples are generated anew each run: they have no shape to keep.
+CASES = [case for api in APIS for case in load_cases(api) if not case.source]
 
 
 @pytest.mark.parametrize("case", CASES, ids=[case.id for case in CASES])

@@ -9,7 +9,7 @@ import pytest
 from lmconform.apis import APIS
 from lmconform.cases import CASES_DIR, load_cases
 from lmconform.normalize.events import Generation, Text, ToolCallStarted
-from lmconform.runner import Run
+from lmconform.run import Run
 from lmconform.target import Target
 
 

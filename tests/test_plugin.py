@@ -142,3 +142,35 @@ def test_differential_checks_run_only_with_an_upstream():
     assert finished.returncode == 0 and "proxy.diff" not in finished.stdout
     with_upstream = run_suite("--checks", "proxy.*", "--collect-only", "--upstream", "http://127.0.0.1:9")
     assert "proxy.diff.status_preserved" in with_upstream.stdout
+
+
+def test_selected_checks_never_change_what_is_sent(server):
+    """Checks only read: a run that keeps some checks sends, for the cases it keeps, exactly what a full run sends
+    (the request, every turn, every generated example)."""
+    from lmconform.run import run_suite
+    from lmconform.target import Target
+
+    def sent(run) -> dict[str, list]:
+        requests = {}
+        for case_id, examples in run._examples.items():
+            requests[case_id] = [(exchange.request.method, exchange.request.url, exchange.request.body)
+                                 for observed in examples
+                                 for exchange in [observed.exchange,
+                                                  *(turn.exchange for turn in observed.turns.values() if turn.exchange)]]
+        return requests
+
+    target = Target(base_url=server.base_url, profile="reference")
+    some = sent(run_suite(target, include=["responses.chain.*"]))
+    everything = sent(run_suite(target))
+    assert {"responses/fuzz-chains", "responses/paris-population-chain"} <= set(some)
+
+    def without_ids(requests):  # response and call ids are minted anew by each run; what refers to them is the same
+        def scrub(value):
+            if isinstance(value, dict):
+                return {key: "<id>" if key in ("previous_response_id", "call_id") else scrub(item)
+                        for key, item in value.items()}
+            return [scrub(item) for item in value] if isinstance(value, list) else value
+        return [(method, url, scrub(body)) for method, url, body in requests]
+
+    for case_id, requests in some.items():
+        assert without_ids(requests) == without_ids(everything[case_id]), case_id

@@ -23,7 +23,7 @@ import pytest
 from lmconform.checks.evaluate import Verdict
 from lmconform.checks.registry import REGISTRY
 from lmconform.expectations import Expectations, Expected
-from lmconform.runner import Run, discover
+from lmconform.run import Run, discover
 from lmconform.target import Target
 from lmconform.targets import (
     TargetFile,

@@ -13,7 +13,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from lmconform.cases import CASES_DIR, PROJECT_ROOT, load_case
+from lmconform.cases import CASES_DIR, PROJECT_ROOT, call_answer, chain_probe, load_case
 from lmconform.record import (
     FILTERED,
     UNKNOWN_PREVIOUS_MARKER,
@@ -126,7 +126,7 @@ def test_a_file_is_created_whole_or_not_at_all(tmp_path):
     assert sorted(path.name for path in tmp_path.iterdir()) == ["case.json"], "no partial or temporary file left"
 
 
-def test_a_chained_turn_becomes_the_follow_up_of_the_turn_it_continues(recording, tmp_path):
+def test_a_chained_turn_becomes_the_turns_of_the_case_it_continues(recording, tmp_path):
     server, lines = recording
     first = post(server, "/v1/responses", {"input": "Remember the word 'heliotrope' for later.", "stream": True},
                  {"X-Lmconform-Label": "a chain"})
@@ -141,19 +141,19 @@ def test_a_chained_turn_becomes_the_follow_up_of_the_turn_it_continues(recording
     httpx.get(f"{server.base_url}/v1/responses/{first_id}", timeout=10)
 
     chain = load_case(tmp_path / "responses" / "recorded-openai-python-responses-1.json")
-    assert chain.follow_up == {"input": "What word did I ask you to remember?"}
+    assert chain.turns == chain_probe("What word did I ask you to remember?")
     assert chain.previous_response_id is None
     assert "previous_response_id" in chain.provenance["note"]
     unknown = load_case(tmp_path / "responses" / "recorded-openai-python-responses-2.json")
     assert unknown.invalid and unknown.previous_response_id == UNKNOWN_PREVIOUS_MARKER
     assert sorted(path.name for path in (tmp_path / "responses").iterdir()) == [
         "recorded-openai-python-responses-1.json", "recorded-openai-python-responses-2.json"]
-    assert lines[1] == "follow_up added to responses/recorded-openai-python-responses-1.json"
+    assert lines[1] == "turns added to responses/recorded-openai-python-responses-1.json"
     assert lines[2].startswith("not kept: POST /v1/responses: chained turn: it continues a turn that cannot")
     assert lines[4].startswith(f"not kept: GET /v1/responses/{first_id}: the suite has no cases")
 
 
-def test_a_function_call_output_turn_becomes_a_function_call_output_follow_up(recording, tmp_path):
+def test_a_function_call_output_turn_becomes_the_answer_to_the_first_turns_call(recording, tmp_path):
     server, _ = recording
     called = post(server, "/v1/responses", {"input": "Calculate 12/4", "tools": [CALCULATE_TOOL],
                                             "tool_choice": "required"}).json()
@@ -161,7 +161,7 @@ def test_a_function_call_output_turn_becomes_a_function_call_output_follow_up(re
     output = {"type": "function_call_output", "call_id": call["call_id"], "output": "3"}
     post(server, "/v1/responses", {"previous_response_id": called["id"], "tools": [CALCULATE_TOOL], "input": [output]})
     case = load_case(tmp_path / "responses" / "recorded-openai-python-responses-1.json")
-    assert case.follow_up == {"function_call_output": "3"}
+    assert case.turns == call_answer("3")
 
 
 def test_an_upstream_on_this_machine_answers_instead(tmp_path):
@@ -221,7 +221,7 @@ def request_shape(value, key: str | None = None):
 
 
 def case_shape(case: dict) -> dict:
-    return {"request": request_shape(case["request"]), "follow_up": request_shape(case.get("follow_up")),
+    return {"request": request_shape(case["request"]), "turns": request_shape(case.get("turns")),
             "expect": case["expect"], "feature": case.get("feature"), "description": case["description"],
             "headers": sorted(case["provenance"].get("headers", {}))}
 

@@ -7,7 +7,7 @@ import pytest
 
 from lmconform.reference import ReferenceServer
 from lmconform.reference.app import create_app
-from lmconform.runner import run_suite
+from lmconform.run import run_suite
 from lmconform.target import Target
 from lmconform.vocabulary import Outcome
 

@@ -23,6 +23,7 @@ class Verdict:
     repetitions: tuple[int, int] | None = None  # (passed, sent) with --repeat: pass^k over non-deterministic answers
     detail: str = ""  # the reason for ERROR / UNSUPPORTED
     curl: str = ""
+    example: str = ""  # for a generated case: the example judged, and the requests that replay it
     secrets: tuple[str, ...] = field(default=(), repr=False)
 
     @property
@@ -44,6 +45,8 @@ class Verdict:
                 lines.append(f"Event:    {failure.evidence}")
         if len(self.failures) > MAX_FAILURES_SHOWN:
             lines.append(f"… and {len(self.failures) - MAX_FAILURES_SHOWN} more")
+        if self.outcome is not Outcome.OK and self.example:
+            lines.append(f"Example:  {self.example}")
         if self.outcome is not Outcome.OK and self.curl:
             lines.append(f"Reproduce: {self.curl}")
         lines.append(f"Reference: {self.check.ref}")
@@ -51,7 +54,10 @@ class Verdict:
 
     @property
     def evidence(self) -> str:
-        return redact_text("\n".join(f.evidence for f in self.failures if f.evidence), self.secrets)
+        shown = [failure.evidence for failure in self.failures if failure.evidence]
+        if self.example and self.outcome is not Outcome.OK:
+            shown.append(self.example)
+        return redact_text("\n".join(shown), self.secrets)
 
     def record(self) -> dict:
         """The results-record row (INTERFACES.md)."""
@@ -72,7 +78,8 @@ class Verdict:
 def evaluate(check: Check, observed: Observed) -> Verdict | None:
     """The verdict of `check` on `observed`, or None when the check has nothing to judge in this answer."""
     exchange = observed.exchange
-    common = dict(case_id=observed.case.id, check=check, curl=exchange.request.reproduction(), secrets=observed.secrets)
+    common = dict(case_id=observed.case.id, check=check, curl=exchange.request.reproduction(), secrets=observed.secrets,
+                  example=observed.example)
     if exchange.error:
         return Verdict(outcome=Outcome.ERROR, detail=exchange.error, **common)
     if observed.feature_missing:

@@ -1,22 +1,20 @@
-"""What a check looks at: one case's exchange with a target, and the views derived from it."""
+"""What a check looks at: one case's exchanges with a target (its request, its further turns, the same request sent
+to an upstream), and the views derived from them. Everything here was sent before any check ran: checks only read."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
 from lmconform.apis import api_of
-from lmconform.cases import Case
+from lmconform.cases import FIRST, Case, Turn
 from lmconform.normalize.chat import ChatStream, normalize_chat_stream
 from lmconform.normalize.events import Generation, ToolCall
 from lmconform.normalize.responses import ResponsesStream, normalize_responses_stream, response_object
 from lmconform.target import Target
 from lmconform.vocabulary import NotApplicable
 from lmconform.wire.http import HttpExchange
-
-Sender = Callable[[str, str, Any], HttpExchange]
 
 
 def generation_of(api: str, exchange: HttpExchange) -> Generation:
@@ -27,16 +25,26 @@ def generation_of(api: str, exchange: HttpExchange) -> Generation:
     return normaliser(exchange)
 
 
+@dataclass(frozen=True)
+class PlayedTurn:
+    """A further turn of a case as the run played it: its exchange, or why it could not be sent."""
+
+    turn: Turn
+    exchange: HttpExchange | None
+    skipped: str | None = None
+
+
 @dataclass
 class Observed:
     case: Case
     target: Target
     exchange: HttpExchange
-    send: Sender | None = None  # for checks that need further requests (a chain, a fork)
+    turns: dict[str, PlayedTurn] = field(default_factory=dict)  # by name, in the order they were played
     feature_missing: bool = False  # the target lacks the optional feature the case exercises
-    send_upstream: Callable[[], HttpExchange] | None = None  # the same request straight to --upstream
+    upstream_exchange: HttpExchange | None = None  # the same request straight to --upstream
     upstream_target: Target | None = None
-    _follow_ups: dict[str, HttpExchange] = field(default_factory=dict, repr=False)
+    # For an example of a generated case: how it was generated and how to replay every request of it.
+    example: str = ""
 
     @property
     def request_body(self) -> Any:
@@ -87,22 +95,24 @@ class Observed:
     def secrets(self) -> tuple[str, ...]:
         return self.target.secrets + (self.upstream_target.secrets if self.upstream_target else ())
 
-    @cached_property
+    @property
     def upstream(self) -> HttpExchange:
         """The same request sent straight to the upstream, for differential checks."""
-        if self.send_upstream is None:
+        if self.upstream_exchange is None:
             raise NotApplicable("no --upstream to compare with")
-        return self.send_upstream()
+        return self.upstream_exchange
 
     @cached_property
     def response_object(self) -> dict:
         """For /v1/responses: the final response object, from the body or the stream's terminal event."""
         return response_object(self.exchange)
 
-    def follow_up(self, key: str, body: Any, method: str = "POST") -> HttpExchange:
-        """A further request of this case, sent once per key however many checks ask for it, in first-asked order."""
-        if key not in self._follow_ups:
-            if self.send is None:
-                raise NotApplicable("no way to send further requests in this run")
-            self._follow_ups[key] = self.send(method, self.case.path, body)
-        return self._follow_ups[key]
+    def answer_to(self, name: str) -> HttpExchange:
+        """The exchange of the case's request (FIRST) or of one of its turns; a turn that could not be sent has
+        nothing to judge."""
+        if name == FIRST:
+            return self.exchange
+        played = self.turns[name]
+        if played.exchange is None:
+            raise NotApplicable(f"the turn {name!r} was not sent: {played.skipped}")
+        return played.exchange

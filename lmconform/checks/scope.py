@@ -95,21 +95,24 @@ def responses_nested_tools(case: Case) -> bool:
     return responses_answer(case) and bool(case.tools) and any(map(_nested, case.tools))
 
 
+def _continuing(case: Case) -> list:
+    """Turns that continue an earlier answer with new input (not those that answer a function call)."""
+    return [turn for turn in case.turns if turn.previous and not turn.answers_call_of]
+
+
 def responses_chain(case: Case) -> bool:
-    return responses_answer(case) and case.valid and case.follow_up is not None and "input" in case.follow_up
+    return responses_answer(case) and case.valid and bool(_continuing(case))
 
 
 def responses_recall(case: Case) -> bool:
-    return responses_chain(case) and "recall" in case.follow_up
+    return responses_chain(case) and any(turn.recall for turn in case.turns)
 
 
 def responses_function_call_output(case: Case) -> bool:
-    return responses_answer(case) and case.follow_up is not None and "function_call_output" in case.follow_up
+    return responses_answer(case) and any(turn.answers_call_of for turn in case.turns)
 
 
 def responses_unknown_previous(case: Case) -> bool:
-    return case.api == "responses" and case.invalid and case.previous_response_id is not None
-
-
-def responses_fuzz_chains(case: Case) -> bool:
-    return case.api == "responses" and case.fuzz == "chains"
+    """The case's request names a previous_response_id that was never issued, or one of its turns does."""
+    return case.api == "responses" and ((case.invalid and case.previous_response_id is not None)
+                                        or any(turn.unknown_previous_id for turn in case.turns))

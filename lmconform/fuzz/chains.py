@@ -1,32 +1,32 @@
-"""A hypothesis state machine over `previous_response_id` chains.
+"""A source of generated cases: `previous_response_id` programs.
 
-Rules create responses, chain from any earlier one, fork one twice with the same input, answer a function call,
-and use an id that was never issued. Invariants hold for any honest server, whatever its model says:
-- every answer is a completed response or a 4xx OpenAI error object;
-- a chained response echoes its parent's id;
-- the same input costs more input tokens chained than alone (the history is in the context);
-- two children of one parent with the same input cost the same (a fork, not a shared thread).
-A violation shrinks to the shortest sequence of requests and is reported with the curls that replay it.
+A program is a case of the Responses API whose turns create responses (with or without a forced function call),
+chain to earlier ones (each chained turn with its control: the same input alone), fork one twice with the same
+input, answer a function call, and use an id that was never issued. Programs are played and judged like any case,
+by the checks that apply to them; the chain checks (lmconform.checks.responses.chain) state the invariants once,
+for the hand-written chain cases and the generated ones alike. A program with a finding shrinks to the shortest
+one that still has it, and is reported with its turns and the requests that replay it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck, given, settings
+from hypothesis import seed as hypothesis_seed
 from hypothesis import strategies as st
-from hypothesis.stateful import Bundle, RuleBasedStateMachine, consumes, rule, run_state_machine_as_test
 
-from lmconform.normalize.responses import response_object
-from lmconform.wire.http import HttpExchange
+from lmconform.cases import FIRST, Case, Turn
+from lmconform.checks.observed import Observed
 
-Send = Callable[[dict], HttpExchange]
-
+SOURCE = "chains"
+STEPS = 8  # at most this many steps a program: each is one or two requests
 WORDS = ("alpha", "river", "seven", "quartz", "lantern", "maple", "orbit", "velvet", "ember", "tide")
 TOOL = {"type": "function", "name": "lookup_word", "description": "Look up a word in the dictionary",
         "parameters": {"type": "object", "properties": {"word": {"type": "string"}}, "required": ["word"]}}
 UNKNOWN_ID = "resp_lmconform_never_issued_fuzz"
+CALL_OUTPUT = "a word"
 
 inputs = st.one_of(
     st.lists(st.sampled_from(WORDS), min_size=1, max_size=8).map(" ".join),
@@ -35,128 +35,139 @@ inputs = st.one_of(
 )
 
 
+class _Program:
+    """Turns being written, with what each earlier one offers: a response to chain to, a call to answer."""
+
+    def __init__(self) -> None:
+        self.turns: list[Turn] = []
+        self.responses: list[str] = []  # names of turns whose answer may be chained to
+        self.calls: list[str] = []  # names of turns with a forced call not answered yet
+
+    def add(self, body: dict, **references) -> str:
+        name = FIRST if not self.turns else f"t{len(self.turns)}"
+        self.turns.append(Turn(name, body, **references))
+        return name
+
+
+def _step(draw, program: _Program) -> None:
+    kinds = ["create", "create_with_call"]
+    if program.turns:
+        kinds.append("unknown_id")
+    if program.responses:
+        kinds += ["chain", "fork"]
+    if program.calls:
+        kinds.append("answer_call")
+    kind = draw(st.sampled_from(kinds))
+    if kind == "create":
+        program.responses.append(program.add({"input": draw(inputs)}))
+    elif kind == "create_with_call":
+        word = draw(st.sampled_from(WORDS))
+        name = program.add({"input": f"Look up the word {word}", "tools": [TOOL], "tool_choice": "required"})
+        program.responses.append(name)
+        program.calls.append(name)
+    elif kind == "chain":
+        parent, text = draw(st.sampled_from(program.responses)), draw(inputs)
+        program.responses.append(program.add({"input": text}, previous=parent))
+        program.add({"input": text})  # the control: the same input alone costs fewer input tokens
+    elif kind == "fork":
+        parent, text = draw(st.sampled_from(program.responses)), draw(inputs)
+        program.add({"input": text}, previous=parent)
+        program.add({"input": text}, previous=parent)
+    elif kind == "answer_call":
+        parent = draw(st.sampled_from(program.calls))
+        program.calls.remove(parent)
+        program.responses.append(program.add({}, previous=parent, answers_call_of=parent, call_output=CALL_OUTPUT))
+    else:
+        program.add({"input": "Continue.", "previous_response_id": UNKNOWN_ID})
+
+
+def as_case(seed_case: Case, turns: list[Turn], index: int) -> Case:
+    """A program as a case of its own: the source's request fields, the program's first turn as its request."""
+    first, *rest = turns
+    body = {key: value for key, value in seed_case.body.items() if key != "input"}
+    body.update(first.body)
+    provenance = {"source": f"generated by lmconform's {SOURCE} source from {seed_case.id}", "example": index}
+    return replace(seed_case, body=body, turns=tuple(rest), source=None, provenance=provenance)
+
+
+@st.composite
+def programs(draw, source: Case) -> Case:
+    program = _Program()
+    for _ in range(draw(st.integers(min_value=1, max_value=STEPS))):
+        _step(draw, program)
+    return as_case(source, program.turns, 0)
+
+
+def representative(source: Case) -> Case:
+    """A program with one step of every kind, for deciding which checks the source's examples can meet."""
+    program = _Program()
+    first = program.add({"input": "Start of a generated conversation."})
+    called = program.add({"input": "Look up the word river", "tools": [TOOL], "tool_choice": "required"})
+    program.add({"input": "Continue."}, previous=first)
+    program.add({"input": "Continue."})
+    program.add({"input": "Fork."}, previous=first)
+    program.add({"input": "Fork."}, previous=first)
+    program.add({}, previous=called, answers_call_of=called, call_output=CALL_OUTPUT)
+    program.add({"input": "Continue.", "previous_response_id": UNKNOWN_ID})
+    return as_case(source, program.turns, 0)
+
+
 @dataclass(frozen=True)
-class Node:
-    """A response the machine can chain from."""
+class Search:
+    """What a search played: the programs that kept every invariant, and the shrunk one that did not (if any)."""
 
-    id: str
-    input_tokens: int | None
-    call_id: str | None  # the call_id of its function call, when it made one
+    kept: tuple[Observed, ...]
+    finding: Observed | None
 
 
-class InvariantBroken(AssertionError):
+class _Found(Exception):
     pass
 
 
-def build_machine(send: Send, model: str | None, log: list[str]) -> type[RuleBasedStateMachine]:
-    """A state machine class bound to one target; `log` receives the curl of every request of the current run."""
+def search(source: Case, play: Callable[[Case], Observed], has_finding: Callable[[Observed], bool],
+           examples: int, seed: int | None = None) -> Search:
+    """Generate up to `examples` programs, play each, and shrink the first one `has_finding` to the smallest."""
+    kept: list[Observed] = []
+    found: list[Observed] = []
+    if examples <= 0:
+        return Search((), None)
 
-    def request(body: dict) -> HttpExchange:
-        exchange = send({"model": model, **body} if model else body)
-        log.append(exchange.request.curl())
-        return exchange
+    @settings(max_examples=examples, deadline=None, database=None, derandomize=seed is None,
+              suppress_health_check=list(HealthCheck), report_multiple_bugs=False, print_blob=False)
+    @given(programs(source))
+    def every_program_keeps_the_invariants(program: Case) -> None:
+        observed = play(replace(program, provenance={**program.provenance, "example": len(kept) + len(found)}))
+        if has_finding(observed):
+            found.append(observed)
+            raise _Found
+        if len(kept) < examples:
+            kept.append(observed)
 
-    def completed(exchange: HttpExchange, what: str) -> dict:
-        status = exchange.status or 0
-        if exchange.error or not 200 <= status < 300:
-            raise InvariantBroken(f"{what}: expected a completed response, got HTTP {exchange.status} "
-                                  f"{exchange.error or exchange.body_excerpt(200)}")
-        response = response_object(exchange)
-        if response.get("status") not in ("completed", None) or not isinstance(response.get("id"), str):
-            raise InvariantBroken(f"{what}: expected a completed response with an id, got {exchange.body_excerpt(200)}")
-        return response
-
-    def node(response: dict) -> Node:
-        usage = response.get("usage") if isinstance(response.get("usage"), dict) else {}
-        calls = [item for item in response.get("output") or [] if isinstance(item, dict)
-                 and item.get("type") == "function_call" and isinstance(item.get("call_id"), str)]
-        return Node(response["id"], usage.get("input_tokens"), calls[0]["call_id"] if calls else None)
-
-    class ChainMachine(RuleBasedStateMachine):
-        responses = Bundle("responses")
-        calls = Bundle("calls")
-
-        def __init__(self) -> None:
-            super().__init__()
-            log.clear()
-            self.alone: dict[str, int | None] = {}
-
-        def tokens_alone(self, text: str) -> int | None:
-            if text not in self.alone:
-                self.alone[text] = node(completed(request({"input": text}), "the same input sent alone")).input_tokens
-            return self.alone[text]
-
-        @rule(target=responses, text=inputs)
-        def create(self, text: str) -> Node:
-            return node(completed(request({"input": text}), "a new response"))
-
-        @rule(target=calls, text=st.sampled_from(WORDS))
-        def create_with_call(self, text: str) -> Node:
-            return node(completed(request({"input": f"Look up the word {text}", "tools": [TOOL],
-                                           "tool_choice": "required"}), "a forced function call"))
-
-        @rule(target=responses, parent=st.one_of(responses, calls), text=inputs)
-        def chain(self, parent: Node, text: str) -> Node:
-            response = completed(request({"input": text, "previous_response_id": parent.id}), "a chained response")
-            if response.get("previous_response_id") != parent.id:
-                raise InvariantBroken(f"a chained response echoes previous_response_id {parent.id!r}, "
-                                      f"not {response.get('previous_response_id')!r}")
-            child = node(response)
-            alone = self.tokens_alone(text)
-            if child.input_tokens is not None and alone is not None and child.input_tokens <= alone:
-                raise InvariantBroken(f"input tokens grow along a chain: {child.input_tokens} chained "
-                                      f"vs {alone} for the same input alone; the history was dropped")
-            return child
-
-        @rule(parent=responses, text=inputs)
-        def fork(self, parent: Node, text: str) -> None:
-            first = node(completed(request({"input": text, "previous_response_id": parent.id}), "a first child"))
-            second = node(completed(request({"input": text, "previous_response_id": parent.id}), "a second child"))
-            if first.input_tokens != second.input_tokens:
-                raise InvariantBroken(f"two children of one parent with the same input cost the same: "
-                                      f"{first.input_tokens} then {second.input_tokens} input tokens")
-
-        @rule(target=responses, parent=consumes(calls))
-        def answer_call(self, parent: Node) -> Node:
-            if parent.call_id is None:
-                raise InvariantBroken("a forced function call (tool_choice required) came back without a call_id")
-            output = {"type": "function_call_output", "call_id": parent.call_id, "output": "a word"}
-            return node(completed(request({"input": [output], "previous_response_id": parent.id}),
-                                  "the answer to a function call"))
-
-        @rule()
-        def unknown_id(self) -> None:
-            exchange = request({"input": "Continue.", "previous_response_id": UNKNOWN_ID})
-            error = exchange.json.get("error") if isinstance(exchange.json, dict) else None
-            if not 400 <= (exchange.status or 0) < 500 or not isinstance(error, dict):
-                raise InvariantBroken(f"an unknown previous_response_id gets a 4xx OpenAI error object, "
-                                      f"not HTTP {exchange.status} {exchange.body_excerpt(200)}")
-
-    return ChainMachine
-
-
-@dataclass(frozen=True)
-class FuzzFinding:
-    invariant: str
-    program: str  # the shrunk sequence of rules, as hypothesis prints it
-    curls: tuple[str, ...]
-
-
-def fuzz_chains(send: Send, model: str | None, examples: int, steps: int = 8) -> FuzzFinding | None:
-    """Run the machine; None when every invariant held, else the shrunk violation."""
-    log: list[str] = []
-    machine = build_machine(send, model, log)
-    machine_settings = settings(
-        max_examples=examples, stateful_step_count=steps, deadline=None, database=None, derandomize=True,
-        suppress_health_check=list(HealthCheck), report_multiple_bugs=False, print_blob=False,
-    )
+    if seed is not None:
+        every_program_keeps_the_invariants = hypothesis_seed(seed)(every_program_keeps_the_invariants)
     try:
-        run_state_machine_as_test(machine, settings=machine_settings)
-    except InvariantBroken as broken:
-        program = "\n".join(note for note in getattr(broken, "__notes__", []) if "state" in note or "=" in note)
-        return FuzzFinding(str(broken), program, tuple(log))
-    return None
+        every_program_keeps_the_invariants()
+    except _Found:
+        pass
+    # Hypothesis plays the shrunk program last, so the last finding is the smallest.
+    return Search(tuple(kept), found[-1] if found else None)
 
 
-def describe(finding: FuzzFinding) -> str:
-    return "\n".join([finding.program, "Replay:", *(f"  {curl}" for curl in finding.curls)])
+def describe(observed: Observed) -> str:
+    """A generated program as a person reads it: its turns, then every request that replays it."""
+    case = observed.case
+    lines = [f"{case.provenance['source']}, example {case.provenance.get('example')}:",
+             f"  {FIRST}: {_shown(case.body)}"]
+    for played in observed.turns.values():
+        turn = played.turn
+        references = ", ".join(f"{key} {value}" for key, value in (("previous", turn.previous),
+                                                                  ("answers the call of", turn.answers_call_of)) if value)
+        lines.append(f"  {turn.name}: {_shown(turn.body)}{f' ({references})' if references else ''}")
+    lines.append("Replay:")
+    lines.append(f"  {observed.exchange.request.reproduction()}")
+    lines += [f"  {played.exchange.request.reproduction()}" for played in observed.turns.values() if played.exchange]
+    return "\n".join(lines)
+
+
+def _shown(body: dict) -> str:
+    return ", ".join(f"{key}={value!r}"[:80] for key, value in body.items() if key != "tools") or "(the call's output)"

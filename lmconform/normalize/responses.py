@@ -68,6 +68,24 @@ def response_object(exchange: HttpExchange) -> dict:
     return exchange.json if isinstance(exchange.json, dict) else {}
 
 
+def response_id(exchange: HttpExchange) -> str | None:
+    """The id a later turn chains to with previous_response_id; None when the answer has none."""
+    answer_id = response_object(exchange).get("id")
+    return answer_id if isinstance(answer_id, str) and answer_id else None
+
+
+def continuation(request: dict, turn: dict, previous_id: str | None, call: tuple[str, str] | None) -> dict:
+    """A further turn's body: the request's fields, but `turn`'s instead of its input and previous_response_id;
+    `call` (call_id, output) answers a function call with a function_call_output item."""
+    body = {key: value for key, value in request.items() if key not in ("input", "previous_response_id")}
+    body.update(turn)
+    if call is not None:
+        body["input"] = [{"type": "function_call_output", "call_id": call[0], "output": call[1]}]
+    if previous_id is not None:
+        body["previous_response_id"] = previous_id
+    return body
+
+
 def normalize_responses(exchange: HttpExchange) -> Generation:
     """A Responses answer in the generation vocabulary, from whichever form arrived (stream or body)."""
     if exchange.is_event_stream:

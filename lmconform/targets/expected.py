@@ -31,7 +31,7 @@ from lmconform.checks.evaluate import Verdict
 from lmconform.checks.registry import unmatched_patterns
 from lmconform.expectations import ExpectationError, Expectations, load_expectations
 from lmconform.fingerprint import fingerprint
-from lmconform.runner import Run, run_suite
+from lmconform.run import Run, run_suite
 from lmconform.target import DEFAULT_FUZZ_EXAMPLES, Target
 from lmconform.targets.process import RunningTarget
 from lmconform.vocabulary import Outcome

@@ -41,7 +41,7 @@ from lmconform.checks.registry import REGISTRY
 from lmconform.exit_status import UNREACHABLE, USAGE_ERROR
 from lmconform.expectations import ExpectationError
 from lmconform.reference.faults import FAULTS
-from lmconform.runner import Run, TargetUnreachable, discover, run_suite
+from lmconform.run import Run, TargetUnreachable, discover, run_suite
 from lmconform.target import Target, normalize_base_url
 from lmconform.vocabulary import Outcome
 from lmconform.wire.redact import redact_text

@@ -55,8 +55,8 @@ async def main(base_url: str) -> None:
     set_tracing_disabled(True)
     # The chat run resends the whole history with the tool's result: its second turn is a case of its own.
     await run(OpenAIChatCompletionsModel(MODEL, client(base_url, "agent run with a function tool, chat model")))
-    # The Responses run chains its turns by previous_response_id, so its second turn (the tool's result) is the
-    # first turn's follow_up. Resending the history there would make a case that asks for a tool call where the
+    # The Responses run chains its turns by previous_response_id, so its second turn (the tool's result) is a
+    # turn of the first turn's case. Resending the history there would make a case that asks for a tool call where the
     # suite expects one of any valid request with flattened tools (responses.tools.flattened_accepted).
     await run(OpenAIResponsesModel(MODEL, client(base_url, "agent run with a function tool, chained Responses")),
               chained=True)

@@ -1,0 +1,83 @@
+"""Playing a case: its request, then each of its turns, built from the request's body and the answers before it,
+all on one transport opened for the case; with an upstream, the same request sent there too. Whatever checks are
+selected, a case is played the same way: checks only read what was sent here."""
+
+from __future__ import annotations
+
+from lmconform.apis import api_of
+from lmconform.cases import FIRST, Case, Turn
+from lmconform.checks.observed import Observed, PlayedTurn, generation_of
+from lmconform.target import Target
+from lmconform.vocabulary import NotApplicable
+from lmconform.wire.http import HttpExchange
+from lmconform.wire.transport import open_transport
+
+
+class _NotSendable(Exception):
+    """A turn refers to an answer that has nothing to continue from."""
+
+
+def request_body(case: Case, target: Target):
+    """The case's body as sent to `target`: the run's model, output cap and temperature where the case has none."""
+    return case.body_for(target.model, target.max_tokens, target.temperature)
+
+
+def play(case: Case, target: Target, upstream: Target | None = None) -> Observed:
+    transport = open_transport(target)
+    try:
+        body = request_body(case, target)
+        exchange = transport.send(case.method, case.path, body, case.raw_body)
+        answers: dict[str, HttpExchange] = {FIRST: exchange}
+        turns: dict[str, PlayedTurn] = {}
+        for turn in case.turns:
+            try:
+                turn_body = _turn_body(case, body, turn, answers)
+            except _NotSendable as reason:
+                turns[turn.name] = PlayedTurn(turn, None, str(reason))
+                continue
+            answers[turn.name] = transport.send(case.method, case.path, turn_body)
+            turns[turn.name] = PlayedTurn(turn, answers[turn.name])
+    finally:
+        transport.close()
+    sent_upstream = None
+    if upstream is not None:
+        upstream_transport = open_transport(upstream)
+        try:
+            sent_upstream = upstream_transport.send(case.method, case.path, request_body(case, upstream), case.raw_body)
+        finally:
+            upstream_transport.close()
+    return Observed(case, target, exchange, turns, upstream_exchange=sent_upstream, upstream_target=upstream)
+
+
+def _turn_body(case: Case, request: dict, turn: Turn, answers: dict[str, HttpExchange]) -> dict:
+    api = api_of(case.api)
+    previous_id = _answer_id(case, turn.previous, answers) if turn.previous else None
+    call = (_first_call_id(case, turn.answers_call_of, answers), turn.call_output) if turn.answers_call_of else None
+    return api.continuation(request, turn.body, previous_id, call)
+
+
+def _answered(name: str, answers: dict[str, HttpExchange]) -> HttpExchange:
+    exchange = answers.get(name)
+    if exchange is None:
+        raise _NotSendable(f"the turn {name!r} it continues was not sent")
+    if exchange.error or not exchange.status or not 200 <= exchange.status < 300:
+        raise _NotSendable(f"the answer it continues ({name}) was HTTP {exchange.status} {exchange.error or ''}".strip())
+    return exchange
+
+
+def _answer_id(case: Case, name: str, answers: dict[str, HttpExchange]) -> str:
+    answer_id = api_of(case.api).answer_id(_answered(name, answers))
+    if answer_id is None:
+        raise _NotSendable(f"the answer it continues ({name}) has no id to chain from")
+    return answer_id
+
+
+def _first_call_id(case: Case, name: str, answers: dict[str, HttpExchange]) -> str:
+    try:
+        calls = generation_of(case.api, _answered(name, answers)).tool_calls()
+    except NotApplicable as reason:
+        raise _NotSendable(str(reason)) from None
+    call_id = calls[0].started.id if calls else None
+    if not isinstance(call_id, str) or not call_id:
+        raise _NotSendable(f"the answer it continues ({name}) has no function call with a call_id to answer")
+    return call_id

@@ -1,0 +1,25 @@
+"""Writing what a run leaves behind: atomically, so a crash never leaves half a file."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+
+
+def write_json_atomically(path: Path, document: dict) -> None:
+    """Write beside the destination and rename, so a crash never leaves a half-written results file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(temporary, 0o666 & ~umask)  # mkstemp's private 0600 is for the temporary name, not the result
+    try:
+        with os.fdopen(handle, "w") as stream:
+            json.dump(document, stream, indent=2, ensure_ascii=False)
+            stream.write("\n")
+        os.replace(temporary, path)
+    except BaseException:
+        os.unlink(temporary)
+        raise

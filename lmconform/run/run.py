@@ -1,0 +1,141 @@
+"""A run: one target, the cases played against it (each once, or K times with --repeat, or as the examples of a
+generated source), and the verdicts given on them, with what the target is known to fail."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+from datetime import datetime, timezone
+
+from lmconform import __version__
+from lmconform.cases import Case, load_cases
+from lmconform.checks.evaluate import Verdict, evaluate, worst_of
+from lmconform.checks.observed import Observed
+from lmconform.checks.registry import REGISTRY, Check
+from lmconform.expectations import Expectations
+from lmconform.fuzz import chains
+from lmconform.run.play import play
+from lmconform.target import Target
+from lmconform.vocabulary import Outcome
+from lmconform.wire.http import route_missing, send
+
+# What a search of generated cases shrinks towards: a finding at these outcomes.
+SHRUNK_OUTCOMES = frozenset({Outcome.FAILED, Outcome.NON_STRICT})
+
+
+class TargetUnreachable(Exception):
+    """Nothing answers at the target's address: no verdict can be reached for any case."""
+
+
+def discover(target: Target) -> Target:
+    """Probe the target once; fill in the model from `/v1/models` when the operator gave none."""
+    exchange = send(target, "GET", "/v1/models")
+    if exchange.error_kind == "unreachable":
+        raise TargetUnreachable(exchange.error)
+    if target.model:
+        return target
+    data = exchange.json.get("data") if isinstance(exchange.json, dict) else None
+    if isinstance(data, list) and data and isinstance(data[0], dict) and isinstance(data[0].get("id"), str):
+        return replace(target, model=data[0]["id"])
+    return target
+
+
+class Run:
+    def __init__(self, target: Target, expectations: Expectations | None = None, upstream: Target | None = None) -> None:
+        self.target = target
+        self.expectations = expectations
+        self.upstream = upstream
+        self.started = datetime.now(timezone.utc)
+        self._clock = time.monotonic()
+        self._examples: dict[str, list[Observed]] = {}
+        self._verdicts: dict[tuple[str, str], Verdict | None] = {}
+        self.verdicts: list[Verdict] = []
+
+    def observe(self, case: Case) -> Observed:
+        """The case's (first) answer, played once however many checks judge it."""
+        return self.examples(case)[0]
+
+    def examples(self, case: Case) -> list[Observed]:
+        """Every answer a case is judged on: one; K with --repeat K; a source's generated examples."""
+        if case.id not in self._examples:
+            if case.source == chains.SOURCE:
+                self._examples[case.id] = self._searched(case)
+            else:
+                first = play(case, self.target, self.upstream)
+                self._examples[case.id] = [first]  # kept at once: the case may be its own feature's probe
+                first.feature_missing = self._feature_missing(case, first)
+                for _ in range(self.target.repeat - 1):
+                    again = play(case, self.target, self.upstream)
+                    again.feature_missing = first.feature_missing
+                    self._examples[case.id].append(again)
+        return self._examples[case.id]
+
+    def _feature_missing(self, case: Case, observed: Observed | None = None) -> bool:
+        """Decided from the feature's first valid case: a 404 to an invalid request is an answer, not a missing route."""
+        if not case.feature:
+            return False
+        probe = next((c for c in load_cases(case.api) if c.feature == case.feature and c.valid and not c.source),
+                     None)
+        if probe is None or probe.id == case.id:
+            return route_missing(observed.exchange if observed else play(case, self.target).exchange)
+        return route_missing(self.observe(probe).exchange)
+
+    def _searched(self, case: Case) -> list[Observed]:
+        """A source's examples: those that kept every invariant, and the shrunk one that did not."""
+        feature_missing = self._feature_missing(case)
+
+        def play_example(example: Case) -> Observed:
+            observed = play(example, self.target, self.upstream)
+            observed.feature_missing = feature_missing
+            observed.example = chains.describe(observed)
+            return observed
+
+        found = chains.search(case, play_example, self._has_finding, self.target.fuzz_examples)
+        return [*found.kept, *([found.finding] if found.finding else [])]
+
+    @staticmethod
+    def _has_finding(observed: Observed) -> bool:
+        """Judged by every check that applies, selected or not: what a search sends never depends on selection."""
+        return any(verdict is not None and verdict.outcome in SHRUNK_OUTCOMES
+                   for check in REGISTRY.values() if not check.requires and check.applies(observed.case)
+                   for verdict in [evaluate(check, observed)])
+
+    def observations(self) -> dict[str, Observed]:
+        """Every case played so far, by case id, with its (first) exchange: for reports that show the exchange."""
+        return {case_id: examples[0] for case_id, examples in self._examples.items() if examples}
+
+    def judge(self, case: Case, check: Check) -> Verdict | None:
+        """The verdict of `check` on `case`, given once: a later call returns the same verdict."""
+        key = (case.id, check.id)
+        if key not in self._verdicts:
+            self._verdicts[key] = verdict = self._verdict(case, check)
+            if verdict is not None:
+                self.verdicts.append(verdict)
+        return self._verdicts[key]
+
+    def _verdict(self, case: Case, check: Check) -> Verdict | None:
+        examples = self.examples(case)
+        verdicts = [verdict for verdict in (evaluate(check, observed) for observed in examples
+                                            if check.applies(observed.case)) if verdict is not None]
+        if not verdicts:
+            return None
+        if case.source:
+            verdict = max(verdicts, key=lambda verdict: verdict.outcome.severity)
+        elif self.target.repeat > 1:
+            verdict = worst_of(verdicts)
+        else:
+            (verdict,) = verdicts
+        known = self.expectations.for_pair(case.id, check.id) if self.expectations else None
+        if known is not None:
+            verdict = replace(verdict, expected=known.record(self.expectations.source))
+        return verdict
+
+    def results(self) -> dict:
+        """The results record (INTERFACES.md): what reports, matrices and CI gates are built from."""
+        return {
+            "lmconform": __version__,
+            "target": self.target.header_record(),
+            "started": self.started.strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "duration_s": round(time.monotonic() - self._clock, 3),
+            "results": [verdict.record() for verdict in self.verdicts],
+        }
