@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from lmconform.cases import CaseError, load_cases
-from lmconform.checks import select
+from lmconform.cases import CaseError
 from lmconform.checks.registry import unmatched_patterns
 from lmconform.exit_status import UNREACHABLE, USAGE_ERROR
+from lmconform.run import RunPlan, TargetUnreachable
 from lmconform.target import (
     DEFAULT_FUZZ_EXAMPLES,
     DEFAULT_MAX_BODY_BYTES,
@@ -28,9 +28,7 @@ from lmconform.target import (
 from lmconform.vocabulary import Outcome
 
 RUN_KEY = pytest.StashKey["Run | None"]()
-TARGET_KEY = pytest.StashKey[Target]()
-EXPECT_KEY = pytest.StashKey["Expectations | None"]()
-UPSTREAM_KEY = pytest.StashKey["Target | None"]()
+PLAN_KEY = pytest.StashKey[RunPlan]()
 FAILURE_TEXT_KEY = pytest.StashKey[str]()
 VERDICT_PROPERTY = "lmconform"
 
@@ -163,16 +161,18 @@ def pytest_configure(config: pytest.Config) -> None:
     unknown = list(unmatched_patterns(config.getoption("checks") + config.getoption("exclude_checks")))
     if unknown:
         _usage_error(f"no check id matches {', '.join(map(repr, unknown))}; `pytest suites --collect-only -q` lists them")
-    config.stash[TARGET_KEY] = target = _target_from_options(config)
-    config.stash[UPSTREAM_KEY] = _upstream_from_options(config, target)
-    config.stash[EXPECT_KEY] = None
+    target = _target_from_options(config)
+    expectations = None
     if config.getoption("expect"):
         from lmconform.expectations import ExpectationError, load_expectations
 
         try:
-            config.stash[EXPECT_KEY] = load_expectations(Path(config.getoption("expect")))
+            expectations = load_expectations(Path(config.getoption("expect")))
         except ExpectationError as error:
             _usage_error(str(error))
+    config.stash[PLAN_KEY] = RunPlan(target, _upstream_from_options(config, target), tuple(config.getoption("checks")),
+                                     tuple(config.getoption("exclude_checks")), expectations,
+                                     faults=tuple(config.getoption("reference_fault")))
     config.stash[RUN_KEY] = None
     config.pluginmanager.import_plugin("lmconform.report.html")  # with --html: lmconform's columns, summary, evidence
 
@@ -186,47 +186,25 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     marker = metafunc.definition.get_closest_marker("lmconform_cases")
     if marker is None:
         return
-    api = marker.args[0]
-    config = metafunc.config
     try:
-        cases = load_cases(api)
+        pairs = metafunc.config.stash[PLAN_KEY].pairs(marker.args[0])
     except CaseError as error:
         _usage_error(f"bad case file: {error}")
-    from lmconform.run import applies, run_requirements
-
-    available = run_requirements(config.stash[TARGET_KEY], config.stash[UPSTREAM_KEY])
-    checks = select(config.getoption("checks"), config.getoption("exclude_checks"), available)
-    pairs = [(case, check) for case in cases for check in checks if applies(check, case)]
     metafunc.parametrize(("case", "check"), pairs, ids=[f"{case.slug}:{check.id}" for case, check in pairs])
 
 
 @pytest.fixture(scope="session")
 def lmconform_run(pytestconfig: pytest.Config):
-    """The run against the target; starts the embedded reference server when no --endpoint was given."""
-    from lmconform.fingerprint import fingerprint
-    from lmconform.run import Run, TargetUnreachable, discover
-
-    target = pytestconfig.stash[TARGET_KEY]
-    server = None
-    if not target.base_url:
-        from lmconform.reference import ReferenceServer
-
-        server = ReferenceServer(faults=tuple(pytestconfig.getoption("reference_fault")))
-        server.start()
-        target = replace(target, base_url=server.base_url)
+    """The run against the target; the embedded reference server when no --endpoint was given."""
+    plan = pytestconfig.stash[PLAN_KEY]
     try:
-        discovered = discover(target)
-        upstream = pytestconfig.stash[UPSTREAM_KEY]
-        run = Run(replace(discovered, fingerprint=fingerprint(discovered)), pytestconfig.stash[EXPECT_KEY],
-                  discover(upstream) if upstream else None)
+        run = plan.start()
     except TargetUnreachable as error:
-        if server:
-            server.stop()
-        pytest.exit(f"lmconform: {error}. Is the server running? (--endpoint {target.base_url})", returncode=UNREACHABLE)
+        pytest.exit(f"lmconform: {error}. Is the server running? (--endpoint {plan.target.base_url})",
+                    returncode=UNREACHABLE)
     pytestconfig.stash[RUN_KEY] = run
     yield run
-    if server:
-        server.stop()
+    run.close()
 
 
 @pytest.fixture

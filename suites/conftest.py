@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from lmconform.cases import Case
-from lmconform.plugin import TARGET_KEY
+from lmconform.plugin import PLAN_KEY
 from lmconform.snapshots import shape_extension, snapshot_folder
 from lmconform.snapshots.diff import shape_diff
 
@@ -15,7 +15,7 @@ SHAPE_FIXTURE = "assert_shape"
 def _reason_to_skip(config: pytest.Config) -> str | None:
     if config.getoption("update_snapshots"):
         return None
-    target = config.stash[TARGET_KEY]
+    target = config.stash[PLAN_KEY].target
     if not target.server_version:
         return "shape snapshots: compared with --server-version V, written with --snapshot-update"
     folder = snapshot_folder(target)
@@ -36,7 +36,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 @pytest.fixture(scope="session")
 def shape_extension_class(pytestconfig: pytest.Config):
-    target = pytestconfig.stash[TARGET_KEY]
+    target = pytestconfig.stash[PLAN_KEY].target
     return shape_extension(snapshot_folder(target), target.secrets)
 
 

@@ -174,3 +174,22 @@ def test_selected_checks_never_change_what_is_sent(server):
 
     for case_id, requests in some.items():
         assert without_ids(requests) == without_ids(everything[case_id]), case_id
+
+
+@pytest.mark.parametrize("fault", [None, "tool-index-one", "chain-ignored"], ids=str)
+def test_the_plugin_and_the_runner_give_the_same_verdicts(server, tmp_path, fault):
+    """One run builder: `pytest suites` and lmconform.run.run_suite judge the same pairs the same way."""
+    from lmconform.run import run_suite as run_in_process
+    from lmconform.target import Target
+
+    endpoint = server.base_url + (f"/faults/{fault}" if fault else "")
+    results = tmp_path / "results.json"
+    run_suite("--endpoint", endpoint, "--profile", "reference", "--results-json", str(results))
+
+    def rows(records):
+        return sorted((row["case"], row["check"], row["level"], row["outcome"], row["message"].splitlines()[0])
+                      for row in records)
+
+    by_plugin = rows(json.loads(results.read_text())["results"])
+    by_runner = rows(verdict.record() for verdict in run_in_process(Target(endpoint, profile="reference")).verdicts)
+    assert by_plugin and by_plugin == by_runner

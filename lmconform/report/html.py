@@ -20,10 +20,8 @@ import pytest
 from pytest_html import extras
 from pytest_metadata.plugin import metadata_key
 
-from lmconform.checks import select
-from lmconform.checks.evaluate import Verdict, evaluate
-from lmconform.checks.observed import Observed
-from lmconform.plugin import RUN_KEY, TARGET_KEY, verdict_record
+from lmconform.checks.evaluate import Verdict
+from lmconform.plugin import PLAN_KEY, RUN_KEY, verdict_record
 from lmconform.report.matrix import OUTCOMES, css_class, surface_rank
 from lmconform.target import Target
 from lmconform.vocabulary import Outcome, outcome_css
@@ -79,7 +77,7 @@ class HtmlReport:
     def target(self) -> Target:
         """The target as discovered (with its model) once the run has started; as given on the command line before."""
         run = self.config.stash.get(RUN_KEY, None)
-        return run.target if run is not None else self.config.stash[TARGET_KEY]
+        return run.target if run is not None else self.config.stash[PLAN_KEY].target
 
     def pytest_html_report_title(self, report) -> None:
         report.title = f"lmconform: {self.target.label}"  # the template escapes the title
@@ -117,28 +115,13 @@ class HtmlReport:
                 parts += ["<h4>Offending events</h4>", f"<pre>{e(record['evidence'])}</pre>"]
             if record["curl"]:
                 parts += ["<h4>Reproduce</h4>", f"<pre>{e(record['curl'])}</pre>"]
-            observed = self.config.stash[RUN_KEY].observations()[record["case"]]
-            parts += _clients_html(self._client_verdicts(observed))
+            run = self.config.stash[RUN_KEY]
+            observed = run.observations()[record["case"]]
+            parts += _clients_html(run.client_verdicts(observed.case))
             parts += [f"<details><summary>Full exchange of {e(record['case'])}</summary>",
                       f"<pre>{e(exchange_text(observed.exchange, observed.target.secrets))}</pre></details>"]
         parts.append("</div>")
         return "\n".join(parts)
-
-    def _client_verdicts(self, observed: Observed) -> list[Verdict]:
-        """What the selected client checks say about this case's answer.
-
-        Checks run in id order, so a `chat.*` finding is reported before the clients judged its case: a client
-        verdict not given yet is evaluated here, on the same captured bytes the client check will replay.
-        """
-        run = self.config.stash[RUN_KEY]
-        given = {verdict.check.id: verdict for verdict in run.verdicts if verdict.case_id == observed.case.id}
-        verdicts = []
-        for check in select(self.config.getoption("checks"), self.config.getoption("exclude_checks")):
-            if check.kind == "client" and check.applies(observed.case):
-                verdict = given.get(check.id) or evaluate(check, observed)
-                if verdict is not None:
-                    verdicts.append(verdict)
-        return verdicts
 
     def pytest_html_results_summary(self, prefix: list[str], summary: list[str], postfix: list[str], session) -> None:
         prefix.append(f"<style>{STYLE}</style>")

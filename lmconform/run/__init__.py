@@ -1,7 +1,9 @@
-"""Runs: cases played against a target and judged by checks (lmconform.run.run), without pytest or under it."""
+"""Runs: cases played against a target and judged by checks (lmconform.run.run), assembled in one place
+(lmconform.run.plan) for the pytest plugin, the tests' runner and the proxy gate."""
 
+from lmconform.run.plan import RunPlan, applies, run_requirements, run_suite
 from lmconform.run.results import write_json_atomically
 from lmconform.run.run import Run, TargetUnreachable, discover
-from lmconform.run.suite import applies, run_requirements, run_suite
 
-__all__ = ["Run", "TargetUnreachable", "applies", "discover", "run_requirements", "run_suite", "write_json_atomically"]
+__all__ = ["Run", "RunPlan", "TargetUnreachable", "applies", "discover", "run_requirements", "run_suite",
+           "write_json_atomically"]

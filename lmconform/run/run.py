@@ -4,6 +4,7 @@ generated source), and the verdicts given on them, with what the target is known
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime, timezone
 
@@ -21,6 +22,14 @@ from lmconform.wire.http import route_missing, send
 
 # What a search of generated cases shrinks towards: a finding at these outcomes.
 SHRUNK_OUTCOMES = frozenset({Outcome.FAILED, Outcome.NON_STRICT})
+
+
+def applies(check: Check, case: Case) -> bool:
+    """Whether `check` judges `case`, decided from the case alone; for a source of generated cases, from an example
+    holding every kind of step it can generate."""
+    if case.source == chains.SOURCE:
+        return check.applies(chains.representative(case))
+    return check.applies(case)
 
 
 class TargetUnreachable(Exception):
@@ -41,10 +50,13 @@ def discover(target: Target) -> Target:
 
 
 class Run:
-    def __init__(self, target: Target, expectations: Expectations | None = None, upstream: Target | None = None) -> None:
+    def __init__(self, target: Target, expectations: Expectations | None = None, upstream: Target | None = None,
+                 checks: list[Check] | None = None, on_close: Callable[[], None] | None = None) -> None:
         self.target = target
         self.expectations = expectations
         self.upstream = upstream
+        self.checks = checks if checks is not None else list(REGISTRY.values())  # the selected ones
+        self._on_close = on_close
         self.started = datetime.now(timezone.utc)
         self._clock = time.monotonic()
         self._examples: dict[str, list[Observed]] = {}
@@ -103,6 +115,17 @@ class Run:
     def observations(self) -> dict[str, Observed]:
         """Every case played so far, by case id, with its (first) exchange: for reports that show the exchange."""
         return {case_id: examples[0] for case_id, examples in self._examples.items() if examples}
+
+    def client_verdicts(self, case: Case) -> list[Verdict]:
+        """What every selected client check says about the case's answer: judged now if not yet, and recorded as
+        any verdict is, so a report shows a finding beside the clients' verdicts on the same bytes."""
+        verdicts = [self.judge(case, check) for check in self.checks if check.kind == "client" and applies(check, case)]
+        return [verdict for verdict in verdicts if verdict is not None]
+
+    def close(self) -> None:
+        """End what the run started (the embedded reference server)."""
+        if self._on_close is not None:
+            self._on_close()
 
     def judge(self, case: Case, check: Check) -> Verdict | None:
         """The verdict of `check` on `case`, given once: a later call returns the same verdict."""

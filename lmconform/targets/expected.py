@@ -30,7 +30,6 @@ from lmconform.apis import APIS
 from lmconform.checks.evaluate import Verdict
 from lmconform.checks.registry import unmatched_patterns
 from lmconform.expectations import ExpectationError, Expectations, load_expectations
-from lmconform.fingerprint import fingerprint
 from lmconform.run import Run, run_suite
 from lmconform.target import DEFAULT_FUZZ_EXAMPLES, Target
 from lmconform.targets.process import RunningTarget
@@ -93,7 +92,8 @@ def run_target_file(spec: TargetFile, running: RunningTarget, upstream_url: str 
                          f"but {'no' if upstream_url is None else 'an'} upstream URL was given")
     upstream = spec.target(upstream_url, label=f"{spec.label} upstream") if upstream_url else None
     target = spec.target(running.base_url, running.api_key, running.server_version, running.label)
-    target = replace(target, fingerprint={**fingerprint(target), **({"build": running.build} if running.build else {})})
+    if running.build:
+        target = replace(target, fingerprint={"build": running.build})  # kept beside what the run's probes find
     return run_suite(target, spec.apis, spec.checks, spec.exclude, spec.expectations, upstream)
 
 
