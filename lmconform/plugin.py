@@ -289,6 +289,6 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     run = session.config.stash.get(RUN_KEY, None)
     path = session.config.getoption("results_json", None)
     if run is not None and path:
-        from lmconform.run import write_json_atomically
+        from lmconform.files import write_json_atomically
 
         write_json_atomically(Path(path), run.results())

@@ -75,6 +75,23 @@ class Requirement(StrEnum):
     REFERENCE_PROFILE = "profile:reference"  # the target is lmconform's deterministic reference server
 
 
+# The surfaces in the order HOUSE_STYLE.md lists them; a surface it does not list follows, alphabetically.
+SURFACE_ORDER = ("http", "sse", "chat", "responses", "models", "errors", "generation",
+                 "client.void", "client.openai_python", "vscodelm")
+
+
+def surface_of(check_id: str) -> str:
+    """The surface a check id names (`<surface>.<area>.<property>`): its first part; `client.void` and the other
+    client surfaces are surfaces of their own."""
+    head, _, rest = check_id.partition(".")
+    return f"{head}.{rest.partition('.')[0]}" if head == "client" else head
+
+
+def surface_rank(surface: str) -> tuple[int, str]:
+    known = surface in SURFACE_ORDER
+    return (SURFACE_ORDER.index(surface) if known else len(SURFACE_ORDER), "" if known else surface)
+
+
 @dataclass(frozen=True)
 class Failure:
     """One way the observation broke the check. `evidence` is the offending raw event or body excerpt."""

@@ -22,7 +22,7 @@ from lmconform.wire.redact import FILTERED
 ROOT = Path(__file__).resolve().parent.parent
 CANARY_KEY = "sk-canary-7e3a91c05d"
 CANARY_TOKEN = "sk-canary-token-5b2f8c"
-ECHOED_SCRIPT = "<script>window.lmconformPwned=1</script>"  # the user text of fixtures/cases/chat/echo-markup.json
+ECHOED_SCRIPT = "<script>window.lmconformPwned=1</script>"  # the user text of lmconform/cases/chat/echo-markup.json
 ECHOED_IMG = '<img src=x onerror="window.lmconformPwned=2">'
 FINDING = "[echo-markup:sse.framing.ends_with_done]"  # NON-STRICT under the no-done fault
 CHROMIUM = Path("/usr/bin/chromium")

@@ -11,15 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from lmconform.report.matrix import (
-    CaseResult,
-    build_matrix,
-    load_results,
-    message_excerpt,
-    register,
-    render_html,
-    render_markdown,
-)
+from lmconform.report.matrix import build_matrix, message_excerpt
+from lmconform.report.matrix_cli import register
+from lmconform.report.matrix_html import render_html
+from lmconform.report.matrix_markdown import render_markdown
+from lmconform.report.records import CaseResult, load_results
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = "<script>alert(1)</script>"

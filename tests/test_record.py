@@ -13,18 +13,13 @@ from pathlib import Path
 import httpx
 import pytest
 
-from lmconform.cases import CASES_DIR, PROJECT_ROOT, call_answer, chain_probe, load_case
-from lmconform.record import (
-    FILTERED,
-    UNKNOWN_PREVIOUS_MARKER,
-    RecordingServer,
-    _create,
-    client_identity,
-    loopback_base_url,
-    register,
-)
+from lmconform.cases import CASES_DIR, call_answer, chain_probe, load_case
+from lmconform.cases.writer import create
+from lmconform.record import UNKNOWN_PREVIOUS_MARKER, RecordingServer, client_identity, loopback_base_url, register
 from lmconform.reference import ReferenceServer
+from lmconform.wire.redact import FILTERED
 
+ROOT = Path(__file__).resolve().parent.parent
 CANARY = "sk-canary-4b1d0c9e7f"
 PYTHON_SDK = {"user-agent": "OpenAI/Python 3.54.0", "x-stainless-lang": "python",
               "x-stainless-package-version": "3.54.0", "x-stainless-os": "Linux", "x-stainless-retry-count": "0"}
@@ -35,7 +30,7 @@ CALCULATE_TOOL = {"type": "function", "name": "calculate", "parameters": {
 
 
 def _load_clients():
-    path = PROJECT_ROOT / "tools" / "recorders" / "clients.py"
+    path = ROOT / "tools" / "recorders" / "clients.py"
     spec = importlib.util.spec_from_file_location("recorder_clients", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -118,11 +113,11 @@ def test_an_existing_case_is_never_overwritten(recording, tmp_path):
 
 def test_a_file_is_created_whole_or_not_at_all(tmp_path):
     target = tmp_path / "case.json"
-    assert _create(target, {"a": 1})
-    assert not _create(target, {"a": 2}), "a second write to the same name is refused"
+    assert create(target, {"a": 1})
+    assert not create(target, {"a": 2}), "a second write to the same name is refused"
     assert json.loads(target.read_text()) == {"a": 1}
     with pytest.raises(TypeError):
-        _create(tmp_path / "broken.json", {"a": object()})  # fails half-way through writing
+        create(tmp_path / "broken.json", {"a": object()})  # fails half-way through writing
     assert sorted(path.name for path in tmp_path.iterdir()) == ["case.json"], "no partial or temporary file left"
 
 
@@ -242,8 +237,8 @@ def test_the_committed_recordings_match_what_the_client_sends(client, tmp_path):
         assert not path.is_file() or CANARY not in path.read_text(), path
     versions = f"committed: {next(iter(committed.values()))['provenance']['client']}; " \
                f"now: {next(iter(fresh.values()))['provenance']['client']}" if committed and fresh else ""
-    advice = (f"to re-record ({versions}): remove fixtures/cases/*/recorded-{client}-*.json, run `lmconform record "
-              f"--listen 8765 --to fixtures/cases` and `python tools/recorders/clients.py run "
+    advice = (f"to re-record ({versions}): remove lmconform/cases/*/recorded-{client}-*.json, run `lmconform record "
+              f"--listen 8765 --to lmconform/cases` and `python tools/recorders/clients.py run "
               f"http://127.0.0.1:8765 {client}`")
     assert sorted(fresh) == sorted(committed), advice
     for name, case in committed.items():

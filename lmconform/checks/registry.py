@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from lmconform.vocabulary import Failure, Level, Note, Requirement
+from lmconform.vocabulary import Failure, Level, Note, Requirement, surface_of
 
 if TYPE_CHECKING:
     from lmconform.cases import Case
@@ -43,12 +43,6 @@ class Check:
 
 
 REGISTRY: dict[str, Check] = {}
-
-
-def surface_of(check_id: str) -> str:
-    """The first part of a check id; `client.void` and the other client surfaces count as one."""
-    head, rest = check_id.split(".", 1)
-    return f"{head}.{rest.split('.', 1)[0]}" if head == "client" else head
 
 
 def check(id: str, *, level: Level, title: str, ref: str, applies: Callable[["Case"], bool],

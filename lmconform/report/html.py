@@ -22,9 +22,9 @@ from pytest_metadata.plugin import metadata_key
 
 from lmconform.checks.evaluate import Verdict
 from lmconform.plugin import PLAN_KEY, RUN_KEY, verdict_record
-from lmconform.report.matrix import OUTCOMES, css_class, surface_rank
+from lmconform.report.matrix import OUTCOMES, css_class
 from lmconform.target import Target
-from lmconform.vocabulary import Outcome, outcome_css
+from lmconform.vocabulary import Outcome, outcome_css, surface_rank
 from lmconform.wire.http import HttpExchange
 from lmconform.wire.redact import FILTERED, redact_headers, redact_text
 

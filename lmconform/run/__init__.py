@@ -2,8 +2,6 @@
 (lmconform.run.plan) for the pytest plugin, the tests' runner and the proxy gate."""
 
 from lmconform.run.plan import RunPlan, applies, run_requirements, run_suite
-from lmconform.run.results import write_json_atomically
 from lmconform.run.run import Run, TargetUnreachable, discover
 
-__all__ = ["Run", "RunPlan", "TargetUnreachable", "applies", "discover", "run_requirements", "run_suite",
-           "write_json_atomically"]
+__all__ = ["Run", "RunPlan", "TargetUnreachable", "applies", "discover", "run_requirements", "run_suite"]

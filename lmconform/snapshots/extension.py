@@ -16,17 +16,17 @@ from syrupy.extensions.json import JSONSnapshotExtension
 from syrupy.location import PyTestLocation
 from syrupy.types import SerializableData, SerializedData, SnapshotIndex
 
-from lmconform.cases import PROJECT_ROOT
 from lmconform.target import Target
 from lmconform.wire.redact import redact_text
 
 SNAPSHOT_DIR_ENV = "LMCONFORM_SNAPSHOT_DIR"
-DEFAULT_SNAPSHOT_ROOT = PROJECT_ROOT / "fixtures" / "snapshots"
+# Relative to where the suite runs: a user's own project keeps the shapes of the servers it tests.
+DEFAULT_SNAPSHOT_ROOT = Path("fixtures") / "snapshots"
 UNKNOWN_VERSION = "unknown"
 
 
 def snapshot_root() -> Path:
-    """`$LMCONFORM_SNAPSHOT_DIR`, else the project's fixtures/snapshots."""
+    """`$LMCONFORM_SNAPSHOT_DIR`, else fixtures/snapshots in the current folder."""
     return Path(os.environ.get(SNAPSHOT_DIR_ENV) or DEFAULT_SNAPSHOT_ROOT)
 
 

@@ -1,27 +1,14 @@
-"""Cases: requests kept as data in fixtures/cases/<api>/<slug>.json, validated by schemas/case.schema.json.
-
-A case is a request and, for an API that continues conversations, the further turns built from it and from the
-answers before them (a chain, a fork, a tool result): all of them data, played by the run in order, judged by checks
-that never send anything. A case may instead name a source of generated cases (`"source": "chains"`), whose
-examples the run plays and judges the same way.
-"""
+"""Cases: a request kept as data, and for an API that continues conversations the further turns built from it and
+from the answers before them (a chain, a fork, a tool result). The run plays them all, in order; checks only read
+what came back. A case may instead name a source of generated cases (`"source": "chains"`), whose examples the run
+plays and judges the same way."""
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
-from functools import cache
-from pathlib import Path
 from typing import Any
 
-import jsonschema
-
 from lmconform.apis import api_of
-
-PROJECT_ROOT = Path(__file__).resolve().parent.parent
-CASES_DIR = PROJECT_ROOT / "fixtures" / "cases"
-CASE_SCHEMA = PROJECT_ROOT / "schemas" / "case.schema.json"
-
 
 FIRST = "request"  # how a turn names the case's own request
 
@@ -132,53 +119,3 @@ class Case:
             defaults[cap_field] = max_tokens
         filled = {key: value for key, value in defaults.items() if value is not None and key not in self.body}
         return {**filled, **self.body}
-
-
-class CaseError(ValueError):
-    pass
-
-
-@cache
-def case_validator() -> jsonschema.Draft202012Validator:
-    schema = json.loads(CASE_SCHEMA.read_text())
-    jsonschema.Draft202012Validator.check_schema(schema)
-    return jsonschema.Draft202012Validator(schema)
-
-
-def load_case(path: Path) -> Case:
-    try:
-        data = json.loads(path.read_text())
-    except ValueError as error:
-        raise CaseError(f"{path}: not JSON: {error}") from None
-    errors = sorted(case_validator().iter_errors(data), key=lambda e: list(e.path))
-    if errors:
-        raise CaseError(f"{path}: {errors[0].message} at {'/'.join(map(str, errors[0].path)) or '(top)'}")
-    api = path.parent.name
-    request = data["request"]
-    names = [FIRST, *(turn["name"] for turn in data.get("turns", ()))]
-    for turn in data.get("turns", ()):
-        for reference in (turn.get("previous"), turn.get("answers_call_of")):
-            if reference is not None and reference not in names[:names.index(turn["name"])]:
-                raise CaseError(f"{path}: turn {turn['name']!r} refers to {reference!r}, which is not an earlier turn")
-    if len(set(names)) != len(names):
-        raise CaseError(f"{path}: two turns share a name")
-    return Case(
-        id=f"{api}/{path.stem}",
-        api=api,
-        slug=path.stem,
-        description=data["description"],
-        provenance=data["provenance"],
-        method=request["method"],
-        path=request["path"],
-        body=request.get("body"),
-        raw_body=request.get("raw_body"),
-        expect_status=data["expect"]["status"],
-        feature=data.get("feature"),
-        turns=tuple(Turn(**turn) for turn in data.get("turns", ())),
-        source=data.get("source"),
-    )
-
-
-@cache
-def load_cases(api: str, root: Path = CASES_DIR) -> tuple[Case, ...]:
-    return tuple(load_case(path) for path in sorted((root / api).glob("*.json")))

@@ -1,4 +1,5 @@
-"""Writing what a run leaves behind: atomically, so a crash never leaves half a file."""
+"""Writing what lmconform leaves behind (results records, case files): atomically, so a crash never leaves half a
+file."""
 
 from __future__ import annotations
 
