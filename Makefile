@@ -55,7 +55,7 @@ matrix: $(STAMP)
 # installs take seconds), llama.cpp's llama-server in a Debian sid chroot (root needed, as in CI), and the LiteLLM
 # proxy. Each step is skipped once done.
 targets: $(STAMP)
-	$(BIN)/python -m lmconform.targets install
+	$(BIN)/python -m tools.targets install
 
 test: $(STAMP) $(CHROMIUM) targets
 	$(BIN)/python -m pytest tests -p no:cacheprovider

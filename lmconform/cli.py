@@ -12,11 +12,11 @@ import sys
 
 from lmconform import fingerprint
 from lmconform.exit_status import USAGE_ERROR
+from lmconform.gate import register as register_gate
 from lmconform.record import register as register_record
 from lmconform.reference.store import DEFAULT_STORE_SIZE
 from lmconform.report.matrix_cli import register as register_matrix
 from lmconform.snapshots import diff as snapshots_diff
-from lmconform.targets.gate import register as register_gate
 
 
 def _serve(args: argparse.Namespace) -> int:

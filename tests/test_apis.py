@@ -1,8 +1,7 @@
 """The table of APIs (lmconform.apis) is the one list: every API in it has cases, a suite and, if it answers with a
 generation, a normaliser that reads the reference server's answers; every cases folder is in it."""
 
-import importlib.util
-from pathlib import Path
+import importlib
 
 import pytest
 
@@ -17,18 +16,10 @@ def test_every_cases_folder_is_an_api_of_the_table():
     assert {folder.name for folder in CASES_DIR.iterdir() if folder.is_dir()} == set(APIS)
 
 
-def suite_module():
-    path = Path(__file__).resolve().parent.parent / "suites" / "test_apis.py"
-    spec = importlib.util.spec_from_file_location("lmconform_suite_of_apis", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 @pytest.mark.parametrize("api", APIS)
 def test_every_api_has_cases_and_a_suite(api):
     assert load_cases(api), f"no cases for {api} in {CASES_DIR / api}"
-    assert callable(getattr(suite_module(), f"test_{api}", None))
+    assert callable(getattr(importlib.import_module("lmconform.suites.test_apis"), f"test_{api}", None))
 
 
 @pytest.mark.parametrize("api", [name for name, api in APIS.items() if api.generates])

@@ -11,11 +11,7 @@ import pytest
 
 from lmconform.cli import main
 from lmconform.expectations import ExpectationError
-from lmconform.reference import ReferenceServer
-from lmconform.reference.faults import FAULTS
-from lmconform.target import Target
-from lmconform.targets import litellm_proxy
-from lmconform.targets.gate import (
+from lmconform.gate import (
     GATE_FAULTS,
     GateRow,
     gate_differences,
@@ -24,6 +20,10 @@ from lmconform.targets.gate import (
     load_gate_file,
     run_gate,
 )
+from lmconform.reference import ReferenceServer
+from lmconform.reference.faults import FAULTS
+from lmconform.target import Target
+from tools.targets import litellm_proxy
 
 GATE_FILE = Path(__file__).resolve().parent.parent / "fixtures" / "gates" / "litellm.toml"
 UPSTREAM_MODEL = "lmconform-reference"

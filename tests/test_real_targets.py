@@ -25,7 +25,8 @@ from lmconform.checks.registry import REGISTRY
 from lmconform.expectations import Expectations, Expected
 from lmconform.run import Run, discover
 from lmconform.target import Target
-from lmconform.targets import (
+from lmconform.vocabulary import Outcome
+from tools.targets import (
     TargetFile,
     TargetStartError,
     differences,
@@ -36,9 +37,8 @@ from lmconform.targets import (
     run_target_file,
     table,
 )
-from lmconform.targets.install import CPU_VARIANT, CPU_VARIANT_FLAGS, cpu_flags
-from lmconform.targets.process import free_port, start
-from lmconform.vocabulary import Outcome
+from tools.targets.install import CPU_VARIANT, CPU_VARIANT_FLAGS, cpu_flags
+from tools.targets.process import free_port, start
 
 TARGET_FILES = Path(__file__).resolve().parent.parent / "fixtures" / "targets"
 # The variant that stands in for a machine with other CPU features: AVX-512 where this CPU has it, else AVX without

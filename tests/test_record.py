@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import difflib
-import importlib.util
 import json
 import os
 from pathlib import Path
@@ -18,6 +17,7 @@ from lmconform.cases.writer import create
 from lmconform.record import UNKNOWN_PREVIOUS_MARKER, RecordingServer, client_identity, loopback_base_url, register
 from lmconform.reference import ReferenceServer
 from lmconform.wire.redact import FILTERED
+from tools.recorders import clients
 
 ROOT = Path(__file__).resolve().parent.parent
 CANARY = "sk-canary-4b1d0c9e7f"
@@ -29,15 +29,6 @@ CALCULATE_TOOL = {"type": "function", "name": "calculate", "parameters": {
     "type": "object", "properties": {"expression": {"type": "string"}}, "required": ["expression"]}}
 
 
-def _load_clients():
-    path = ROOT / "tools" / "recorders" / "clients.py"
-    spec = importlib.util.spec_from_file_location("recorder_clients", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-clients = _load_clients()
 
 
 @pytest.fixture
@@ -238,7 +229,7 @@ def test_the_committed_recordings_match_what_the_client_sends(client, tmp_path):
     versions = f"committed: {next(iter(committed.values()))['provenance']['client']}; " \
                f"now: {next(iter(fresh.values()))['provenance']['client']}" if committed and fresh else ""
     advice = (f"to re-record ({versions}): remove lmconform/cases/*/recorded-{client}-*.json, run `lmconform record "
-              f"--listen 8765 --to lmconform/cases` and `python tools/recorders/clients.py run "
+              f"--listen 8765 --to lmconform/cases` and `python -m tools.recorders.clients run "
               f"http://127.0.0.1:8765 {client}`")
     assert sorted(fresh) == sorted(committed), advice
     for name, case in committed.items():

@@ -230,13 +230,11 @@ def test_catalogue_is_described() -> None:
         assert fault.summary and "\n" not in fault.summary and fault.seen_in
 
 
-def test_startup_faults_and_quick_start_stop() -> None:
-    began = time.monotonic()
+def test_startup_faults_and_per_request_faults_together() -> None:
     with ReferenceServer(faults=["tool-index-one"]) as running:
         response = httpx.post(f"{running.base_url}/v1/chat/completions", json=TOOL_REQUEST)
         assert tool_entries(response)[0]["index"] == 1
         assert httpx.get(f"{running.base_url}/faults/models-missing/v1/models").status_code == 404
-    assert time.monotonic() - began < 1
 
 
 def test_stop_while_a_stream_is_stalled() -> None:
@@ -246,7 +244,8 @@ def test_stop_while_a_stream_is_stalled() -> None:
         assert b"data: " in next(response.iter_raw())
         began = time.monotonic()
         running.stop()
-        assert time.monotonic() - began < 1
+        # Not a speed goal: the stall lasts 10 minutes, and stopping must not wait for it.
+        assert time.monotonic() - began < 60
 
 
 # --- faults: each changes what it names -------------------------------------------------------------------

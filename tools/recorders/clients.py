@@ -1,9 +1,9 @@
 """The recorder scripts, the pinned clients they drive, and their installs in lmconform's folder of the user's
-cache (`recorders`; see lmconform.targets.install.user_cache_dir).
+cache (`recorders`; see tools.targets.install.user_cache_dir).
 
-    python tools/recorders/clients.py install           # install what is missing; quick when nothing is
-    python tools/recorders/clients.py run BASE_URL      # every recorder against a running `lmconform record`
-    python tools/recorders/clients.py run BASE_URL openai-node      # only some
+    python -m tools.recorders.clients install           # install what is missing; quick when nothing is
+    python -m tools.recorders.clients run BASE_URL      # every recorder against a running `lmconform record`
+    python -m tools.recorders.clients run BASE_URL openai-node      # only some
 
 The suite's own openai SDK drives openai_python.py. The openai npm package and the openai-agents SDK are pinned
 here, so that a re-recording compares the same versions with the committed cases; the agents SDK gets a
@@ -18,7 +18,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from lmconform.targets.install import user_cache_dir
+from tools.targets.install import user_cache_dir
 
 HERE = Path(__file__).resolve().parent
 CACHE = user_cache_dir() / "recorders"

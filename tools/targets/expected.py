@@ -32,8 +32,8 @@ from lmconform.checks.registry import unmatched_patterns
 from lmconform.expectations import ExpectationError, Expectations, load_expectations
 from lmconform.run import Run, run_suite
 from lmconform.target import DEFAULT_FUZZ_EXAMPLES, Target
-from lmconform.targets.process import RunningTarget
 from lmconform.vocabulary import Outcome
+from tools.targets.process import RunningTarget
 
 RUN_KEYS = {"model", "max_tokens", "temperature", "apis", "checks", "exclude", "fuzz_examples", "upstream"}
 

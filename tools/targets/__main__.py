@@ -1,15 +1,15 @@
-"""`python -m lmconform.targets install`: install every real server the project's tests start (`make targets`)."""
+"""`python -m tools.targets install`: install every real server the project's tests start (`make targets`)."""
 
 from __future__ import annotations
 
 import argparse
 import sys
 
-from lmconform.targets.install import InstallError, default_cache_dir, install_all
+from tools.targets.install import InstallError, default_cache_dir, install_all
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m lmconform.targets", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m tools.targets", description=__doc__)
     parser.add_argument("action", choices=["install"])
     parser.parse_args(argv)
     try:

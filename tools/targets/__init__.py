@@ -1,7 +1,7 @@
 """Real servers for the project's own tests: installed once into a cache folder, started for a test session on a
 free loopback port, and described with their expected verdicts in fixtures/targets/*.toml."""
 
-from lmconform.targets.expected import (
+from tools.targets.expected import (
     Difference,
     TargetFile,
     differences,
@@ -9,9 +9,9 @@ from lmconform.targets.expected import (
     run_target_file,
     table,
 )
-from lmconform.targets.install import InstallError, default_cache_dir, install_all
-from lmconform.targets.process import RunningTarget, TargetStartError
-from lmconform.targets.servers import (
+from tools.targets.install import InstallError, default_cache_dir, install_all
+from tools.targets.process import RunningTarget, TargetStartError
+from tools.targets.servers import (
     MODEL_ID,
     litellm_proxy,
     llama_cpp_python,

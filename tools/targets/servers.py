@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from lmconform.targets.install import (
+from tools.targets.install import (
     CPU_VARIANT,
     CPU_VARIANT_FLAGS,
     LLAMA_CPP_CMAKE_ARGS,
@@ -31,7 +31,7 @@ from lmconform.targets.install import (
     model,
     sid_chroot,
 )
-from lmconform.targets.process import LOOPBACK, RunningTarget, TargetStartError, free_port, start
+from tools.targets.process import LOOPBACK, RunningTarget, TargetStartError, free_port, start
 
 # Both llama.cpp servers serve the model under this id rather than its file path, which depends on the cache folder.
 MODEL_ID = "gemma-3-270m-q4_k_m"

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import httpx
 
-from lmconform.targets.install import tail
+from tools.targets.install import tail
 
 LOOPBACK = "127.0.0.1"
 _STOP_GRACE_S = 10.0

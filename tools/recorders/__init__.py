@@ -1,0 +1,1 @@
+"""Recorders of real clients' requests, run against `lmconform record`."""
