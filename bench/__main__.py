@@ -43,18 +43,33 @@ def timed(function, *args) -> tuple[float, object]:
     return time.perf_counter() - started, result
 
 
+def fastest(rounds: int, function, *args) -> tuple[float, object]:
+    """The best of several runs: one run of a half-second parse swings by 10-20% with whatever else the machine
+    does, which would drown the ratio. The previous result is dropped before each run so that the parser is not
+    timed against a heap still holding the last run's events."""
+    best, result = float("inf"), None
+    for _ in range(rounds):
+        result = None
+        elapsed, result = timed(function, *args)
+        best = min(best, elapsed)
+    return best, result
+
+
 def main() -> int:
     body = stream_body(200_000)
     pieces = reads(body)
-    ours, stream = timed(parse_sse, pieces)
-    theirs, count = timed(httpx_sse_parse, pieces)
+    theirs, count = fastest(5, httpx_sse_parse, pieces)
+    ours, stream = fastest(5, parse_sse, pieces)
     assert len(stream.events) == count
+    del stream
     tracemalloc.start()
     parse_sse(pieces)
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
     print(f"SSE parser, {len(body) / 2**20:.1f} MiB in {READ}-byte reads: {ours / theirs:.2f}x the time of httpx-sse "
           f"(which reports no framing errors); peak memory {peak / len(body):.1f}x the body size")
+    # The same two figures with a fixed prefix, for whoever tracks them from run to run.
+    print(f"bench parser: {ours / theirs:.2f}x httpx-sse, peak memory {peak / len(body):.1f}x body")
 
     with ReferenceServer() as server, httpx.Client() as bare:
         target = Target(base_url=server.base_url)
