@@ -43,23 +43,24 @@ def timed(function, *args) -> tuple[float, object]:
     return time.perf_counter() - started, result
 
 
-def fastest(rounds: int, function, *args) -> tuple[float, object]:
-    """The best of several runs: one run of a half-second parse swings by 10-20% with whatever else the machine
-    does, which would drown the ratio. The previous result is dropped before each run so that the parser is not
-    timed against a heap still holding the last run's events."""
-    best, result = float("inf"), None
+def fastest(rounds: int, *functions) -> list[tuple[float, object]]:
+    """The best of several runs of each (function, *args): one run of a half-second parse swings by 10-20% with
+    whatever else the machine does, which would drown the ratio. The runs alternate so that a busy spell slows
+    both sides alike, and a run's result is dropped before the next so that no parser is timed against a heap
+    still holding the last run's events."""
+    best, results = [float("inf")] * len(functions), [None] * len(functions)
     for _ in range(rounds):
-        result = None
-        elapsed, result = timed(function, *args)
-        best = min(best, elapsed)
-    return best, result
+        for i, (function, *args) in enumerate(functions):
+            results[i] = None
+            elapsed, results[i] = timed(function, *args)
+            best[i] = min(best[i], elapsed)
+    return list(zip(best, results))
 
 
 def main() -> int:
     body = stream_body(200_000)
     pieces = reads(body)
-    theirs, count = fastest(5, httpx_sse_parse, pieces)
-    ours, stream = fastest(5, parse_sse, pieces)
+    (theirs, count), (ours, stream) = fastest(5, (httpx_sse_parse, pieces), (parse_sse, pieces))
     assert len(stream.events) == count
     del stream
     tracemalloc.start()
