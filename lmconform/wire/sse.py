@@ -256,17 +256,22 @@ class SSEParser:
         if ascii and start:
             text = " " * start + text
         events, find, startswith = self.stream.events, buf.find, buf.startswith
-        step, base = len(sep), self._offset - start  # body offset = base + position in buf
+        append, step, base = events.append, len(sep), self._offset - start  # body offset = base + position
         index, last_id = len(events), self._last_id
         pos = start
         while pos < stop:
             # One data line then the blank line, by far the most common event: a few slices and no field logic.
-            if startswith(b"data:", pos):
-                end = find(sep, pos)
-                if startswith(sep, end + step):
-                    value = pos + 6 if buf[pos + 5] == 0x20 else pos + 5
-                    after = end + step + step
-                    # The body of _event, inlined: this line runs once per event of every stream.
+            if startswith(b"data: ", pos):
+                value = pos + 6
+            elif startswith(b"data:", pos):
+                value = pos + 5
+            else:
+                value = 0
+            if value:
+                end = find(sep, value)
+                if startswith(blank, end):
+                    after = end + len(blank)
+                    # The body of _event, inlined: this runs once per event of every stream.
                     made = _new(SSEEvent)
                     _set_index(made, index)
                     _set_event(made, "message")
@@ -275,7 +280,7 @@ class SSEParser:
                     _set_retry(made, None)
                     _set_raw(made, buf[pos:after])
                     _set_offset(made, base + pos)
-                    events.append(made)
+                    append(made)
                     index += 1
                     pos = after
                     continue
