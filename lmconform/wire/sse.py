@@ -127,7 +127,7 @@ class SSEParser:
         if line and not self._raw and not self._held_cr and len(line) == 1 and len(line[0]) <= len(data):
             # The usual event cut by the read boundary: its first line, begun in the last read, is put back in
             # front of this one so that the whole event takes the fast path. Only a piece no longer than this
-            # read is copied, so no byte is copied more than twice; a longer line goes line by line.
+            # read is copied, so copying stays linear in the body; a longer line is joined once, line by line.
             data = line.pop() + data
         pos = 0
         if self._held_cr and data:
@@ -256,7 +256,8 @@ class SSEParser:
         if ascii and start:
             text = " " * start + text
         events, find, startswith = self.stream.events, buf.find, buf.startswith
-        append, step, base = events.append, len(sep), self._offset - start  # body offset = base + position
+        append, first, step = events.append, sep[0], len(sep)
+        base = self._offset - start  # body offset = base + position in buf
         index, last_id = len(events), self._last_id
         pos = start
         while pos < stop:
@@ -284,7 +285,7 @@ class SSEParser:
                     index += 1
                     pos = after
                     continue
-            if buf[pos] == sep[0]:  # a blank line with no event open dispatches nothing
+            if buf[pos] == first:  # a blank line with no event open dispatches nothing
                 pos += step
                 continue
             end = find(blank, pos)  # the event's last line ends here, and its blank line follows
