@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import codecs
+import copy
+import dataclasses
+import pickle
+import re
 import time
 
 import pytest
@@ -10,7 +14,7 @@ from httpx_sse._decoders import SSEDecoder, SSELineDecoder
 from hypothesis import given
 from hypothesis import strategies as st
 
-from lmconform.wire.sse import SSEParser, SSEStream, parse_sse
+from lmconform.wire.sse import SSEEvent, SSEParser, SSEStream, parse_sse
 
 BOM = b"\xef\xbb\xbf"
 EMOJI = "\N{GRINNING FACE}"  # four bytes in UTF-8
@@ -101,6 +105,18 @@ def test_only_the_first_bom_is_stripped() -> None:
     stream = parse(BOM + BOM + b"data: a\n\n")
     assert stream.events == []
     assert stream.issues == []
+
+
+@pytest.mark.parametrize("head", [b"\xef", b"\xef\xbb", BOM], ids=["1-byte", "2-byte", "whole"])
+def test_body_that_is_only_a_bom_or_part_of_one(head: bytes) -> None:
+    # A whole BOM is stripped and leaves an empty body; part of one is an unended line, the event unterminated.
+    stream = parse(head)
+    assert stream.events == []
+    if head == BOM:
+        assert stream.issues == []
+    else:
+        [issue] = stream.issues
+        assert (issue.kind, issue.offset, issue.excerpt) == ("unterminated_event", 0, head)
 
 
 def test_bom_after_the_start_is_not_stripped() -> None:
@@ -270,6 +286,57 @@ def test_linear_in_body_size() -> None:
     assert len(stream.events[0].data) == 32 * 1024 * 1024
 
 
+@pytest.mark.parametrize("end", ["\n", "\r\n", "\r"], ids=["LF", "CRLF", "CR"])
+def test_invalid_utf8_among_valid_events_with_each_line_end(end: str) -> None:
+    # A read that is whole events but for one bad byte: every event still comes out, the bad line is pinned.
+    first = f"data: ok{end}{end}".encode()
+    body = first + f"event: e{end}data: a".encode() + b"\xff" + f"b{end}{end}data: \u00e9{end}{end}".encode()
+    stream = parse(body)
+    assert summary(stream) == [("message", "ok", None, None), ("e", "a\ufffdb", None, None), ("message", "\u00e9", None, None)]
+    assert b"".join(e.raw for e in stream.events) == body
+    second_line = len(first) + len(f"event: e{end}")
+    [issue] = stream.issues
+    assert (issue.kind, issue.offset, issue.excerpt) == ("invalid_utf8", second_line, b"data: a\xffb")
+    assert f"byte {second_line + 7}" in issue.detail
+
+
+def test_non_ascii_events_after_a_cut_keep_their_offsets() -> None:
+    raws = [f"data: {EMOJI}\n\n".encode(), "event: \u00e9\ndata: x\n\n".encode(), b"data: y\n\n"]
+    body = b"".join(raws)
+    expected = [(0, raws[0]), (len(raws[0]), raws[1]), (len(raws[0]) + len(raws[1]), raws[2])]
+    for cut in range(len(body) + 1):
+        stream = parse(body[:cut], body[cut:])
+        assert [(e.offset, e.raw) for e in stream.events] == expected, cut
+        assert summary(stream) == [("message", EMOJI, None, None), ("\u00e9", "x", None, None), ("message", "y", None, None)]
+
+
+def test_comments_and_issues_are_counted_by_the_read_that_ends_their_line() -> None:
+    parser = SSEParser()
+    parser.feed(b": ping")
+    assert parser.stream.comments == 0
+    parser.feed(b"\n\n: a\n")
+    assert parser.stream.comments == 2
+    parser.feed(b"data: \xff")
+    assert parser.stream.issues == []
+    parser.feed(b"\n")
+    assert [(i.kind, i.offset) for i in parser.stream.issues] == [("invalid_utf8", len(b": ping\n\n: a\n"))]
+
+
+def test_parsed_events_are_ordinary_events() -> None:
+    # The parser fills events through their slots rather than __init__: they must be indistinguishable.
+    [event] = parse(b"id: 1\nretry: 5\nevent: e\ndata: a\n\n").events
+    [fast] = parse(b"data: b\n\n").events
+    built = SSEEvent(index=0, event="e", data="a", id="1", retry=5, raw=b"id: 1\nretry: 5\nevent: e\ndata: a\n\n", offset=0)
+    assert event == built and hash(event) == hash(built) and repr(event) == repr(built)
+    assert fast == SSEEvent(0, "message", "b", None, None, b"data: b\n\n", 0)
+    for made in (event, fast):
+        assert pickle.loads(pickle.dumps(made)) == made
+        assert copy.deepcopy(made) == made
+        assert dataclasses.replace(made, index=3).index == 3
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            made.data = "x"  # type: ignore[misc]
+
+
 # --- generated streams -------------------------------------------------------------------------------------
 
 LINE_TEXT = st.text(st.characters(exclude_characters="\r\n", exclude_categories=("Cs",)), max_size=12)
@@ -383,3 +450,29 @@ JUNK = st.lists(
 @given(JUNK, st.lists(st.integers(min_value=0), max_size=12))
 def test_any_bytes_parse_the_same_however_read(body: bytes, cuts: list[int]) -> None:
     assert parse_sse(split(body, cuts)) == parse(body)
+
+
+def one_line_end(body: bytes, end: bytes) -> bytes:
+    """The same lines with every line end replaced by `end` (lines never contain CR or LF)."""
+    return re.sub(rb"\r\n|\r|\n", end, body)
+
+
+# Streams that end every line the same way, as real servers do: these are the reads parsed whole, event by
+# event, rather than line by line, so read boundaries must not matter there either.
+@given(valid_streams(), st.sampled_from([b"\n", b"\r\n", b"\r"]), st.lists(st.integers(min_value=0), max_size=12))
+def test_read_boundaries_do_not_matter_with_one_line_end(stream: tuple, end: bytes, cuts: list[int]) -> None:
+    body, expected, comments = stream
+    body = one_line_end(body, end)
+    whole = parse(body)
+    assert parse_sse(split(body, cuts)) == whole
+    assert summary(whole) == expected
+    assert whole.issues == []
+    assert whole.comments == comments
+    assert b"".join(e.raw for e in whole.events) == body.removeprefix(BOM)
+
+
+@given(valid_streams(bom=False), st.sampled_from([b"\n", b"\r\n"]), st.lists(st.integers(min_value=0), max_size=12))
+def test_agrees_with_httpx_sse_with_one_line_end(stream: tuple, end: bytes, cuts: list[int]) -> None:
+    reads = split(one_line_end(stream[0], end), cuts)
+    ours = [(event, data, event_id or "", retry) for event, data, event_id, retry in summary(parse(*reads))]
+    assert ours == httpx_sse_events(reads)

@@ -11,7 +11,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 
-@dataclass(frozen=True)
+# slots: an event is mostly its two strings; a per-instance __dict__ would add a third of the body again.
+@dataclass(frozen=True, slots=True)
 class SSEEvent:
     """One dispatched event. `raw` is the exact bytes of the lines that made it, line ends included."""
 
@@ -57,24 +58,49 @@ class SSEStream:
 _BOM = b"\xef\xbb\xbf"
 _EXCERPT_LIMIT = 200
 
+# The parser builds events without the generated __init__: a frozen dataclass's __init__ stores each field
+# through object.__setattr__, about 0.7 µs an event, as much as httpx-sse spends parsing the whole event. The
+# slots' own descriptors store the same values at half the cost; SSEEvent(...) is unchanged for everyone else.
+_new = object.__new__
+_set_index, _set_event, _set_data, _set_id, _set_retry, _set_raw, _set_offset = (
+    SSEEvent.__dict__[name].__set__ for name in ("index", "event", "data", "id", "retry", "raw", "offset")
+)
+
+
+def _event(index: int, event: str, data: str, id: str | None, retry: int | None, raw: bytes, offset: int) -> SSEEvent:
+    made = _new(SSEEvent)
+    _set_index(made, index)
+    _set_event(made, event)
+    _set_data(made, data)
+    _set_id(made, id)
+    _set_retry(made, retry)
+    _set_raw(made, raw)
+    _set_offset(made, offset)
+    return made
+
 
 class SSEParser:
     """Incremental parser: `feed` each network read as it arrives, then `close` at the end of the body.
 
-    Lines are split as bytes and decoded one complete line at a time, so a character split across reads
-    decodes intact and an invalid byte can be pinned to its line. Each read is scanned once: the cost is
-    linear in the body however it is cut.
+    Two paths, one behaviour. Most reads are whole events with one kind of line end and valid UTF-8: those are
+    found with bytes.find over the read, the read is decoded once, and each event costs a few slices. Anything
+    else (a line or event cut by the read boundary, mixed or lone-CR line ends, invalid UTF-8) goes line by
+    line: lines are split as bytes and decoded one complete line at a time, so a character split across reads
+    decodes intact and an invalid byte is pinned to its line. Either way each read is scanned a bounded number
+    of times: the cost is linear in the body however it is cut.
     """
 
     def __init__(self) -> None:
         self.stream = SSEStream()
         self._head: bytearray | None = bytearray()  # the first bytes, until we know whether they are a BOM
-        self._offset = 0  # byte offset of `_line` in the body
-        self._line = bytearray()  # the current line, not yet ended
+        self._offset = 0  # byte offset in the body of the current line's start
+        # The current line, not yet ended, as the pieces of each read: joined once when it ends, so a line
+        # longer than many reads is not copied again on every read.
+        self._line: list[bytes] = []
         # A CR that was the last byte of a read may be the first half of a CRLF split across reads; the line
         # is held until the next byte arrives so that the line end in `raw` is the one actually sent.
         self._held_cr = False
-        self._raw = bytearray()  # the lines of the event being built, line ends included
+        self._raw: list[bytes] = []  # the complete lines of the event being built, line ends included
         self._raw_offset = 0
         self._type = ""
         self._data: list[str] = []
@@ -97,34 +123,31 @@ class SSEParser:
                 data = data[len(_BOM) :]
                 self._offset = len(_BOM)
         before = len(self.stream.events)
+        line = self._line
+        if line and not self._raw and not self._held_cr and len(line) == 1 and len(line[0]) <= len(data):
+            # The usual event cut by the read boundary: its first line, begun in the last read, is put back in
+            # front of this one so that the whole event takes the fast path. Only a piece no longer than this
+            # read is copied, so copying stays linear in the body; a longer line is joined once, line by line.
+            data = line.pop() + data
+        pos = 0
         if self._held_cr and data:
-            if data.startswith(b"\n"):
-                self._release_held_cr(b"\r\n")
-                data = data[1:]
-            else:
-                self._release_held_cr(b"\r")
-        lines = data.splitlines(keepends=True)  # bytes split on LF, CRLF and CR only
-        tail = lines.pop() if lines and not lines[-1].endswith(b"\n") else b""
-        if lines and self._line:
-            lines[0] = self._pop_line() + lines[0]
-        for line in lines:
-            self._take_line(line)
-        if tail.endswith(b"\r"):
-            self._held_cr = True
-            tail = tail[:-1]
-        self._line += tail
+            pos = 1 if data[0] == 0x0A else 0
+            self._release_held_cr(b"\r\n" if pos else b"\r")
+        pos = self._lines(data, pos, settle=True)  # finish what the last read left open
+        pos = self._whole_events(data, pos)
+        self._lines(data, pos, settle=False)  # the start of an event the next read completes
         return self.stream.events[before:]
 
     def close(self) -> list[SSEEvent]:
         """End of body: return the events completed by it and report an event left without its blank line."""
         if self._head:
-            self._line += self._head
+            self._line.append(bytes(self._head))
         self._head = None
         before = len(self.stream.events)
         if self._held_cr:
             self._release_held_cr(b"\r")
         if self._raw or self._line:
-            pending = bytes(self._raw + self._line)
+            pending = b"".join(self._raw) + b"".join(self._line)
             no_end = "; its last line has no line end" if self._line else ""
             self._issue(
                 "unterminated_event",
@@ -137,8 +160,37 @@ class SSEParser:
             self._reset_event()
         return self.stream.events[before:]
 
+    # --- line by line: the reference behaviour, for whatever the fast path does not take -------------------
+
+    def _lines(self, buf: bytes, pos: int, settle: bool) -> int:
+        """Take the complete lines of `buf` from `pos`, keeping an unended last line for the next read.
+
+        With `settle`, stop as soon as no line or event is open, where `_whole_events` can take over.
+        """
+        find, end_of_buf = buf.find, len(buf)
+        while pos < end_of_buf:
+            if settle and not self._raw and not self._line:
+                break
+            lf = find(b"\n", pos)
+            cr = find(b"\r", pos, end_of_buf if lf < 0 else lf)
+            if cr == end_of_buf - 1:  # maybe half a CRLF: wait for the next read's first byte
+                self._held_cr = True
+                if cr > pos:
+                    self._line.append(buf[pos:cr])
+                return end_of_buf
+            if cr >= 0:
+                end = cr + 2 if buf[cr + 1] == 0x0A else cr + 1
+            elif lf >= 0:
+                end = lf + 1
+            else:
+                self._line.append(buf[pos:])
+                return end_of_buf
+            self._take_line(self._pop_line() + buf[pos:end] if self._line else buf[pos:end])
+            pos = end
+        return pos
+
     def _pop_line(self) -> bytes:
-        line = bytes(self._line)
+        line = b"".join(self._line)
         self._line.clear()
         return line
 
@@ -151,7 +203,7 @@ class SSEParser:
         self._offset += len(line)
         if not self._raw:
             self._raw_offset = offset
-        self._raw += line
+        self._raw.append(line)
         content = line.rstrip(b"\r\n")
         try:
             text = content.decode("utf-8")
@@ -164,12 +216,96 @@ class SSEParser:
                 content,
             )
         if not text:
-            self._dispatch()
+            if self._data:
+                self._dispatch(b"".join(self._raw), self._raw_offset)
+            self._reset_event()
         elif text[0] == ":":
             self.stream.comments += 1
         else:
             name, _, value = text.partition(":")
             self._field(name, value)
+
+    # --- whole events at once ----------------------------------------------------------------------------
+
+    def _whole_events(self, buf: bytes, start: int) -> int:
+        """Take the complete events of `buf` from `start` (a line start, no event open); return where they end.
+
+        Only a stretch with one kind of line end (all LF or all CRLF) and valid UTF-8 is taken here, so that an
+        event's end is a plain search for two line ends and the stretch decodes in one call; otherwise nothing
+        is taken and `_lines` does it all, reporting what it finds.
+        """
+        stop = buf.rfind(b"\n\n", start) + 2  # just after the last blank line
+        if stop >= 2 and buf.find(b"\r", start, stop) < 0:
+            sep, blank, text_sep = b"\n", b"\n\n", "\n"
+        else:
+            sep, blank, text_sep = b"\r\n", b"\r\n\r\n", "\r\n"
+            stop = buf.rfind(blank, start) + 4
+            if stop < 4:
+                return start
+            crs = buf.count(b"\r", start, stop)
+            if crs != buf.count(b"\n", start, stop) or crs != buf.count(b"\r\n", start, stop):
+                return start  # some lone CR or LF: line ends are mixed
+        try:
+            text = str(memoryview(buf)[start:stop], "utf-8")
+        except UnicodeDecodeError:
+            return start
+        # An ASCII stretch has one character per byte, so a data value is sliced from the decoded text at its
+        # byte positions (the text padded in front so that they line up); otherwise the value's bytes are
+        # decoded on their own, which cannot fail since the whole stretch decoded.
+        ascii = text.isascii()
+        if ascii and start:
+            text = " " * start + text
+        events, find, startswith = self.stream.events, buf.find, buf.startswith
+        append, first, step = events.append, sep[0], len(sep)
+        base = self._offset - start  # body offset = base + position in buf
+        index, last_id = len(events), self._last_id
+        pos = start
+        while pos < stop:
+            # One data line then the blank line, by far the most common event: a few slices and no field logic.
+            if startswith(b"data: ", pos):
+                value = pos + 6
+            elif startswith(b"data:", pos):
+                value = pos + 5
+            else:
+                value = 0
+            if value:
+                end = find(sep, value)
+                if startswith(blank, end):
+                    after = end + len(blank)
+                    # The body of _event, inlined: this runs once per event of every stream.
+                    made = _new(SSEEvent)
+                    _set_index(made, index)
+                    _set_event(made, "message")
+                    _set_data(made, text[value:end] if ascii else buf[value:end].decode("utf-8"))
+                    _set_id(made, last_id)
+                    _set_retry(made, None)
+                    _set_raw(made, buf[pos:after])
+                    _set_offset(made, base + pos)
+                    append(made)
+                    index += 1
+                    pos = after
+                    continue
+            if buf[pos] == first:  # a blank line with no event open dispatches nothing
+                pos += step
+                continue
+            end = find(blank, pos)  # the event's last line ends here, and its blank line follows
+            after = end + len(blank)
+            lines = text[pos:end] if ascii else buf[pos:end].decode("utf-8")
+            for line in lines.split(text_sep):  # split on the line end only: never str.splitlines
+                if line[0] == ":":
+                    self.stream.comments += 1
+                else:
+                    name, _, value = line.partition(":")
+                    self._field(name, value)
+            if self._data:
+                self._dispatch(buf[pos:after], base + pos)
+            self._reset_event()
+            index, last_id = len(events), self._last_id
+            pos = after
+        self._offset = base + stop
+        return stop
+
+    # --- fields and dispatch, shared by both paths ---------------------------------------------------------
 
     def _field(self, name: str, value: str) -> None:
         if value.startswith(" "):
@@ -185,20 +321,11 @@ class SSEParser:
             if value.isascii() and value.isdigit():
                 self._retry = int(value)
 
-    def _dispatch(self) -> None:
-        if self._data:  # the standard dispatches nothing for an empty data buffer, only resets
-            self.stream.events.append(
-                SSEEvent(
-                    index=len(self.stream.events),
-                    event=self._type or "message",
-                    data="\n".join(self._data),
-                    id=self._last_id,
-                    retry=self._retry,
-                    raw=bytes(self._raw),
-                    offset=self._raw_offset,
-                )
-            )
-        self._reset_event()
+    def _dispatch(self, raw: bytes, offset: int) -> None:
+        # Called only with data: the standard dispatches nothing for an empty data buffer, only resets.
+        events = self.stream.events
+        data = "\n".join(self._data)
+        events.append(_event(len(events), self._type or "message", data, self._last_id, self._retry, raw, offset))
 
     def _reset_event(self) -> None:
         self._raw.clear()
