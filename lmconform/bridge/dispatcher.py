@@ -211,7 +211,8 @@ class Bridge:
         try:
             parameters = json.loads(call.arguments or "{}")
         except ValueError:
-            raise AgentFailure(f"the call of {call.name!r} has arguments that are not JSON: {call.arguments!r}") from None
+            raise AgentFailure(f"the call of {call.name!r} has arguments that are not JSON: {call.arguments!r}") \
+                from None
         return {"type": "tool_call", "toolCallId": self._tool_call_id(call.call_id), "toolName": call.name,
                 "parameters": call.arguments if "parameters-as-string" in self.faults else parameters}
 

@@ -46,7 +46,8 @@ _CATALOGUE = (
           "params of the wrong shape end the process (a panic message on stderr, exit 101) instead of an error "
           "`-32602`",
           "symposium-acp-agent vscodelm 2.0.1, from reading its source (not run)"),
-    Fault("non-json-stdout-line", "a log line that is not JSON (`lmconform bridge ready`) is written to stdout at startup",
+    Fault("non-json-stdout-line",
+          "a log line that is not JSON (`lmconform bridge ready`) is written to stdout at startup",
           "bridges that log with print()"),
     Fault("message-split-across-lines",
           "`lm/responsePart` notifications are written indented, one message over several lines",
