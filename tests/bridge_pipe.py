@@ -81,11 +81,17 @@ def same_json(a: Any, b: Any) -> bool:
     return json.dumps(a) == json.dumps(b)
 
 
+# `lmconform bridge` as users run it, and the same bridge without the rest of the command line, which starts
+# faster (0.15 s against 0.9 s here with the echo agent); the tests use the second but for those of the command.
+LMCONFORM_BRIDGE = (sys.executable, "-m", "lmconform.cli", "bridge")
+FAST_BRIDGE = (sys.executable, "-m", "lmconform.bridge")
+
+
 class BridgeProcess:
-    def __init__(self, *options: str) -> None:
+    def __init__(self, *options: str, command: tuple[str, ...] = FAST_BRIDGE) -> None:
         env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(PACKAGE_ROOT), os.environ.get("PYTHONPATH", "")])}
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "lmconform.cli", "bridge", *options], cwd=PACKAGE_ROOT, env=env,
+            [*command, *options], cwd=PACKAGE_ROOT, env=env,
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         _started.append(self)
         self._stdout: queue.Queue[str | None] = queue.Queue()

@@ -1,23 +1,24 @@
 """`lmconform bridge`, the reference VS Code language-model bridge, driven as a subprocess over real pipes: the
-protocol as the design note VSCODELM.md states it, message by message. Its faults are proven in test_bridge_faults.py."""
+protocol as the design note VSCODELM.md states it, message by message. Its faults: test_bridge_faults.py."""
 
 from __future__ import annotations
 
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from bridge_pipe import (ECHO, PACKAGE_ROOT, SLOW_ANSWER, SLOW_ECHO, SLOW_QUESTION, WEATHER, BridgeProcess,
-                         answer_text, assistant, chat_params, closed_port, kinds, parts_of, same_json, user)
+from bridge_pipe import (ECHO, LMCONFORM_BRIDGE, PACKAGE_ROOT, SLOW_ANSWER, SLOW_ECHO, SLOW_QUESTION, WEATHER,
+                         BridgeProcess, answer_text, assistant, chat_params, closed_port, kinds, parts_of, same_json,
+                         user)
 from bridge_pipe import bridges_reaped  # noqa: F401  (a fixture, used by name below)
 
 from lmconform.bridge.dispatcher import EOF_GRACE_SECONDS
 from lmconform.reference import ReferenceServer
 
 pytestmark = pytest.mark.usefixtures("bridges_reaped")
+
 
 def through(server: ReferenceServer, *options: str, path: str = "") -> BridgeProcess:
     return BridgeProcess("--endpoint", server.base_url + path, *options)
@@ -43,7 +44,7 @@ def test_plain_turn_streams_parts_then_one_complete_then_the_result(server: Refe
 
 
 def test_default_endpoint_is_the_embedded_reference_server_and_its_first_model() -> None:
-    bridge = BridgeProcess()
+    bridge = BridgeProcess(command=LMCONFORM_BRIDGE)  # also: the command as registered in `lmconform`
     assert answer_text(bridge.turn([user("Hi")]), 1) == "You said: Hi"
     bridge.close()
 
@@ -303,7 +304,7 @@ def test_an_upstream_refusal_is_error_32000_with_its_text(server: ReferenceServe
                                      ["--endpoint", "ftp://example"], ["--bogus"], ["--part-delay", "-1"],
                                      ["--part-delay", "soon"], ["--endpoint"]])
 def test_a_bad_option_is_one_line_and_exit_status_2(options: list[str]) -> None:
-    done = subprocess.run([sys.executable, "-m", "lmconform.cli", "bridge", *options], cwd=PACKAGE_ROOT,
+    done = subprocess.run([*LMCONFORM_BRIDGE, *options], cwd=PACKAGE_ROOT,
                           capture_output=True, stdin=subprocess.DEVNULL, timeout=30, text=True)
     assert done.returncode == 2
     assert done.stdout == "" and len(done.stderr.splitlines()) == 1, done.stderr
