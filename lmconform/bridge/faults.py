@@ -38,7 +38,8 @@ _CATALOGUE = (
           "upstreams that number calls per answer (`call_0`), passed through"),
     Fault("history-never-committed",
           "a request that confirms the provisional turn drops it instead of committing it: the committed history "
-          "stays empty, and the turn after is taken for an edit of the whole conversation",
+          "stays empty, and the turn after is taken for an edit of the whole conversation (the echo agent's "
+          "answer shows it; the openai agent sends the same conversation either way)",
           "no public report; the defect Symposium's history actor exists to avoid"),
     Fault("cancel-ignored", "`lm/cancel` is ignored: the turn streams on and completes as if never cancelled",
           "bridges without a cancellation path"),
