@@ -1,5 +1,5 @@
 """`lmconform` command line: the reference server and its faults, fingerprints, snapshot diffs, matrices, recording,
-and the proxy gate.
+the proxy gate, and the reference VS Code language-model bridge.
 
 The conformance suite itself runs under pytest (`pytest suites --endpoint URL`), so CI tooling that already
 speaks pytest (JUnit XML, HTML reports, selection) works unchanged.
@@ -11,6 +11,7 @@ import argparse
 import sys
 
 from lmconform import fingerprint
+from lmconform.bridge.cli import register as register_bridge
 from lmconform.exit_status import USAGE_ERROR
 from lmconform.gate import register as register_gate
 from lmconform.record import register as register_record
@@ -69,6 +70,7 @@ def build_parser() -> argparse.ArgumentParser:
     register_matrix(commands)
     register_record(commands)
     register_gate(commands)
+    register_bridge(commands)
     return parser
 
 
