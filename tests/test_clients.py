@@ -7,6 +7,8 @@ from typing import Any
 
 import openai
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from lmconform.clients.openai_python import (
     SdkFunctionCall,
@@ -675,3 +677,26 @@ def test_sdk_output_text_raises_on_text_that_is_not_a_string() -> None:
     outcome = replay_responses(*MESSAGE_STREAM[:-1], completed(numeric))
     assert outcome.raised == "TypeError: sequence item 0: expected str instance, int found"
     assert (outcome.text, outcome.status) == ("", "completed")  # get_final_response() itself succeeded
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner, max_size=4),
+    max_leaves=12)
+
+
+@given(st.one_of(json_values.map(json.dumps), st.text(max_size=40),
+                 json_values.map(json.dumps).flatmap(lambda text: st.integers(0, len(text)).map(lambda cut: text[:cut]))))
+def test_json_parse_takes_the_fast_path_only_where_v8s_port_agrees(text: str) -> None:
+    """What Void's JSON.parse makes of a text is the V8 port's, whether or not the fast path took it."""
+    from lmconform.clients.js.json_parse import _V8JsonParser, json_parse
+    from lmconform.clients.js.values import Thrown
+
+    def outcome(parse):
+        try:
+            return ("value", parse(text))
+        except Thrown as thrown:
+            return ("thrown", thrown.text)
+
+    fast, ported = outcome(json_parse), outcome(lambda text: _V8JsonParser(text).parse())
+    assert fast == ported or (fast[0] == ported[0] == "value" and json.dumps(fast[1]) == json.dumps(ported[1]))

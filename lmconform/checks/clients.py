@@ -12,18 +12,32 @@ from lmconform.checks.scope import chat_streamed, responses_streamed
 from lmconform.clients.openai_python import SdkOutcome, SdkResponsesOutcome, replay_chat_stream, replay_responses_stream
 from lmconform.clients.void import VoidOutcome, void_read
 from lmconform.vocabulary import Failure, Level, NotApplicable, Note
+from lmconform.wire.http import HttpExchange
 
 LENGTH_LIMIT = "LengthFinishReasonError"
 
 
+# One replay per client and answer, however many of the client's checks read it.
+def _void_replay(exchange: HttpExchange) -> VoidOutcome:
+    return void_read(exchange)
+
+
+def _sdk_chat_replay(exchange: HttpExchange) -> SdkOutcome:
+    return replay_chat_stream(exchange.request.body, exchange)
+
+
+def _sdk_responses_replay(exchange: HttpExchange) -> SdkResponsesOutcome:
+    return replay_responses_stream(exchange.request.body, exchange)
+
+
 def _void(observed: Observed) -> VoidOutcome:
     observed.require_success()
-    return void_read(observed.exchange)
+    return observed.exchange.view(_void_replay)
 
 
 def _sdk(observed: Observed) -> SdkOutcome:
     observed.require_success()
-    return replay_chat_stream(observed.request_body, observed.exchange)
+    return observed.exchange.view(_sdk_chat_replay)
 
 
 @check("client.void.no_error", level=Level.MUST, kind="client", applies=chat_streamed, ref=VOID_PARSER,
@@ -88,7 +102,7 @@ def sdk_matches_stream(observed: Observed) -> Iterator[Failure]:
 
 def _sdk_responses(observed: Observed) -> SdkResponsesOutcome:
     observed.require_success()
-    return replay_responses_stream(observed.request_body, observed.exchange)
+    return observed.exchange.view(_sdk_responses_replay)
 
 
 @check("client.openai_python.responses_stream", level=Level.MUST, kind="client", applies=responses_streamed,
