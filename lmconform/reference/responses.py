@@ -6,9 +6,9 @@ event stream (lmconform.reference.responses_render).
 A conversation is kept as chat messages, so the chat model answers it unchanged; its recall rule is what makes
 a server's memory of earlier turns observable, and its word count of the whole conversation is the usage.
 
-Each fault is applied in exactly one place: nested-tools-accepted and chain-ignored in `create_response`, the
-unknown-previous faults and fork-shares-state in `_chain`, the validation faults in
-lmconform.reference.responses_validation and the rendering faults in lmconform.reference.responses_render.
+`create_response` reads as the order in which an answer is made; each `apply` there is the one place where the
+faults of that stage (lmconform.reference.faults.responses) change it. The faults that are flags are asked about
+where they change what the server does: the chain faults here, the validation faults in their module.
 """
 
 from __future__ import annotations
@@ -20,46 +20,52 @@ from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 
 from lmconform.reference.chat import SSE_HEADERS
-from lmconform.reference.model import content_text, decide, recall, usage
-from lmconform.reference.responses_render import as_json, output_items, response_object, stream_frames
-from lmconform.reference.responses_validation import (
-    Rejected,
-    Turn,
-    call_message,
-    is_nested_tool,
-    json_body,
-    turn_of,
+from lmconform.reference.faults import Stage, apply
+from lmconform.reference.faults.responses import (
+    CHAIN_IGNORED,
+    FORK_SHARES_STATE,
+    UNKNOWN_PREVIOUS_200,
+    UNKNOWN_PREVIOUS_404,
 )
+from lmconform.reference.model import content_text, decide, recall, usage
+from lmconform.reference.responses_render import (
+    as_json,
+    frame,
+    numbered,
+    output_items,
+    response_object,
+    stream_events,
+)
+from lmconform.reference.responses_validation import Rejected, Turn, call_message, json_body, turn_of
 from lmconform.reference.store import ResponseStore
 
 
 async def create_response(request: Request, faults: frozenset[str]) -> Response:
     store: ResponseStore = request.app.state.store
     try:
-        body = await json_body(request)
-        if "nested-tools-accepted" in faults and isinstance(body, dict) and isinstance(body.get("tools"), list):
-            # Dropped before validation could reject them or the model could see them.
-            body = {**body, "tools": [tool for tool in body["tools"] if not is_nested_tool(tool)]}
+        body = apply(Stage.RESPONSES_REQUEST, faults, await json_body(request))
         turn = turn_of(body, faults)
         earlier, root = _chain(store, turn.previous_id, faults)
         _check_call_ids(earlier, turn.input)
     except Rejected as rejected:
         return rejected.response()
 
-    conversation = turn.input if "chain-ignored" in faults else [*earlier, *turn.input]
+    conversation = turn.input if CHAIN_IGNORED in faults else [*earlier, *turn.input]
     instructions = [{"role": "system", "content": turn.instructions}] if turn.instructions else []
     # An input of reasoning items alone leaves the model nothing to read: it answers as to an empty prompt.
     chat_body = _chat_body(turn, [*instructions, *conversation] or [{"role": "user", "content": ""}])
     plan = recall(chat_body["messages"]) or decide(chat_body)
     thought = f"Thinking about: {_last_user_text(chat_body['messages'])}" if turn.reasoning else None
     output = output_items(plan, thought)
-    response = response_object(turn, output, usage(chat_body, plan), faults)
+    response = apply(Stage.RESPONSES_OBJECT, faults, response_object(turn, output, usage(chat_body, plan)))
     if turn.store:
         history = [*conversation, *_as_messages(output)]
         store.add(response["id"], as_json(response), history, root or response["id"])
     if not turn.stream:
         return Response(as_json(response), media_type="application/json")
-    return StreamingResponse(iter(stream_frames(response, faults)), headers=SSE_HEADERS)
+    events = apply(Stage.RESPONSES_EVENTS, faults, stream_events(response))
+    frames = apply(Stage.RESPONSES_FRAMES, faults, numbered(events))
+    return StreamingResponse(iter([frame(name, data) for name, data in frames]), headers=SSE_HEADERS)
 
 
 async def get_response(request: Request, faults: frozenset[str]) -> Response:
@@ -77,11 +83,11 @@ def _chain(store: ResponseStore, previous_id: str | None,
         return (), None
     entry = store.get(previous_id)
     if entry is None:
-        if "unknown-previous-200" in faults:
+        if UNKNOWN_PREVIOUS_200 in faults:
             return (), None
         raise Rejected(f"Previous response with id '{previous_id}' not found.", "previous_response_id",
-                       "previous_response_not_found", 404 if "unknown-previous-404" in faults else 400)
-    if "fork-shares-state" in faults:
+                       "previous_response_not_found", 404 if UNKNOWN_PREVIOUS_404 in faults else 400)
+    if FORK_SHARES_STATE in faults:
         entry = store.newest_of_chain(entry)
     return entry.history, entry.root
 

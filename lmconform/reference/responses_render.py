@@ -1,11 +1,5 @@
 """A Responses answer as LM Studio sends it: the output items of a plan, the response object that carries them,
-and its event stream: the events in order, numbered, each framed as an SSE event named after its type.
-
-Each fault is applied in exactly one place below: previous-id-echo-wrong and call-id-missing in
-`response_object`, arguments-done-mismatch in `_finished`, arguments-done-missing in `_content_events`,
-duplicate-output-index, events-out-of-order and no-response-completed in `_events`, the sequence number faults in
-`_sequenced`, and event-field-mismatch in `_frame`.
-"""
+and its event stream: the events in order, numbered, each framed as an SSE event named after its type."""
 
 from __future__ import annotations
 
@@ -40,10 +34,7 @@ def output_items(plan: Plan, thought: str | None) -> list[dict[str, Any]]:
     return items
 
 
-def response_object(turn: Turn, output: list[dict[str, Any]], counts: dict[str, int],
-                     faults: frozenset[str]) -> dict[str, Any]:
-    if "call-id-missing" in faults:
-        output = [{key: value for key, value in item.items() if key != "call_id"} for item in output]
+def response_object(turn: Turn, output: list[dict[str, Any]], counts: dict[str, int]) -> dict[str, Any]:
     return {
         "id": new_id("resp"),
         "object": "response",
@@ -51,7 +42,7 @@ def response_object(turn: Turn, output: list[dict[str, Any]], counts: dict[str, 
         "status": "completed",
         "model": turn.model,
         "output": output,
-        "previous_response_id": None if "previous-id-echo-wrong" in faults else turn.previous_id,
+        "previous_response_id": turn.previous_id,
         "tools": turn.tools,
         "tool_choice": turn.tool_choice,
         "usage": {"input_tokens": counts["prompt_tokens"], "output_tokens": counts["completion_tokens"],
@@ -63,28 +54,25 @@ def as_json(value: Any) -> bytes:
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode()
 
 
-def stream_frames(response: dict[str, Any], faults: frozenset[str]) -> list[bytes]:
-    return [_frame(event, faults) for event in _sequenced(_events(response, faults), faults)]
-
-
-def _events(response: dict[str, Any], faults: frozenset[str]) -> list[dict[str, Any]]:
+def stream_events(response: dict[str, Any]) -> list[dict[str, Any]]:
     """Every event of the stream in order, without sequence numbers."""
     opening = {**response, "status": "in_progress", "output": [], "usage": None}  # nothing is counted yet
-    events = [{"type": "response.created", "response": opening}, {"type": "response.in_progress", "response": opening}]
-    finished = []
-    for position, item in enumerate(response["output"]):
-        index = 0 if "duplicate-output-index" in faults and position == 1 else position
-        events.append({"type": "response.output_item.added", "output_index": index, "item": _opened(item)})
-        done = _finished(item, faults)
-        events += _content_events(item, done, index, faults)
-        events.append({"type": "response.output_item.done", "output_index": index, "item": done})
-        finished.append(done)
-    if "events-out-of-order" in faults:
-        first_delta = next(i for i, event in enumerate(events) if event["type"].endswith(".delta"))
-        events.insert(2, events.pop(first_delta))  # before the first response.output_item.added
-    if "no-response-completed" not in faults:
-        events.append({"type": "response.completed", "response": {**response, "output": finished}})
-    return events
+    found = [{"type": "response.created", "response": opening}, {"type": "response.in_progress", "response": opening}]
+    for index, item in enumerate(response["output"]):
+        found.append({"type": "response.output_item.added", "output_index": index, "item": _opened(item)})
+        found += _content_events(item, index)
+        found.append({"type": "response.output_item.done", "output_index": index, "item": item})
+    found.append({"type": "response.completed", "response": response})
+    return found
+
+
+def numbered(events: list[dict[str, Any]]) -> list[tuple[str, dict[str, Any]]]:
+    """Each event with its sequence number, and the name of its SSE event: its type."""
+    return [(event["type"], {**event, "sequence_number": number}) for number, event in enumerate(events)]
+
+
+def frame(name: str, data: dict[str, Any]) -> bytes:
+    return f"event: {name}\ndata: ".encode() + as_json(data) + b"\n\n"
 
 
 def _opened(item: dict[str, Any]) -> dict[str, Any]:
@@ -93,27 +81,17 @@ def _opened(item: dict[str, Any]) -> dict[str, Any]:
     return {**item, **empty, **({"status": "in_progress"} if "status" in item else {})}
 
 
-def _finished(item: dict[str, Any], faults: frozenset[str]) -> dict[str, Any]:
-    """The item as `response.output_item.done` and `response.completed` carry it."""
-    if "arguments-done-mismatch" in faults and item["type"] == "function_call":
-        return {**item, "arguments": arguments_json({**json.loads(item["arguments"]), "extra": True})}
-    return item
-
-
-def _content_events(item: dict[str, Any], done: dict[str, Any], index: int,
-                    faults: frozenset[str]) -> list[dict[str, Any]]:
-    """The events between an item's added and done: deltas of `item`, then the finished `done`."""
+def _content_events(item: dict[str, Any], index: int) -> list[dict[str, Any]]:
+    """The events between an item's added and done: its deltas, then what they add up to."""
     where: dict[str, Any] = {"item_id": item["id"], "output_index": index}
     if item["type"] == "function_call":
         streamed = item["arguments"]
         pieces = (streamed[start:start + FRAGMENT_CHARS] for start in range(0, len(streamed), FRAGMENT_CHARS))
         deltas = [{"type": "response.function_call_arguments.delta", **where, "delta": piece} for piece in pieces]
-        if "arguments-done-missing" in faults:
-            return deltas
-        return [*deltas, {"type": "response.function_call_arguments.done", **where, "arguments": done["arguments"],
-                          "name": done["name"]}]
+        return [*deltas, {"type": "response.function_call_arguments.done", **where, "arguments": streamed,
+                          "name": item["name"]}]
     where["content_index"] = 0
-    part = done["content"][0]
+    part = item["content"][0]
     # Word by word with its spaces, so the pieces concatenate back to the text exactly.
     words = re.findall(r"\S+\s*|\s+", part["text"])
     if item["type"] == "reasoning":
@@ -124,19 +102,3 @@ def _content_events(item: dict[str, Any], done: dict[str, Any], index: int,
             *({"type": "response.output_text.delta", **where, "delta": word, "logprobs": []} for word in words),
             {"type": "response.output_text.done", **where, "text": part["text"], "logprobs": []},
             {"type": "response.content_part.done", **where, "part": part}]
-
-
-def _sequenced(events: list[dict[str, Any]], faults: frozenset[str]) -> list[dict[str, Any]]:
-    if "sequence-number-missing" in faults:
-        return events
-    numbers = list(range(len(events)))
-    if "sequence-not-increasing" in faults:
-        numbers[2] = numbers[1]
-    return [{**event, "sequence_number": number} for event, number in zip(events, numbers, strict=True)]
-
-
-def _frame(event: dict[str, Any], faults: frozenset[str]) -> bytes:
-    name = event["type"]
-    if "event-field-mismatch" in faults and name.endswith(".delta"):
-        name = "message"
-    return f"event: {name}\ndata: ".encode() + as_json(event) + b"\n\n"

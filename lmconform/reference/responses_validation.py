@@ -2,10 +2,9 @@
 validates it, the first issue reported in an OpenAI-style error object.
 
 LM Studio reports Zod's message, code and dotted path. Its wording is on record for a nested tool (see `_tool`);
-the other messages are Zod's defaults for the same kinds of issue.
-
-Two faults are applied here: function-call-output-rejected in `_input_item` and flattened-tools-rejected in
-`_tool`.
+the other messages are Zod's defaults for the same kinds of issue. Two faults are flags asked about here, not
+functions over the body, because each adds a rule at one point of that order: which issue a request with several
+gets reported depends on where the rule sits.
 """
 
 from __future__ import annotations
@@ -19,6 +18,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from lmconform.reference.chat import DEFAULT_MODEL, reject_json_constant
+from lmconform.reference.faults.responses import FLATTENED_TOOLS_REJECTED, FUNCTION_CALL_OUTPUT_REJECTED, is_nested_tool
 from lmconform.reference.model import content_text
 from lmconform.reference.store import MAX_BODY_BYTES
 
@@ -70,11 +70,6 @@ async def json_body(request: Request) -> Any:
         return json.loads(received, parse_constant=reject_json_constant)
     except (ValueError, RecursionError):
         raise Rejected("Request body must be valid JSON.", None, None) from None
-
-
-def is_nested_tool(tool: Any) -> bool:
-    """A tool in the chat form, `{"type": "function", "function": {...}}`."""
-    return isinstance(tool, dict) and "function" in tool
 
 
 def call_message(call_id: str, name: str, arguments: str) -> dict[str, Any]:
@@ -164,7 +159,7 @@ def _input_item(i: int, item: Any, faults: frozenset[str]) -> dict[str, Any] | N
                                     for key in ("call_id", "name", "arguments"))
         return call_message(call_id, name, arguments)
     if kind == "function_call_output":
-        if "function-call-output-rejected" in faults:
+        if FUNCTION_CALL_OUTPUT_REJECTED in faults:
             raise Rejected("Unsupported input item type: 'function_call_output'.", "input", "unsupported_value")
         call_id = _field(item, "call_id", "string", f"{param}.call_id", required=True)
         return {"role": "tool", "tool_call_id": call_id,
@@ -196,7 +191,7 @@ def _tool(i: int, tool: Any, faults: frozenset[str]) -> dict[str, Any]:
     if tool.get("type") != "function":
         raise Rejected("Invalid discriminator value. Expected 'function'", f"{param}.type",
                        "invalid_union_discriminator")
-    if "flattened-tools-rejected" in faults and not is_nested_tool(tool):
+    if FLATTENED_TOOLS_REJECTED in faults and not is_nested_tool(tool):
         raise Rejected("Required", f"{param}.function", "invalid_type")
     if not _field(tool, "name", "string", f"{param}.name", required=True):
         raise Rejected("String must contain at least 1 character(s)", f"{param}.name", "too_small")
