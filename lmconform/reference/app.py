@@ -13,12 +13,12 @@ from collections.abc import Awaitable, Callable
 
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import JSONResponse, PlainTextResponse, Response
+from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
 from lmconform.reference.chat import DEFAULT_MODEL, chat_completions
-from lmconform.reference.faults import parse_faults
+from lmconform.reference.faults import Stage, apply, parse_faults
 from lmconform.reference.responses import create_response, get_response
 from lmconform.reference.store import DEFAULT_STORE_SIZE, ResponseStore
 
@@ -28,10 +28,8 @@ _ID_PATH = re.compile(r"(/v1/responses/)[^/]+")
 
 
 async def list_models(request: Request, faults: frozenset[str]) -> Response:
-    if "models-missing" in faults:
-        return PlainTextResponse("Not Found", status_code=404)
     model = {"id": DEFAULT_MODEL, "object": "model", "owned_by": "organization_owner"}
-    return JSONResponse({"object": "list", "data": [model]})
+    return apply(Stage.MODELS_REPLY, faults, JSONResponse({"object": "list", "data": [model]}))
 
 
 _ENDPOINTS: dict[tuple[str, str], Callable[[Request, frozenset[str]], Awaitable[Response]]] = {

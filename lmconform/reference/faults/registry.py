@@ -1,0 +1,103 @@
+"""The registry of faults.
+
+A fault is declared once, with the checks it makes fail beside it. Most faults are a small function over one
+`Stage` of the clean answer: the endpoints call `apply` once per stage, and each chosen fault of that stage
+transforms the value in turn, in catalogue order. A fault that changes what the server does rather than what it
+renders (a chain it does not follow, a rule its validation adds) is a `flag` the endpoint asks about by name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any, TypeVar
+
+APIS = ("chat", "responses", "models", "http")
+
+Value = TypeVar("Value")
+
+
+class Stage(Enum):
+    """A value in the making of an answer that faults transform; each is applied at one place."""
+
+    CHAT_REQUEST = "the chat request body as parsed, before validation"
+    CHAT_REFUSAL = "the 400 response to an invalid chat request"
+    CHAT_PLAN = "the model's Plan, before its tokens are counted"
+    CHAT_TOOL_CALLS = "the message's tool_calls entries, which the stream cuts into deltas"
+    CHAT_TOOL_CALL_DELTAS = "the streamed tool_calls entries of each call, its opening delta first"
+    CHAT_STREAM = "what the data lines of a stream carry: chunk objects, then the string [DONE]"
+    CHAT_SSE = "the bytes of a stream as they are sent, an event at a time; also given the server's stopping Event"
+    MODELS_REPLY = "the response to GET /v1/models"
+    RESPONSES_REQUEST = "the Responses request body as parsed, before validation"
+    RESPONSES_OBJECT = "the response object, as it is returned, stored and streamed"
+    RESPONSES_EVENTS = "the events of a stream in order, before they are numbered"
+    RESPONSES_FRAMES = "the numbered events, each with the name its SSE `event:` line gives it"
+
+
+@dataclass(frozen=True)
+class Fault:
+    """One defect. `api` is what it breaks: "chat" (chat completion content), "responses" (the Responses API:
+    its validation, its stored conversations and its event stream), "models" (the model list) or "http" (status,
+    content type, SSE framing or timing of the response rather than the JSON it carries).
+
+    `findings` are the checks that fail when the whole suite runs against the reference server with this fault;
+    `proxy_findings` those that fail in differential mode, the clean server being the upstream and the server
+    with this fault the proxy. `transform` changes the value of `stage`; a flag has neither."""
+
+    name: str
+    api: str
+    summary: str
+    seen_in: str
+    findings: frozenset[str]
+    proxy_findings: frozenset[str] = frozenset()
+    stage: Stage | None = None
+    transform: Callable[..., Any] | None = None
+
+
+FAULTS: dict[str, Fault] = {}
+_BY_STAGE: dict[Stage, list[Fault]] = {stage: [] for stage in Stage}
+
+
+def fault(name: str, stage: Stage, *, api: str, summary: str, seen_in: str, findings: Iterable[str],
+          proxy_findings: Iterable[str] = ()) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Register the decorated function as fault `name`, applied to the value of `stage`."""
+    def register(transform: Callable[..., Any]) -> Callable[..., Any]:
+        _add(Fault(name, api, summary, seen_in, frozenset(findings), frozenset(proxy_findings), stage, transform))
+        return transform
+
+    return register
+
+
+def flag(name: str, *, api: str, summary: str, seen_in: str, findings: Iterable[str],
+         proxy_findings: Iterable[str] = ()) -> str:
+    """Register fault `name` as a flag, which an endpoint tests with `name in faults`; returns the name."""
+    _add(Fault(name, api, summary, seen_in, frozenset(findings), frozenset(proxy_findings)))
+    return name
+
+
+def _add(declared: Fault) -> None:
+    if declared.name in FAULTS:
+        raise ValueError(f"fault {declared.name!r} is registered twice")
+    if declared.api not in APIS:
+        raise ValueError(f"fault {declared.name!r}: api is one of {', '.join(APIS)}")
+    FAULTS[declared.name] = declared
+    if declared.stage is not None:
+        _BY_STAGE[declared.stage].append(declared)
+
+
+def apply(stage: Stage, faults: frozenset[str], value: Value, *context: Any) -> Value:
+    """`value` as each of `faults` registered for `stage` changes it, in catalogue order; `context` is what the
+    stage's functions take besides the value."""
+    for declared in _BY_STAGE[stage]:
+        if declared.name in faults:
+            value = declared.transform(value, *context)
+    return value
+
+
+def parse_faults(names: Iterable[str]) -> frozenset[str]:
+    chosen = frozenset(names)
+    for name in sorted(chosen):
+        if name not in FAULTS:
+            raise ValueError(f"unknown fault {name!r}; known: {', '.join(FAULTS)}")
+    return chosen

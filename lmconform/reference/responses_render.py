@@ -1,0 +1,104 @@
+"""A Responses answer as LM Studio sends it: the output items of a plan, the response object that carries them,
+and its event stream: the events in order, numbered, each framed as an SSE event named after its type."""
+
+from __future__ import annotations
+
+import json
+import re
+import secrets
+import time
+from typing import Any
+
+from lmconform.reference.chat import FRAGMENT_CHARS
+from lmconform.reference.model import Plan, arguments_json
+from lmconform.reference.responses_validation import Turn
+
+
+def new_id(prefix: str) -> str:
+    """Random, so that the same request sent twice makes two responses and two chains."""
+    return f"{prefix}_{secrets.token_hex(12)}"
+
+
+def output_items(plan: Plan, thought: str | None) -> list[dict[str, Any]]:
+    items: list[dict[str, Any]] = []
+    if thought is not None:
+        reasoning = [{"type": "reasoning_text", "text": thought}]
+        items.append({"id": new_id("rs"), "type": "reasoning", "summary": [], "content": reasoning})
+    if plan.text or not plan.tool_calls:
+        text = [{"type": "output_text", "text": plan.text, "annotations": []}]
+        items.append({"id": new_id("msg"), "type": "message", "role": "assistant", "status": "completed",
+                      "content": text})
+    items += ({"id": new_id("fc"), "type": "function_call", "call_id": f"call_{secrets.randbelow(10**16):016d}",
+               "name": call.name, "arguments": arguments_json(call.arguments), "status": "completed"}
+              for call in plan.tool_calls)
+    return items
+
+
+def response_object(turn: Turn, output: list[dict[str, Any]], counts: dict[str, int]) -> dict[str, Any]:
+    return {
+        "id": new_id("resp"),
+        "object": "response",
+        "created_at": int(time.time()),
+        "status": "completed",
+        "model": turn.model,
+        "output": output,
+        "previous_response_id": turn.previous_id,
+        "tools": turn.tools,
+        "tool_choice": turn.tool_choice,
+        "usage": {"input_tokens": counts["prompt_tokens"], "output_tokens": counts["completion_tokens"],
+                  "total_tokens": counts["total_tokens"], "output_tokens_details": {"reasoning_tokens": 0}},
+    }
+
+
+def as_json(value: Any) -> bytes:
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def stream_events(response: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every event of the stream in order, without sequence numbers."""
+    opening = {**response, "status": "in_progress", "output": [], "usage": None}  # nothing is counted yet
+    found = [{"type": "response.created", "response": opening}, {"type": "response.in_progress", "response": opening}]
+    for index, item in enumerate(response["output"]):
+        found.append({"type": "response.output_item.added", "output_index": index, "item": _opened(item)})
+        found += _content_events(item, index)
+        found.append({"type": "response.output_item.done", "output_index": index, "item": item})
+    found.append({"type": "response.completed", "response": response})
+    return found
+
+
+def numbered(events: list[dict[str, Any]]) -> list[tuple[str, dict[str, Any]]]:
+    """Each event with its sequence number, and the name of its SSE event: its type."""
+    return [(event["type"], {**event, "sequence_number": number}) for number, event in enumerate(events)]
+
+
+def frame(name: str, data: dict[str, Any]) -> bytes:
+    return f"event: {name}\ndata: ".encode() + as_json(data) + b"\n\n"
+
+
+def _opened(item: dict[str, Any]) -> dict[str, Any]:
+    """The item as `response.output_item.added` announces it: in progress, with nothing generated yet."""
+    empty = {"arguments": ""} if item["type"] == "function_call" else {"content": []}
+    return {**item, **empty, **({"status": "in_progress"} if "status" in item else {})}
+
+
+def _content_events(item: dict[str, Any], index: int) -> list[dict[str, Any]]:
+    """The events between an item's added and done: its deltas, then what they add up to."""
+    where: dict[str, Any] = {"item_id": item["id"], "output_index": index}
+    if item["type"] == "function_call":
+        streamed = item["arguments"]
+        pieces = (streamed[start:start + FRAGMENT_CHARS] for start in range(0, len(streamed), FRAGMENT_CHARS))
+        deltas = [{"type": "response.function_call_arguments.delta", **where, "delta": piece} for piece in pieces]
+        return [*deltas, {"type": "response.function_call_arguments.done", **where, "arguments": streamed,
+                          "name": item["name"]}]
+    where["content_index"] = 0
+    part = item["content"][0]
+    # Word by word with its spaces, so the pieces concatenate back to the text exactly.
+    words = re.findall(r"\S+\s*|\s+", part["text"])
+    if item["type"] == "reasoning":
+        return [*({"type": "response.reasoning_text.delta", **where, "delta": word} for word in words),
+                {"type": "response.reasoning_text.done", **where, "text": part["text"]}]
+    # `logprobs` as OpenAI sends it: openai-python's stream helper reads it from every text event.
+    return [{"type": "response.content_part.added", **where, "part": {**part, "text": ""}},
+            *({"type": "response.output_text.delta", **where, "delta": word, "logprobs": []} for word in words),
+            {"type": "response.output_text.done", **where, "text": part["text"], "logprobs": []},
+            {"type": "response.content_part.done", **where, "part": part}]
