@@ -3,7 +3,10 @@ protocol as the design note VSCODELM.md states it, message by message. Its fault
 
 from __future__ import annotations
 
+import http.server
+import json
 import subprocess
+import threading
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -302,9 +305,35 @@ def test_an_upstream_refusal_is_error_32000_with_its_text(server: ReferenceServe
     bridge.close()
 
 
+def test_the_openai_agent_sends_the_sampling_it_was_given() -> None:
+    """--max-tokens and --temperature reach every chat completion request (a real model's answers stay short)."""
+    bodies: list[dict] = []
+
+    class Upstream(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            bodies.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
+            self.send_response(400)
+            self.send_header("Content-Type", "application/json")
+            self.end_headers()
+            self.wfile.write(b'{"error": {"message": "seen"}}')
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    with http.server.ThreadingHTTPServer(("127.0.0.1", 0), Upstream) as upstream:
+        threading.Thread(target=upstream.serve_forever, daemon=True).start()
+        bridge = BridgeProcess("--endpoint", f"http://127.0.0.1:{upstream.server_address[1]}", "--model", "m",
+                               "--max-tokens", "7", "--temperature", "0")
+        assert kinds(bridge.turn([user("Hello")])) == ["error"]
+        bridge.close()
+        upstream.shutdown()
+    assert bodies and bodies[0]["max_tokens"] == 7 and bodies[0]["temperature"] == 0
+
+
 @pytest.mark.parametrize("options", [["--agent", "nope"], ["--fault", "nope"], ["--profile", "lax"],
                                      ["--endpoint", "ftp://example"], ["--bogus"], ["--part-delay", "-1"],
-                                     ["--part-delay", "soon"], ["--endpoint"]])
+                                     ["--part-delay", "soon"], ["--endpoint"], ["--max-tokens", "0"],
+                                     ["--temperature", "3"]])
 def test_a_bad_option_is_one_line_and_exit_status_2(options: list[str]) -> None:
     done = subprocess.run([*LMCONFORM_BRIDGE, *options], cwd=PACKAGE_ROOT,
                           capture_output=True, stdin=subprocess.DEVNULL, timeout=30, text=True)

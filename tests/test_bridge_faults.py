@@ -137,8 +137,10 @@ def _() -> None:
 @effect("unknown-part-type")
 def _() -> None:
     bridge = echo_with("unknown-part-type")
-    types = [part["type"] for part in parts_of(bridge.turn([user("Hi")]), 1)]
+    messages = bridge.turn([user("Hi")])
+    types = [part["type"] for part in parts_of(messages, 1)]
     assert types[0] == "thinking" and set(types[1:]) == {"text"}
+    assert answer_text(messages, 1).startswith("session 1 turn 1: ")  # the text itself is whole
     bridge.close()
 
 
@@ -164,6 +166,71 @@ def _() -> None:
     bridge = BridgeProcess("--endpoint", f"http://127.0.0.1:{closed_port()}", "--model", "m",
                            "--fault", "error-as-complete")
     assert kinds(bridge.turn([user("Hi")])) == ["complete", "result"]
+    bridge.close()
+
+
+@effect("result-id-as-string")
+def _() -> None:
+    bridge = echo_with("result-id-as-string")
+    bridge.chat([user("Hi")], request_id=7)
+    messages = [bridge.next_message()]
+    while "method" in messages[-1]:
+        messages.append(bridge.next_message())
+    assert messages[-1]["id"] == "7" and "result" in messages[-1]
+    assert {json.dumps(m["params"]["requestId"]) for m in messages[:-1]} == {"7"}  # notifications untouched
+    bridge.close()
+
+
+@effect("tool-result-refused")
+def _() -> None:
+    bridge = echo_with("tool-result-refused")
+    first = [user("Hi in Paris")]
+    call = parts_of(bridge.turn(first, tools=[WEATHER], toolMode="required"), 1)[-1]
+    history = [*first, assistant(call), user({"type": "tool_result", "toolCallId": call["toolCallId"], "result": "Sunny"})]
+    answer = bridge.turn(history, tools=[WEATHER])
+    assert kinds(answer) == ["error"] and answer[0]["error"]["code"] == -32602
+    bridge.close()
+
+
+@effect("unknown-method-invalid-request")
+def _() -> None:
+    bridge = echo_with("unknown-method-invalid-request")
+    answer = bridge.until_answer(bridge.request("lm/provideSomethingNew", {}))
+    assert answer[-1]["error"]["code"] == -32600
+    bridge.close()
+
+
+@effect("parse-error-ignored")
+def _() -> None:
+    bridge = echo_with("parse-error-ignored")
+    bridge.send_line("not JSON")
+    answer = bridge.until_answer(bridge.request("lm/provideTokenCount", {"modelId": "m", "text": "Hello"}))
+    assert kinds(answer) == ["result"]  # no -32700 before it
+    bridge.close()
+
+
+@effect("cancel-unknown-answered")
+def _() -> None:
+    bridge = echo_with("cancel-unknown-answered")
+    bridge.cancel(987654)
+    reply = bridge.next_message()
+    assert reply["id"] is None and reply["error"]["code"] == -32602
+    bridge.close()
+
+
+@effect("model-info-without-capabilities")
+def _() -> None:
+    bridge = echo_with("model-info-without-capabilities")
+    model = bridge.until_answer(bridge.request("lm/provideLanguageModelChatInformation", {}))[-1]["result"]["models"][0]
+    assert "capabilities" not in model and model["id"] == "lmconform-bridge"
+    bridge.close()
+
+
+@effect("token-count-zero")
+def _() -> None:
+    bridge = echo_with("token-count-zero")
+    answer = bridge.until_answer(bridge.request("lm/provideTokenCount", {"modelId": "m", "text": "Hi"}))
+    assert answer[-1]["result"] == {"count": 0}  # the clean bridge counts 1
     bridge.close()
 
 

@@ -135,12 +135,17 @@ class OpenAIAgent:
     """A stateless model behind the agent: each turn sends the session's conversation (committed history, then
     the new input) as one streamed chat completion request, through the real openai SDK client."""
 
-    def __init__(self, base_url: str, api_key: str | None, model: str | None) -> None:
+    def __init__(self, base_url: str, api_key: str | None, model: str | None, max_tokens: int | None = None,
+                 temperature: float | None = None) -> None:
         import openai  # here, so the echo agent starts without loading the SDK
 
         # No retries: a failure is the answer (error -32000), and a retry would hide it and slow the client.
         self._client = openai.AsyncOpenAI(base_url=f"{base_url}/v1", api_key=api_key or "lmconform", max_retries=0)
         self._model = model
+        # Sampling the protocol has no words for, set for the whole process: a cap and 0 keep a small local model's
+        # answers short and repeatable.
+        self._sampling = {key: value for key, value in (("max_tokens", max_tokens), ("temperature", temperature))
+                          if value is not None}
 
     async def aclose(self) -> None:
         await self._client.close()
@@ -154,7 +159,8 @@ class OpenAIAgent:
         return self._model
 
     async def answer(self, turn: TurnInput) -> AsyncIterator[Event]:
-        request: dict[str, Any] = {"messages": openai_messages(turn.arrival.conversation), "stream": True}
+        request: dict[str, Any] = {"messages": openai_messages(turn.arrival.conversation), "stream": True,
+                                   **self._sampling}
         if turn.tools:
             request["tools"] = [{"type": "function", "function": {"name": tool.name, "description": tool.description,
                                                                   "parameters": tool.input_schema}}

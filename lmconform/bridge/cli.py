@@ -58,6 +58,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--api-key", metavar="K", default=os.environ.get("LMCONFORM_API_KEY"),
                         help="sent as the bearer token; also read from LMCONFORM_API_KEY")
     parser.add_argument("--model", metavar="M", help="model to request (default: the first listed by /v1/models)")
+    parser.add_argument("--max-tokens", type=int, metavar="N",
+                        help="output cap of each chat completion the openai agent requests (default: none)")
+    parser.add_argument("--temperature", type=float, metavar="T",
+                        help="temperature of each chat completion the openai agent requests (0: repeatable)")
     parser.add_argument("--agent", choices=AGENTS, default="openai",
                         help="openai: the endpoint answers; echo: an answer that says what the session gave the "
                              "agent (committed messages, commit or discard, new input), no endpoint (default openai)")
@@ -84,6 +88,10 @@ def _run(args: argparse.Namespace) -> int:
         endpoint = normalize_base_url(args.endpoint) if args.endpoint else None
         if not args.part_delay >= 0:
             raise ValueError(f"--part-delay must be 0 or more seconds, not {args.part_delay}")
+        if args.max_tokens is not None and args.max_tokens < 1:
+            raise ValueError(f"--max-tokens must be 1 or more, not {args.max_tokens}")
+        if args.temperature is not None and not 0 <= args.temperature <= 2:
+            raise ValueError(f"--temperature must be from 0 to 2, not {args.temperature}")
     except ValueError as error:
         print(f"{PROG}: {error}", file=sys.stderr)
         return USAGE_ERROR
@@ -102,7 +110,7 @@ def _run(args: argparse.Namespace) -> int:
 
                 embedded = ReferenceServer().start()
                 endpoint = embedded.base_url
-            agent = OpenAIAgent(endpoint, args.api_key, args.model)
+            agent = OpenAIAgent(endpoint, args.api_key, args.model, args.max_tokens, args.temperature)
         bridge = Bridge(agent, Output(protocol_out, faults), profile=args.profile, faults=faults,
                         part_delay=args.part_delay)
         return asyncio.run(_serve(bridge, sys.stdin.fileno()))

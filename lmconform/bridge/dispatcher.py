@@ -10,8 +10,11 @@ writes to stdout, so messages never interleave.
 Faults applied here, each in one place: `part-after-complete`, `no-complete` and `result-before-complete` in
 `_finish`; `request-id-as-string` in `_provide_response`; `tool-call-not-last` in `_run`;
 `tool-call-id-repeated` in `_tool_call_id`; `cancel-ignored` in `_cancel_notification`; `dies-on-bad-params` in
-`handle_line`; `unknown-part-type` in `_text_part`; `parameters-as-string` in `_tool_call_part`;
-`error-as-complete` in `_fail`. `history-never-committed` is in lmconform.bridge.history, the framing faults in
+`handle_line`; `unknown-part-type` in `_text_parts`; `parameters-as-string` in `_tool_call_part`;
+`error-as-complete` in `_fail`; `tool-result-refused` in `_provide_response`; `unknown-method-invalid-request` in
+`_dispatch`; `parse-error-ignored` in `handle_line`; `cancel-unknown-answered` in `_cancel_notification`;
+`model-info-without-capabilities` in `_information`; `token-count-zero` in `_token_count`.
+`history-never-committed` is in lmconform.bridge.history, the framing faults and `result-id-as-string` in
 lmconform.bridge.jsonrpc.
 """
 
@@ -106,7 +109,10 @@ class Bridge:
         try:
             incoming = parse_line(line)
         except ParseError as error:
-            self.output.error(None, PARSE_ERROR, f"Parse error: {error}")
+            if "parse-error-ignored" in self.faults:
+                log.warning("ignored a line that is not JSON: %s", error)
+            else:
+                self.output.error(None, PARSE_ERROR, f"Parse error: {error}")
             return
         except InvalidRequest as error:
             self.output.error(error.request_id, INVALID_REQUEST, f"Invalid request: {error}")
@@ -132,7 +138,8 @@ class Bridge:
         if incoming.is_request:
             request_handler = self._requests.get(incoming.method)
             if request_handler is None:
-                self.output.error(incoming.request_id, METHOD_NOT_FOUND, f"Method not found: {incoming.method}")
+                code = INVALID_REQUEST if "unknown-method-invalid-request" in self.faults else METHOD_NOT_FOUND
+                self.output.error(incoming.request_id, code, f"Method not found: {incoming.method}")
             else:
                 request_handler(incoming.request_id, incoming.params)
             return
@@ -146,15 +153,22 @@ class Bridge:
 
     def _information(self, request_id: Any, params: Any) -> None:
         information_request(params)
-        self.output.respond(request_id, {"models": [MODEL_INFO]})
+        model = dict(MODEL_INFO)
+        if "model-info-without-capabilities" in self.faults:
+            del model["capabilities"]
+        self.output.respond(request_id, {"models": [model]})
 
     def _token_count(self, request_id: Any, params: Any) -> None:
         text = token_count_request(params)
         # Symposium's heuristic: a token per 4 bytes of UTF-8, at least 1.
-        self.output.respond(request_id, {"count": max(1, len(text.encode("utf-8")) // 4)})
+        floor = 0 if "token-count-zero" in self.faults else 1
+        self.output.respond(request_id, {"count": max(floor, len(text.encode("utf-8")) // 4)})
 
     def _provide_response(self, request_id: Any, params: Any) -> None:
         request = chat_request(params)
+        if "tool-result-refused" in self.faults and request.messages and any(
+                part["type"] == "tool_result" for part in request.messages[-1]["content"]):
+            raise InvalidParams("tool_result parts are not supported")
         arrival = self._sessions.accept(request.agent, list(request.messages))
         session = arrival.session
         if session.streaming is not None:
@@ -197,15 +211,21 @@ class Bridge:
             await asyncio.sleep(self.part_delay)
         if turn.over:
             return
-        part = self._text_part(turn, event.value) if isinstance(event, Text) else self._tool_call_part(event)
-        turn.session.record(part)
-        turn.parts_sent += 1
-        self.output.notify(RESPONSE_PART, {"requestId": turn.wire_id, "part": part})
+        if isinstance(event, Text):
+            parts = self._text_parts(turn, event.value)
+        else:
+            parts = [self._tool_call_part(event)]
+        for part in parts:
+            turn.session.record(part)
+            turn.parts_sent += 1
+            self.output.notify(RESPONSE_PART, {"requestId": turn.wire_id, "part": part})
 
-    def _text_part(self, turn: Turn, value: str) -> dict[str, Any]:
-        kind = "thinking" if "unknown-part-type" in self.faults and turn.texts_sent == 0 else "text"
+    def _text_parts(self, turn: Turn, value: str) -> list[dict[str, Any]]:
+        parts = [{"type": "text", "value": value}]
+        if "unknown-part-type" in self.faults and turn.texts_sent == 0:
+            parts.insert(0, {"type": "thinking", "value": "Thinking about it."})
         turn.texts_sent += 1
-        return {"type": kind, "value": value}
+        return parts
 
     def _tool_call_part(self, call: ToolCallMade) -> dict[str, Any]:
         try:
@@ -271,7 +291,9 @@ class Bridge:
         if "cancel-ignored" in self.faults:
             return
         turn = self._turns.get(_key(request_id))
-        if turn is None:
+        if turn is None and "cancel-unknown-answered" in self.faults:
+            self.output.error(None, INVALID_PARAMS, f"Invalid params: no request {json.dumps(request_id)} is answering")
+        elif turn is None:
             log.info("cancel of request %r, which is not answering", request_id)  # finished already: nothing to do
         else:
             self._cancel(turn, "lm/cancel")

@@ -2,7 +2,7 @@
 
 The bridge writes nothing to stdout but these messages: a client reads stdout line by line and parses every line,
 so one stray byte breaks it. The framing faults (`missing-jsonrpc-version`, `message-split-across-lines`,
-`non-json-stdout-line`) are applied in `Output` and nowhere else.
+`non-json-stdout-line`, `result-id-as-string`) are applied in `Output` and nowhere else.
 """
 
 from __future__ import annotations
@@ -89,6 +89,8 @@ class Output:
         self._send({"jsonrpc": "2.0", "method": method, "params": params})
 
     def respond(self, request_id: Any, result: dict[str, Any]) -> None:
+        if "result-id-as-string" in self._faults and isinstance(request_id, int | float):
+            request_id = json.dumps(request_id)
         self._send({"jsonrpc": "2.0", "id": request_id, "result": result})
 
     def error(self, request_id: Any, code: int, message: str) -> None:
