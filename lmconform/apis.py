@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from lmconform.normalize.chat import normalize_chat
 from lmconform.normalize.events import Generation
 from lmconform.normalize.responses import continuation, normalize_responses, response_id
+from lmconform.normalize.vscodelm import CHAT_RESPONSE, normalize_vscodelm
+from lmconform.target import HTTP, STDIO
 from lmconform.wire.exchange import Exchange
 
 Normaliser = Callable[[Exchange], Generation]
@@ -26,9 +28,9 @@ Continuation = Callable[[dict, dict, "str | None", "tuple[str, str] | None"], di
 class Api:
     name: str  # the cases folder and the first part of a case id: `chat/void-weather-tool`
     title: str
-    transport: str  # how a case is sent: "http"
-    method: str  # where its cases go, unless a case says otherwise
-    path: str
+    transport: str  # how a case is sent: "http", or "stdio" (JSON-RPC to a process, lmconform.wire.stdio)
+    method: str  # where its cases go, unless a case says otherwise (over stdio: the JSON-RPC method)
+    path: str  # "" over stdio
     # The answer in the generation vocabulary (lmconform.normalize), for APIs that answer with a generation.
     normaliser: Normaliser | None = None
     output_cap: str | None = None  # the request field a run's --max-tokens fills in
@@ -37,7 +39,9 @@ class Api:
     # For an API that continues conversations server-side: how a case's further turns are built, and the id of an
     # answer that a later turn continues.
     continuation: Continuation | None = None
-    answer_id: Callable[[Exchange], "str | None"] | None = None
+    answer_id: Callable[[Exchange], str | None] | None = None
+    model_field: str = "model"  # the request field the target's model fills in
+    tools_at: tuple[str, ...] = ("tools",)  # where a request lists its tools
 
     @property
     def generates(self) -> bool:
@@ -50,11 +54,17 @@ class Api:
 
 
 APIS: dict[str, Api] = {api.name: api for api in (
-    Api("chat", "Chat completions", "http", "POST", "/v1/chat/completions", normalize_chat, "max_tokens",
+    Api("chat", "Chat completions", HTTP, "POST", "/v1/chat/completions", normalize_chat, "max_tokens",
         frozenset({"object", "role", "finish_reason", "type"})),
-    Api("models", "Model list", "http", "GET", "/v1/models"),
-    Api("responses", "Responses", "http", "POST", "/v1/responses", normalize_responses, "max_output_tokens",
+    Api("models", "Model list", HTTP, "GET", "/v1/models"),
+    Api("responses", "Responses", HTTP, "POST", "/v1/responses", normalize_responses, "max_output_tokens",
         frozenset({"object", "role", "status", "type"}), continuation, response_id),
+    # The VS Code language-model bridge protocol: newline-delimited JSON-RPC 2.0 on a process's stdio. A case's
+    # turns are further messages to the same process; the history a chat turn carries is built in
+    # lmconform.run.play_stdio.
+    Api("vscodelm", "VS Code language-model bridge", STDIO, CHAT_RESPONSE, "", normalize_vscodelm, None,
+        frozenset({"type", "role", "method", "jsonrpc", "toolMode"}), model_field="modelId",
+        tools_at=("options", "tools")),
 )}
 
 

@@ -18,12 +18,15 @@ from lmconform.checks.registry import unmatched_patterns
 from lmconform.exit_status import UNREACHABLE, USAGE_ERROR
 from lmconform.run import RunPlan, TargetUnreachable
 from lmconform.target import (
+    BRIDGE_PROFILES,
     DEFAULT_FUZZ_EXAMPLES,
     DEFAULT_MAX_BODY_BYTES,
     DEFAULT_READ_TIMEOUT_S,
     PROFILES,
     Target,
     normalize_base_url,
+    parse_command,
+    shown_command,
 )
 from lmconform.vocabulary import Outcome
 
@@ -70,6 +73,15 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--results-json", metavar="PATH", help="write the results record (one row per case and check)")
     group.addoption("--reference-fault", action="append", default=[], metavar="NAME",
                     help="serve this fault from the embedded reference server (see `lmconform faults`)")
+    group.addoption("--bridge-command", metavar='"CMD ARGS"',
+                    help="a VS Code language-model bridge to test: the command line that starts it, spoken to in "
+                         "JSON-RPC on its stdin and stdout, one process per case (with --endpoint: both are tested)")
+    group.addoption("--bridge-profile", metavar="|".join(BRIDGE_PROFILES), default="strict",
+                    help="what the bridge does with a cancelled request: strict, one lm/responseComplete and the "
+                         "result; symposium, neither, as Symposium's bridge does (default strict)")
+    group.addoption("--bridge-fault", action="append", default=[], metavar="NAME",
+                    help="reproduce this defect in the embedded reference bridge (see `lmconform bridge "
+                         "--list-faults`)")
 
 
 def _usage_error(message: str) -> None:
@@ -139,21 +151,53 @@ def _target_from_options(config: pytest.Config) -> Target:
             _usage_error(str(error))
     if config.getoption("profile") not in (None, *PROFILES):
         _usage_error(f"--profile takes one of {', '.join(PROFILES)}, not {config.getoption('profile')!r}")
-    label = config.getoption("target_name") or (base_url.split("://", 1)[-1] if base_url else "reference")
+    command = _bridge_command(config, bool(endpoint))
+    api_key = config.getoption("api_key") or os.environ.get("LMCONFORM_API_KEY") or None
+    label = config.getoption("target_name") or (base_url.split("://", 1)[-1] if base_url else
+                                                 shown_command(command, (api_key,) if api_key else ()) if command
+                                                 else "reference")
     return Target(
         base_url=base_url,
-        api_key=config.getoption("api_key") or os.environ.get("LMCONFORM_API_KEY") or None,
+        api_key=api_key,
         model=config.getoption("model"),
         label=label,
         server_version=config.getoption("server_version"),
-        profile=config.getoption("profile") or (None if base_url else "reference"),
+        profile=config.getoption("profile") or (None if base_url or command else "reference"),
         read_timeout=_positive_number(config, "lmconform_read_timeout", "--read-timeout", float),
         max_body_bytes=_positive_number(config, "max_body_bytes", "--max-body-bytes", int),
         fuzz_examples=_count(config, "fuzz_examples", "--fuzz-examples"),
         repeat=_positive_number(config, "repeat", "--repeat", int),
         max_tokens=_count(config, "max_tokens", "--max-tokens") if config.getoption("max_tokens") else None,
         temperature=_temperature(config),
+        bridge_command=command,
+        bridge_profile=config.getoption("bridge_profile"),
     )
+
+
+def _bridge_command(config: pytest.Config, endpoint: bool) -> tuple[str, ...]:
+    """The bridge to test; a reference server's or bridge's fault needs the embedded one."""
+    text = config.getoption("bridge_command")
+    if config.getoption("bridge_profile") not in BRIDGE_PROFILES:
+        _usage_error(f"--bridge-profile takes one of {', '.join(BRIDGE_PROFILES)}, "
+                     f"not {config.getoption('bridge_profile')!r}")
+    if config.getoption("bridge_fault"):
+        if text or endpoint:
+            _usage_error("--bridge-fault applies to the embedded reference bridge; drop it, or drop --bridge-command "
+                         "and --endpoint")
+        from lmconform.bridge import parse_faults
+
+        try:
+            parse_faults(config.getoption("bridge_fault"))
+        except ValueError as error:
+            _usage_error(str(error))
+    if text is None:
+        return ()
+    if config.getoption("reference_fault"):
+        _usage_error("--reference-fault applies to the embedded reference server; drop it or drop --bridge-command")
+    try:
+        return parse_command(text)
+    except ValueError as error:
+        _usage_error(str(error))
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -172,7 +216,8 @@ def pytest_configure(config: pytest.Config) -> None:
             _usage_error(str(error))
     config.stash[PLAN_KEY] = RunPlan(target, _upstream_from_options(config, target), tuple(config.getoption("checks")),
                                      tuple(config.getoption("exclude_checks")), expectations,
-                                     faults=tuple(config.getoption("reference_fault")))
+                                     faults=tuple(config.getoption("reference_fault")),
+                                     bridge_faults=tuple(config.getoption("bridge_fault")))
     config.stash[RUN_KEY] = None
     config.pluginmanager.import_plugin("lmconform.report.html")  # with --html: lmconform's columns, summary, evidence
 
@@ -200,7 +245,9 @@ def lmconform_run(pytestconfig: pytest.Config):
     try:
         run = plan.start()
     except TargetUnreachable as error:
-        pytest.exit(f"lmconform: {error}. Is the server running? (--endpoint {plan.target.base_url})",
+        where = f"--endpoint {plan.target.base_url}" if plan.target.base_url else \
+            f"--bridge-command {plan.target.shown_command!r}"
+        pytest.exit(f"lmconform: {error}. Is the server running, or the command right? ({where})",
                     returncode=UNREACHABLE)
     pytestconfig.stash[RUN_KEY] = run
     yield run
@@ -278,6 +325,9 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config: pytest.Config)
     terminalreporter.section("lmconform")
     terminalreporter.write_line(f"target: {target.label} {target.base_url} model={target.model} "
                                 f"version={target.server_version or 'unknown'}")
+    if target.bridge_command:
+        terminalreporter.write_line(f"bridge: {target.shown_command} model={target.bridge_model} "
+                                    f"profile={target.bridge_profile}")
     terminalreporter.write_line("verdicts: " + ", ".join(f"{counts.get(o, 0)} {o}" for o in Outcome))
     if not strict(config):
         for verdict in run.verdicts:

@@ -1,7 +1,10 @@
-"""A target: the endpoint under test and how to talk to it."""
+"""A target: the endpoint under test and how to talk to it. A target names its transports: an HTTP base URL for
+the OpenAI-compatible APIs, a command line for a VS Code language-model bridge (JSON-RPC on the process's stdio),
+or both (the embedded reference server and bridge)."""
 
 from __future__ import annotations
 
+import shlex
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
@@ -22,6 +25,16 @@ PROFILE_REQUIREMENTS = {
     "lmstudio": frozenset({Requirement.LMSTUDIO_PROFILE}),
     "reference": frozenset({Requirement.LMSTUDIO_PROFILE, Requirement.REFERENCE_PROFILE}),
 }
+# What a bridge does with a cancelled request: `strict`, one lm/responseComplete and the result, so that a client can
+# always close it; `symposium`, neither, as Symposium's bridge does.
+BRIDGE_PROFILES = ("strict", "symposium")
+BRIDGE_PROFILE_REQUIREMENTS = {
+    "strict": frozenset({Requirement.BRIDGE_STRICT}),
+    "symposium": frozenset({Requirement.BRIDGE_SYMPOSIUM}),
+}
+HTTP, STDIO = "http", "stdio"  # the transports a target may name
+# Options whose next word is a credential, in a command line shown in reports and reproductions.
+_SECRET_OPTIONS = ("--api-key", "--key", "--token", "--password", "--secret")
 
 
 @dataclass(frozen=True)
@@ -42,11 +55,34 @@ class Target:
     # answers, such as its Zod error for nested Responses tools; other targets are held to the OpenAI spec only.
     profile: str | None = None
     fingerprint: dict | None = field(default=None, compare=False)
+    # A VS Code language-model bridge: the command that starts it (one process per case), the model id it offers
+    # (from lm/provideLanguageModelChatInformation when not given) and what it does with a cancelled request.
+    bridge_command: tuple[str, ...] = ()
+    bridge_model: str | None = None
+    bridge_profile: str = "strict"
 
     @property
     def profile_requirements(self) -> frozenset[Requirement]:
-        """The checks' requirements this target's profile meets."""
-        return PROFILE_REQUIREMENTS.get(self.profile or "", frozenset())
+        """The checks' requirements this target's profile (and its bridge's) meets."""
+        has_bridge = self.bridge_command or self.embedded
+        bridge = BRIDGE_PROFILE_REQUIREMENTS.get(self.bridge_profile, frozenset()) if has_bridge else frozenset()
+        return PROFILE_REQUIREMENTS.get(self.profile or "", frozenset()) | bridge
+
+    @property
+    def embedded(self) -> bool:
+        """Neither an address nor a command: the run starts the reference server and the reference bridge."""
+        return not self.base_url and not self.bridge_command
+
+    def reaches(self, transport: str) -> bool:
+        """Whether the target can be spoken to over `transport` (the embedded target reaches both)."""
+        if self.embedded:
+            return True
+        return bool(self.base_url) if transport == HTTP else transport == STDIO and bool(self.bridge_command)
+
+    @property
+    def shown_command(self) -> str:
+        """The bridge command as reports show it, a credential given on it as [Filtered]."""
+        return shown_command(self.bridge_command, self.secrets)
 
     def url(self, path: str) -> str:
         return self.base_url + path
@@ -56,15 +92,46 @@ class Target:
         return (self.api_key,) if self.api_key else ()
 
     def header_record(self) -> dict:
-        """The target as the results record shows it (never the key)."""
-        return {
-            "url": self.base_url,
+        """The target as the results record shows it (never the key). A bridge alone has no URL: its command
+        stands in the `url` field, as `stdio: CMD`."""
+        record = {
+            "url": self.base_url or (f"stdio: {self.shown_command}" if self.bridge_command else ""),
             "label": self.label,
-            "model": self.model,
+            "model": self.model if self.base_url or not self.bridge_command else self.bridge_model,
             "server_version": self.server_version,
             "profile": self.profile,
             "fingerprint": self.fingerprint,
         }
+        if self.bridge_command:
+            record["bridge"] = {"command": self.shown_command, "model": self.bridge_model,
+                                "profile": self.bridge_profile}
+        return record
+
+
+def parse_command(text: str) -> tuple[str, ...]:
+    """A command line as a shell would split it (`lmconform bridge --agent echo`); a bad one is a ValueError."""
+    try:
+        words = tuple(shlex.split(text))
+    except ValueError as error:
+        raise ValueError(f"--bridge-command {text!r} cannot be split into words: {error}") from None
+    if not words:
+        raise ValueError("--bridge-command needs a command line, such as \"lmconform bridge\"")
+    return words
+
+
+def shown_command(command: tuple[str, ...], secrets: tuple[str, ...] = ()) -> str:
+    """`command` as one shell-safe line, with the value after a credential option and any known secret hidden."""
+    shown = []
+    for word in command:
+        if shown and shown[-1] in _SECRET_OPTIONS:
+            word = "[Filtered]"
+        elif word.startswith(tuple(f"{option}=" for option in _SECRET_OPTIONS)):
+            word = word.split("=", 1)[0] + "=[Filtered]"
+        for secret in secrets:
+            if secret:
+                word = word.replace(secret, "[Filtered]")
+        shown.append(word)
+    return shlex.join(shown)
 
 
 def normalize_base_url(url: str) -> str:
@@ -73,6 +140,5 @@ def normalize_base_url(url: str) -> str:
     if parts.scheme not in ("http", "https") or not parts.netloc:
         raise ValueError(f"--endpoint must be an http(s) URL such as http://localhost:1234, not {url!r}")
     path = parts.path.rstrip("/")
-    if path.endswith("/v1"):
-        path = path[: -len("/v1")]
+    path = path.removesuffix("/v1")
     return f"{parts.scheme}://{parts.netloc}{path}"

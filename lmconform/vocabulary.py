@@ -73,6 +73,8 @@ class Requirement(StrEnum):
     UPSTREAM = "upstream"  # --upstream: the same request also sent straight to a proxy's upstream
     LMSTUDIO_PROFILE = "profile:lmstudio"  # the target is held to LM Studio's exact answers (its error bodies)
     REFERENCE_PROFILE = "profile:reference"  # the target is lmconform's deterministic reference server
+    BRIDGE_STRICT = "bridge:strict"  # a VS Code language-model bridge that completes a cancelled request
+    BRIDGE_SYMPOSIUM = "bridge:symposium"  # one that sends nothing more for it, as Symposium's bridge does
 
 
 # The surfaces in the order HOUSE_STYLE.md lists them; a surface it does not list follows, alphabetically.

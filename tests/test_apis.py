@@ -1,5 +1,6 @@
 """The table of APIs (lmconform.apis) is the one list: every API in it has cases, a suite and, if it answers with a
-generation, a normaliser that reads the reference server's answers; every cases folder is in it."""
+generation, a normaliser that reads the reference server's answers (the reference bridge's, over stdio); every cases
+folder is in it."""
 
 import importlib
 
@@ -9,7 +10,8 @@ from lmconform.apis import APIS
 from lmconform.cases import CASES_DIR, load_cases
 from lmconform.normalize.events import Generation, Text, ToolCallStarted
 from lmconform.run import Run
-from lmconform.target import Target
+from lmconform.run.plan import embedded_bridge
+from lmconform.target import STDIO, Target
 
 
 def test_every_cases_folder_is_an_api_of_the_table():
@@ -24,7 +26,10 @@ def test_every_api_has_cases_and_a_suite(api):
 
 @pytest.mark.parametrize("api", [name for name, api in APIS.items() if api.generates])
 def test_a_generating_api_normalises_the_reference_servers_answers(server, api):
-    run = Run(Target(base_url=server.base_url, model="lmconform-reference"))
+    if APIS[api].transport == STDIO:
+        run = Run(Target(base_url="", bridge_command=embedded_bridge(), bridge_model="lmconform-bridge"))
+    else:
+        run = Run(Target(base_url=server.base_url, model="lmconform-reference"))
     generations = [APIS[api].normaliser(run.observe(case).exchange) for case in load_cases(api) if case.valid]
     assert generations and all(isinstance(generation, Generation) for generation in generations)
     events = [event for generation in generations for event in generation.events]

@@ -2,13 +2,16 @@
 about that defect, and nothing on the clean server.
 
 Each fault declares the checks it makes fail (`findings`, and `proxy_findings` in differential mode); the
-declaration is the claim and this test its proof. A new check needs a fault that lists it.
+declaration is the claim and this test its proof. A new check needs a fault that lists it: a fault of the reference
+server, or for the checks of a VS Code language-model bridge one of the reference bridge (tests/test_bridge_catalogue.py
+proves those).
 """
 
 from collections import Counter
 
 import pytest
 
+from lmconform.bridge import FAULTS as BRIDGE_FAULTS
 from lmconform.checks import REGISTRY
 from lmconform.reference import FAULTS, ReferenceServer
 from lmconform.run import run_suite
@@ -59,6 +62,7 @@ def test_every_fault_declares_findings():
 
 
 def test_every_check_is_failed_by_some_fault():
-    proven = set().union(*(fault.findings | fault.proxy_findings for fault in FAULTS.values()))
+    proven = set().union(*(fault.findings | fault.proxy_findings for fault in FAULTS.values()),
+                         *(fault.findings | (fault.symposium_findings or set()) for fault in BRIDGE_FAULTS.values()))
     assert set(REGISTRY) - proven == set(), "checks never seen failing"
     assert proven <= set(REGISTRY), "the faults name checks that do not exist"

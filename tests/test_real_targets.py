@@ -76,9 +76,22 @@ def llama_server_running():
 
 
 @pytest.fixture(scope="module")
-def llama_cpp_python_run():
+def llama_cpp_python_running():
+    """Shared by the llama-cpp-python run and the reference bridge's run in front of it."""
     with llama_cpp_python() as running:
-        return _run(_spec("llama-cpp-python"), running)
+        yield running
+
+
+@pytest.fixture(scope="module")
+def llama_cpp_python_run(llama_cpp_python_running):
+    return _run(_spec("llama-cpp-python"), llama_cpp_python_running)
+
+
+@pytest.fixture(scope="module")
+def bridge_llama_cpp_python_run(llama_cpp_python_running):
+    """The VS Code language-model bridge protocol with a real model behind it: `lmconform bridge` in front of
+    llama-cpp-python, through the vscodelm cases."""
+    return _run(_spec("lmconform-bridge-llama-cpp-python"), llama_cpp_python_running)
 
 
 @pytest.fixture(scope="module")
@@ -114,6 +127,7 @@ def litellm_llama_server_run(llama_server_running):
 
 RUNS = {
     "llama-cpp-python": "llama_cpp_python_run",
+    "lmconform-bridge-llama-cpp-python": "bridge_llama_cpp_python_run",
     "llama-server": "llama_server_run",
     "litellm-reference": "litellm_reference_run",
     "litellm-llama-server": "litellm_llama_server_run",
@@ -192,6 +206,15 @@ def test_llama_cpp_python_answers_an_invalid_request_with_a_server_error(llama_c
 def test_llama_cpp_python_has_no_responses_route(llama_cpp_python_run):
     found = verdict(llama_cpp_python_run.run, "responses/text-stream", "responses.stream.lifecycle")
     assert found.outcome is Outcome.UNSUPPORTED and "HTTP 404" in found.detail
+
+
+def test_the_reference_bridge_streams_a_real_models_answer_and_stops_it_on_cancel(bridge_llama_cpp_python_run):
+    run = bridge_llama_cpp_python_run.run
+    assert run.target.bridge_command and not run.target.base_url
+    plain = run.observations()["vscodelm/plain-turn"].exchange
+    assert plain.succeeded and len([m for m in plain.messages if m.value.get("method") == "lm/responsePart"]) > 1
+    cancelled = verdict(run, "vscodelm/cancel-while-streaming", "vscodelm.cancel.strict_complete")
+    assert cancelled.outcome is Outcome.OK  # judged: the model was still streaming when the cancel came
 
 
 def test_llama_server_streams_responses_without_sequence_number_or_output_index(llama_server_run):

@@ -1,7 +1,11 @@
 """Cases: a request kept as data, and for an API that continues conversations the further turns built from it and
 from the answers before them (a chain, a fork, a tool result). The run plays them all, in order; checks only read
 what came back. A case may instead name a source of generated cases (`"source": "chains"`), whose examples the run
-plays and judges the same way."""
+plays and judges the same way.
+
+Over stdio (a VS Code language-model bridge) a turn is a further JSON-RPC message to the same process: a request of
+any method, a notification (`lm/cancel`, sent once the request it cancels has streamed some parts), or a raw line;
+a chat turn carries the whole history, built from the earlier request and its answer."""
 
 from __future__ import annotations
 
@@ -25,6 +29,17 @@ class Turn:
     answers_call_of: str | None = None
     call_output: str | None = None
     recall: str | None = None  # a word its answer must contain (judged against the reference server only)
+    # Over stdio: the JSON-RPC method (default: the API's), sent as a notification, with this id instead of the next
+    # number; or a raw line. `cancels` names the turn whose id its params carry as `requestId`, and `after_parts`
+    # how many parts that turn streams before this one is sent. `edited_answer` replaces the answer of `previous`
+    # in the history, as a user who edits it.
+    method: str | None = None
+    notification: bool = False
+    id: Any = None
+    raw_body: str | None = None
+    cancels: str | None = None
+    after_parts: int | None = None
+    edited_answer: str | None = None
 
     @property
     def input(self) -> Any:
@@ -38,8 +53,10 @@ class Turn:
 
     def document(self) -> dict:
         """The turn as a case file holds it."""
-        fields = {"name": self.name, "previous": self.previous, "body": self.body or None,
-                  "answers_call_of": self.answers_call_of, "call_output": self.call_output, "recall": self.recall}
+        fields = {"name": self.name, "method": self.method, "notification": self.notification or None, "id": self.id,
+                  "previous": self.previous, "body": self.body or None, "raw_body": self.raw_body,
+                  "answers_call_of": self.answers_call_of, "call_output": self.call_output, "recall": self.recall,
+                  "cancels": self.cancels, "after_parts": self.after_parts, "edited_answer": self.edited_answer}
         return {key: value for key, value in fields.items() if value is not None}
 
 
@@ -77,6 +94,11 @@ class Case:
     feature: str | None
     turns: tuple[Turn, ...] = ()
     source: str | None = None  # a generator of cases (lmconform.fuzz) this case seeds, instead of a request
+    # Over stdio: the request sent as a notification, or with this id; the JSON-RPC error code an invalid request
+    # is to be answered with.
+    notification: bool = False
+    request_id: Any = None
+    expect_code: int | None = None
 
     @property
     def streamed(self) -> bool:
@@ -84,8 +106,18 @@ class Case:
 
     @property
     def tools(self) -> list:
-        tools = self.body.get("tools") if isinstance(self.body, dict) else None
+        body = self.body
+        for key in api_of(self.api).tools_at[:-1]:
+            body = body.get(key) if isinstance(body, dict) else None
+        tools = body.get(api_of(self.api).tools_at[-1]) if isinstance(body, dict) else None
         return tools if isinstance(tools, list) else []
+
+    @property
+    def methods(self) -> tuple[str, ...]:
+        """Over stdio: the method of each message the case sends, request first ('' for a raw line)."""
+        default = api_of(self.api).method
+        first = "" if self.raw_body is not None else self.method
+        return (first, *("" if turn.raw_body is not None else turn.method or default for turn in self.turns))
 
     @property
     def tool_choice(self) -> Any:
@@ -113,7 +145,7 @@ class Case:
         leaves them open (a real model with no cap can talk until its context is full)."""
         if not isinstance(self.body, dict):
             return self.body
-        defaults = {"model": model, "temperature": temperature}
+        defaults = {api_of(self.api).model_field: model, "temperature": temperature}
         cap_field = api_of(self.api).output_cap
         if cap_field:
             defaults[cap_field] = max_tokens

@@ -11,6 +11,7 @@ import jsonschema
 
 from lmconform.apis import api_of
 from lmconform.cases.model import FIRST, Case, Turn
+from lmconform.target import HTTP
 
 CASES_DIR = Path(__file__).resolve().parent
 CASE_SCHEMA = CASES_DIR / "case.schema.json"
@@ -44,6 +45,7 @@ def load_case(path: Path) -> Case:
                 raise CaseError(f"{path}: turn {turn['name']!r} refers to {reference!r}, which is not an earlier turn")
     if len(set(names)) != len(names):
         raise CaseError(f"{path}: two turns share a name")
+    _fits_its_transport(path, data)
     return Case(
         id=f"{api}/{path.stem}",
         api=api,
@@ -58,7 +60,39 @@ def load_case(path: Path) -> Case:
         feature=data.get("feature"),
         turns=tuple(Turn(**turn) for turn in data.get("turns", ())),
         source=data.get("source"),
+        notification=request.get("notification", False),
+        request_id=request.get("id"),
+        expect_code=data["expect"].get("code"),
     )
+
+
+# What only one transport's cases may say.
+_HTTP_METHODS = {"GET", "POST", "DELETE"}
+_STDIO_REQUEST_KEYS = {"notification", "id"}
+_STDIO_TURN_KEYS = {"method", "notification", "id", "raw_body", "cancels", "after_parts", "edited_answer"}
+
+
+def _fits_its_transport(path: Path, data: dict) -> None:
+    """An HTTP case speaks HTTP (a method such as POST, a path); a stdio case speaks JSON-RPC (a method such as
+    lm/cancel, no path), and what its turns name must be earlier turns."""
+    api = api_of(path.parent.name)
+    request, turns = data["request"], data.get("turns", ())
+    if api.transport == HTTP:
+        stray = sorted((_STDIO_REQUEST_KEYS & set(request)) | {key for turn in turns for key in _STDIO_TURN_KEYS & set(turn)})
+        if request.get("method", "POST") not in _HTTP_METHODS or stray or "code" in data["expect"]:
+            raise CaseError(f"{path}: an HTTP case has an HTTP method and none of {', '.join(stray) or 'the stdio fields'}")
+        return
+    if "path" in request or request.get("method", api.method) in _HTTP_METHODS:
+        raise CaseError(f"{path}: a {api.transport} case names a JSON-RPC method and no path")
+    if request.get("notification") and "id" in request:
+        raise CaseError(f"{path}: a notification has no id")
+    names = [FIRST]
+    for turn in turns:
+        if turn.get("cancels") is not None and turn["cancels"] not in names:
+            raise CaseError(f"{path}: turn {turn['name']!r} cancels {turn['cancels']!r}, which is not an earlier turn")
+        if turn.get("notification") and "id" in turn:
+            raise CaseError(f"{path}: turn {turn['name']!r} is a notification and has an id")
+        names.append(turn["name"])
 
 
 @cache

@@ -7,9 +7,12 @@ from dataclasses import dataclass, field, replace
 from lmconform.checks.observed import Observed
 from lmconform.checks.registry import Check
 from lmconform.vocabulary import FINDING_OUTCOME, Failure, NotApplicable, Note, Outcome, Unsupported
+from lmconform.wire.exchange import Exchange
 from lmconform.wire.redact import redact_text
 
 MAX_FAILURES_SHOWN = 5
+# How a process a case talks to can be lost: checks that judge exactly this are given the case all the same.
+LOST_PROCESS = frozenset({"exited", "timeout"})
 
 
 @dataclass(frozen=True)
@@ -80,8 +83,9 @@ def evaluate(check: Check, observed: Observed) -> Verdict | None:
     exchange = observed.exchange
     common = dict(case_id=observed.case.id, check=check, curl=exchange.request.reproduction(), secrets=observed.secrets,
                   example=observed.example)
-    if exchange.error:
-        return Verdict(outcome=Outcome.ERROR, detail=exchange.error, **common)
+    failed = _no_answer(observed)
+    if failed is not None and not (check.judges_lost_process and failed.error_kind in LOST_PROCESS):
+        return Verdict(outcome=Outcome.ERROR, detail=failed.error, **common)
     if observed.feature_missing:
         detail = f"the target has no {observed.case.feature} route (HTTP {exchange.status}: {exchange.body_excerpt(200)})"
         return Verdict(outcome=Outcome.UNSUPPORTED, detail=detail, **common)
@@ -100,6 +104,16 @@ def evaluate(check: Check, observed: Observed) -> Verdict | None:
     notes = tuple(item.text for item in found if isinstance(item, Note))
     outcome = FINDING_OUTCOME[check.level] if failures else Outcome.OK
     return Verdict(outcome=outcome, failures=failures, notes=notes, **common)
+
+
+def _no_answer(observed: Observed) -> Exchange | None:
+    """The exchange that leaves the case without a verdict: its request's, if that failed; over a transport that
+    holds the case's conversation (a process), any of them, since what follows a lost process is not the target's
+    answer to the case."""
+    if observed.exchange.error:
+        return observed.exchange
+    return next((exchange for exchange in observed.exchanges() if exchange.error and exchange.holds_conversation),
+                None)
 
 
 def worst_of(verdicts: list[Verdict]) -> Verdict:

@@ -14,6 +14,7 @@ from lmconform.normalize.events import Generation, ToolCall
 from lmconform.normalize.responses import ResponsesStream, normalize_responses_stream, response_object
 from lmconform.target import Target
 from lmconform.vocabulary import NotApplicable
+from lmconform.wire.exchange import Exchange
 from lmconform.wire.http import HttpExchange
 
 
@@ -52,12 +53,16 @@ class Observed:
 
     @property
     def succeeded(self) -> bool:
-        return self.exchange.status is not None and 200 <= self.exchange.status < 300
+        return self.exchange.succeeded
 
     def require_success(self) -> None:
         """Content checks have nothing to judge in a refusal; the status checks speak to that."""
         if not self.succeeded:
-            raise NotApplicable(f"the answer was HTTP {self.exchange.status}")
+            raise NotApplicable(f"the answer was {self.exchange.status_text}")
+
+    def exchanges(self) -> list[Exchange]:
+        """The case's request and every turn that was sent, in the order they were played."""
+        return [self.exchange, *(played.exchange for played in self.turns.values() if played.exchange is not None)]
 
     def require_stream(self) -> ChatStream:
         self.require_success()

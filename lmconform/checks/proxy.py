@@ -14,7 +14,7 @@ from typing import Any
 from lmconform.checks.observed import Observed, generation_of
 from lmconform.checks.refs import OPENAI_CHAT_STREAMING, OPENAI_ERRORS, OPENAI_RESPONSES_STREAMING
 from lmconform.checks.registry import check
-from lmconform.checks.scope import any_case, generates, responses_streamed, streamed
+from lmconform.checks.scope import generates, over_http, responses_streamed, streamed
 from lmconform.normalize.events import Generation
 from lmconform.normalize.responses import read_events
 from lmconform.vocabulary import Failure, Level, NotApplicable, Requirement
@@ -27,7 +27,7 @@ def _status_class(exchange: HttpExchange) -> str:
     return f"{exchange.status // 100}xx" if exchange.status else f"no answer ({exchange.error_kind})"
 
 
-@check("proxy.diff.status_preserved", level=Level.MUST, applies=any_case, requires=UPSTREAM, kind="differential", ref=OPENAI_ERRORS,
+@check("proxy.diff.status_preserved", level=Level.MUST, applies=over_http, requires=UPSTREAM, kind="differential", ref=OPENAI_ERRORS,
        title="the proxy answers with the upstream's status class")
 def status_preserved(observed: Observed) -> Iterator[Failure]:
     proxy, upstream = observed.exchange, observed.upstream
@@ -115,7 +115,7 @@ def _error_shape(exchange: HttpExchange) -> dict[str, Any]:
     return {"form": "bare string" if isinstance(error, str) else f"no error field ({exchange.content_type})"}
 
 
-@check("proxy.diff.error_body_preserved", level=Level.SHOULD, applies=any_case, requires=UPSTREAM, kind="differential",
+@check("proxy.diff.error_body_preserved", level=Level.SHOULD, applies=over_http, requires=UPSTREAM, kind="differential",
        ref=OPENAI_ERRORS, title="an upstream error reaches the client with its type, code and param")
 def error_body_preserved(observed: Observed) -> Iterator[Failure]:
     # SHOULD: clients branch on error.code (previous_response_not_found) and show error.param; a re-wrapped error

@@ -24,3 +24,13 @@ LMSTUDIO_CHAIN_NOT_FOUND = "https://github.com/lmstudio-ai/lmstudio-bug-tracker/
 OPENAI_PYTHON_RESPONSES_HELPER = (
     "https://github.com/openai/openai-python/blob/main/src/openai/lib/streaming/responses/_responses.py"
 )
+JSONRPC_SPEC = "https://www.jsonrpc.org/specification"
+JSONRPC_RESPONSE = "https://www.jsonrpc.org/specification#response_object"
+JSONRPC_ERRORS = "https://www.jsonrpc.org/specification#error_object"
+JSONRPC_NOTIFICATION = "https://www.jsonrpc.org/specification#notification"
+# Symposium's VS Code language-model bridge, release 2.0.1: its wire types and handlers, its history and its turns.
+_SYMPOSIUM_VSCODELM = "https://github.com/symposium-dev/symposium/blob/3475b5c1/src/symposium-acp-agent/src/vscodelm/"
+SYMPOSIUM_VSCODELM = _SYMPOSIUM_VSCODELM + "mod.rs"
+SYMPOSIUM_VSCODELM_HISTORY = _SYMPOSIUM_VSCODELM + "history_actor.rs"
+SYMPOSIUM_VSCODELM_SESSION = _SYMPOSIUM_VSCODELM + "session_actor.rs"
+VSCODE_LM_PROVIDER = "https://code.visualstudio.com/api/references/vscode-api#LanguageModelChatProvider"

@@ -31,22 +31,26 @@ class Check:
     level: Level
     title: str
     ref: str
-    applies: Callable[["Case"], bool]
+    applies: Callable[[Case], bool]
     function: CheckFunction
     surface: str  # what part of the API it judges: `chat`, `sse`, `client.void`…, the head of its id
     kind: str = "wire"  # "wire": the exchange as sent; "client": replayed through a client; "differential"
     requires: frozenset[Requirement] = frozenset()  # what the run must have for the check to be part of it
     judges_cut_bodies: bool = False  # judged on an answer cut at the body cap (other checks then have no verdict)
+    # Judged when a process the case talks to (a bridge on stdio) exits or stops answering, which leaves the case's
+    # other checks with no verdict: for the checks whose property is that it does not.
+    judges_lost_process: bool = False
 
-    def run(self, observed: "Observed") -> list[Failure | Note]:
+    def run(self, observed: Observed) -> list[Failure | Note]:
         return list(self.function(observed))
 
 
 REGISTRY: dict[str, Check] = {}
 
 
-def check(id: str, *, level: Level, title: str, ref: str, applies: Callable[["Case"], bool],
-          requires: Iterable[Requirement] = (), kind: str = "wire", judges_cut_bodies: bool = False):
+def check(id: str, *, level: Level, title: str, ref: str, applies: Callable[[Case], bool],
+          requires: Iterable[Requirement] = (), kind: str = "wire", judges_cut_bodies: bool = False,
+          judges_lost_process: bool = False):
     """Register a check function under a stable id; a second registration of the same id is an error."""
     if not ID_PATTERN.match(id):
         raise ValueError(f"check id {id!r} is not <surface>.<area>.<property> in lower case")
@@ -58,7 +62,7 @@ def check(id: str, *, level: Level, title: str, ref: str, applies: Callable[["Ca
     def register(function: CheckFunction) -> CheckFunction:
         REGISTRY[id] = Check(id=id, level=Level(level), title=title, ref=ref, applies=applies, function=function,
                              surface=surface_of(id), kind=kind, requires=frozenset(map(Requirement, requires)),
-                             judges_cut_bodies=judges_cut_bodies)
+                             judges_cut_bodies=judges_cut_bodies, judges_lost_process=judges_lost_process)
         return function
 
     return register

@@ -4,18 +4,24 @@ from __future__ import annotations
 
 from lmconform.apis import api_of
 from lmconform.cases import Case
+from lmconform.normalize.vscodelm import CANCEL, CHAT_RESPONSE
+from lmconform.target import HTTP
 
 
 def any_case(case: Case) -> bool:
     return True
 
 
+def over_http(case: Case) -> bool:
+    return api_of(case.api).transport == HTTP
+
+
 def valid_request(case: Case) -> bool:
-    return case.valid
+    return case.valid and over_http(case)
 
 
 def invalid_request(case: Case) -> bool:
-    return case.invalid
+    return case.invalid and over_http(case)
 
 
 def streamed(case: Case) -> bool:
@@ -24,7 +30,8 @@ def streamed(case: Case) -> bool:
 
 def generates(case: Case) -> bool:
     """A request that may be answered with a generation (valid, or one servers may accept), on any API."""
-    return api_of(case.api).generates and not case.invalid
+    api = api_of(case.api)
+    return api.generates and not case.invalid and case.method == api.method and case.raw_body is None
 
 
 def generates_with_tools(case: Case) -> bool:
@@ -116,3 +123,64 @@ def responses_unknown_previous(case: Case) -> bool:
     """The case's request names a previous_response_id that was never issued, or one of its turns does."""
     return case.api == "responses" and ((case.invalid and case.previous_response_id is not None)
                                         or any(turn.unknown_previous_id for turn in case.turns))
+
+
+def vscodelm(case: Case) -> bool:
+    return case.api == "vscodelm"
+
+
+def vscodelm_valid(case: Case) -> bool:
+    return vscodelm(case) and case.valid
+
+
+def vscodelm_invalid(case: Case) -> bool:
+    return vscodelm(case) and case.invalid
+
+
+def vscodelm_chat(case: Case) -> bool:
+    """A valid case that asks the bridge for at least one answer."""
+    return vscodelm_valid(case) and CHAT_RESPONSE in case.methods
+
+
+def vscodelm_with_tools(case: Case) -> bool:
+    return vscodelm_chat(case) and bool(case.tools)
+
+
+def vscodelm_tool_result(case: Case) -> bool:
+    return vscodelm_chat(case) and any(turn.answers_call_of for turn in case.turns)
+
+
+def vscodelm_commit(case: Case) -> bool:
+    """A turn whose history is an earlier turn's, its answer as it came, and more."""
+    return vscodelm_chat(case) and any(turn.previous and not turn.answers_call_of and turn.edited_answer is None
+                                       for turn in case.turns)
+
+
+def vscodelm_discard(case: Case) -> bool:
+    return vscodelm_chat(case) and any(turn.edited_answer is not None for turn in case.turns)
+
+
+def vscodelm_cancel(case: Case) -> bool:
+    return vscodelm_chat(case) and any(turn.cancels for turn in case.turns)
+
+
+def vscodelm_cancel_unknown(case: Case) -> bool:
+    """A cancel whose requestId is written in the case: an id the bridge never answered."""
+    return vscodelm_valid(case) and ((case.method == CANCEL and case.raw_body is None)
+                                     or any(turn.method == CANCEL and not turn.cancels for turn in case.turns))
+
+
+def vscodelm_method(method: str):
+    def applies(case: Case) -> bool:
+        return vscodelm_valid(case) and case.method == method and case.raw_body is None and not case.notification
+
+    applies.__name__ = f"vscodelm_method_{method.rpartition('/')[2]}"
+    return applies
+
+
+def vscodelm_error_code(code: int):
+    def applies(case: Case) -> bool:
+        return vscodelm_invalid(case) and case.expect_code == code
+
+    applies.__name__ = f"vscodelm_error_code_{-code}"
+    return applies

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from lmconform.checks.observed import Observed
 from lmconform.checks.refs import LMCONFORM_LIMITS, OPENAI_CHAT_CREATE, OPENAI_CHAT_STREAMING, VOID_PARSER, WHATWG_SSE
 from lmconform.checks.registry import check
-from lmconform.checks.scope import any_case, chat_streamed, streamed, valid_request
+from lmconform.checks.scope import chat_streamed, over_http, streamed, valid_request
 from lmconform.normalize.chat import read_chunks
 from lmconform.vocabulary import Failure, Level
 from lmconform.wire.exchange import NOT_JSON
@@ -25,7 +25,7 @@ def success_for_valid_request(observed: Observed) -> Iterator[Failure]:
         yield Failure("an answer", f"HTTP {exchange.status} with an error body", exchange.body_excerpt())
 
 
-@check("http.body.within_size_cap", level=Level.MUST, applies=any_case, ref=LMCONFORM_LIMITS, judges_cut_bodies=True,
+@check("http.body.within_size_cap", level=Level.MUST, applies=over_http, ref=LMCONFORM_LIMITS, judges_cut_bodies=True,
        title="the answer ends before the body size cap")
 def within_size_cap(observed: Observed) -> Iterator[Failure]:
     exchange = observed.exchange

@@ -25,8 +25,10 @@ from lmconform.plugin import PLAN_KEY, RUN_KEY, verdict_record
 from lmconform.report.matrix import OUTCOMES, css_class
 from lmconform.target import Target
 from lmconform.vocabulary import Outcome, outcome_css, surface_rank
+from lmconform.wire.exchange import Exchange
 from lmconform.wire.http import HttpExchange
 from lmconform.wire.redact import FILTERED, redact_headers, redact_text
+from lmconform.wire.stdio import StdioExchange
 
 # A streamed answer can run to megabytes, and a self-contained report carries one copy per finding.
 EXCHANGE_BODY_CAP = 64 * 1024
@@ -41,7 +43,7 @@ SECRET_NAME = re.compile(r"key|token|secret|passw|pwd|auth(?!or)|credential|cook
 SHORTEST_SECRET = 8  # shorter values of secret-named variables ("1", "true") would blank out ordinary words
 URL_USERINFO = re.compile(r"(?<=://)[^/@\s]+@")
 ENVIRONMENT_NAMES = {"url": "Target URL", "label": "Target label", "model": "Model", "server_version": "Server version",
-                     "profile": "Profile", "fingerprint": "Fingerprint"}
+                     "profile": "Profile", "fingerprint": "Fingerprint", "bridge": "Bridge"}
 
 STYLE = """
 .lmconform-summary { margin: .5em 0 1em; }
@@ -144,7 +146,8 @@ class HtmlReport:
         if run is not None:  # no suite test ran (the project's own tests, say): there is no target to describe
             record = run.target.header_record()
             self.config.stash[metadata_key].update(
-                {title: html.escape(_environment_value(record.get(name))) for name, title in ENVIRONMENT_NAMES.items()})
+                {title: html.escape(_environment_value(record.get(name))) for name, title in ENVIRONMENT_NAMES.items()
+                 if name in record})
         self._filter_environment()
 
     def _filter_environment(self) -> None:
@@ -190,8 +193,12 @@ def _clients_html(verdicts: list[Verdict]) -> list[str]:
             '<table class="lmconform-clients">', *rows, "</table>"]
 
 
-def exchange_text(exchange: HttpExchange, secrets: tuple[str, ...]) -> str:
-    """The request as sent and the answer as received: status, headers, and the body as text up to the cap."""
+def exchange_text(exchange: Exchange, secrets: tuple[str, ...]) -> str:
+    """The request as sent and the answer as received: status, headers, and the body as text up to the cap; over
+    stdio, the case's whole conversation with the process, line by line."""
+    if isinstance(exchange, StdioExchange):
+        return redact_text(exchange.process.transcript(EXCHANGE_BODY_CAP), secrets)
+    assert isinstance(exchange, HttpExchange)
     request = exchange.request
     lines = [f"{request.method} {request.url}", *(f"{name}: {value}" for name, value in request.headers.items())]
     if request.body is not None:
@@ -217,7 +224,8 @@ def summary_table(verdicts: list[Verdict], target: Target) -> str:
     for verdict in verdicts:
         counts.setdefault(verdict.check.surface, Counter())[verdict.outcome] += 1
     e = html.escape
-    caption = f"lmconform verdicts on {target.label} ({target.base_url}), model {target.model or 'unknown'}"
+    where = ", ".join(filter(None, (target.base_url, target.bridge_command and f"bridge {target.shown_command}")))
+    caption = f"lmconform verdicts on {target.label} ({where}), model {target.model or target.bridge_model or 'unknown'}"
     head = "".join(f'<th scope="col" class="{css_class(outcome)}">{OUTCOMES[outcome].symbol} {outcome}</th>'
                    for outcome in OUTCOMES)
     rows = []

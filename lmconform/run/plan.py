@@ -1,9 +1,10 @@
 """The one way a run is assembled, for the pytest plugin, the tests' runner and the proxy gate alike: which target
-(the embedded reference server when none is named), which checks judge which cases, what the target is known to
-fail, and, once started, what the target is (its discovered model and its fingerprint)."""
+(the embedded reference server and bridge when none is named), which checks judge which cases, what the target is
+known to fail, and, once started, what the target is (its discovered models and its fingerprint)."""
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 
@@ -13,9 +14,19 @@ from lmconform.checks import select
 from lmconform.checks.registry import Check
 from lmconform.expectations import Expectations
 from lmconform.fingerprint import fingerprint
-from lmconform.run.run import Run, applies, discover
-from lmconform.target import Target
+from lmconform.run.run import Run, applies, discover, discover_bridge
+from lmconform.target import HTTP, STDIO, Target
 from lmconform.vocabulary import Requirement
+
+# The bridge of the embedded run: lmconform's reference bridge with its deterministic echo agent, which needs no
+# model and says what history it was given (so commit and discard are judged, not UNSUPPORTED), started without the
+# rest of the command line (0.15 s a case). A pause before each part after the first lets the cancel case cancel
+# its request while it streams, as it would a model's; a short answer still takes a fraction of a second.
+EMBEDDED_BRIDGE = (sys.executable, "-m", "lmconform.bridge", "--agent", "echo", "--part-delay", "0.02")
+
+
+def embedded_bridge(faults: tuple[str, ...] = (), profile: str = "strict") -> tuple[str, ...]:
+    return (*EMBEDDED_BRIDGE, "--profile", profile, *(word for fault in faults for word in ("--fault", fault)))
 
 
 def run_requirements(target: Target, upstream: Target | None) -> frozenset[Requirement]:
@@ -25,7 +36,8 @@ def run_requirements(target: Target, upstream: Target | None) -> frozenset[Requi
 
 @dataclass(frozen=True)
 class RunPlan:
-    """A run before it starts. A target without a base URL is the embedded reference server, with `faults`."""
+    """A run before it starts. A target with neither a base URL nor a bridge command is the embedded reference
+    server, with `faults`, and the embedded reference bridge, with `bridge_faults`."""
 
     target: Target
     upstream: Target | None = None
@@ -34,6 +46,7 @@ class RunPlan:
     expectations: Expectations | None = None
     apis: tuple[str, ...] = tuple(APIS)
     faults: tuple[str, ...] = ()  # of the embedded reference server
+    bridge_faults: tuple[str, ...] = ()  # of the embedded reference bridge
     probe: bool = True  # fingerprint the target when the run starts (a few GET requests)
     _servers: list = field(default_factory=list, compare=False, repr=False)
 
@@ -42,23 +55,33 @@ class RunPlan:
         return select(self.include, self.exclude, run_requirements(self.target, self.upstream))
 
     def pairs(self, api: str) -> list[tuple[Case, Check]]:
-        """Every case of `api` with every selected check that judges it, in case then check order."""
+        """Every case of `api` with every selected check that judges it, in case then check order; none when the
+        target has no address for the API's transport (an HTTP endpoint has no bridge, and a bridge no HTTP API)."""
+        if not self.target.reaches(APIS[api].transport):
+            return []
         return [(case, check) for case in load_cases(api) for check in self.checks if applies(check, case)]
 
     def start(self) -> Run:
         """The run against the target, found and fingerprinted; raises TargetUnreachable when nothing answers.
         Facts the plan's target carries in its fingerprint already (how a test server was built) are kept."""
         target = self.target
-        if not target.base_url:
-            from lmconform.reference import ReferenceServer
+        if target.embedded:
+            if any(APIS[api].transport == STDIO for api in self.apis):
+                target = replace(target, bridge_command=embedded_bridge(self.bridge_faults, target.bridge_profile))
+            if any(APIS[api].transport == HTTP for api in self.apis):
+                from lmconform.reference import ReferenceServer
 
-            server = ReferenceServer(faults=self.faults).start()
-            self._servers.append(server)
-            target = replace(target, base_url=server.base_url)
+                server = ReferenceServer(faults=self.faults).start()
+                self._servers.append(server)
+                target = replace(target, base_url=server.base_url)
         try:
-            target = discover(target)
-            if self.probe:
-                target = replace(target, fingerprint={**fingerprint(target), **(target.fingerprint or {})})
+            if target.base_url:
+                target = discover(target)
+                if self.probe:
+                    target = replace(target, fingerprint={**fingerprint(target), **(target.fingerprint or {})})
+            if target.bridge_command and any(target.reaches(APIS[api].transport) and APIS[api].transport == STDIO
+                                             for api in self.apis):
+                target = discover_bridge(target)
             upstream = discover(self.upstream) if self.upstream else None
         except BaseException:
             self.stop()

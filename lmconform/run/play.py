@@ -7,7 +7,8 @@ from __future__ import annotations
 from lmconform.apis import api_of
 from lmconform.cases import FIRST, Case, Turn
 from lmconform.checks.observed import Observed, PlayedTurn, generation_of
-from lmconform.target import Target
+from lmconform.run.play_stdio import play_stdio
+from lmconform.target import STDIO, Target
 from lmconform.vocabulary import NotApplicable
 from lmconform.wire.http import HttpExchange
 from lmconform.wire.transport import open_transport
@@ -23,6 +24,8 @@ def request_body(case: Case, target: Target):
 
 
 def play(case: Case, target: Target, upstream: Target | None = None) -> Observed:
+    if api_of(case.api).transport == STDIO:  # a conversation with a process: no upstream to compare with
+        return play_stdio(case, target)
     transport = open_transport(target)
     try:
         body = request_body(case, target)

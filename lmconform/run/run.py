@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import replace
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from lmconform import __version__
 from lmconform.cases import Case, load_cases
@@ -15,10 +15,12 @@ from lmconform.checks.observed import Observed
 from lmconform.checks.registry import REGISTRY, Check
 from lmconform.expectations import Expectations
 from lmconform.fuzz import chains
+from lmconform.normalize.vscodelm import CHAT_INFORMATION
 from lmconform.run.play import play
 from lmconform.target import Target
 from lmconform.vocabulary import Outcome
 from lmconform.wire.http import route_missing, send
+from lmconform.wire.stdio import StdioTransport
 
 # What a search of generated cases shrinks towards: a finding at these outcomes.
 SHRUNK_OUTCOMES = frozenset({Outcome.FAILED, Outcome.NON_STRICT})
@@ -49,6 +51,24 @@ def discover(target: Target) -> Target:
     return target
 
 
+def discover_bridge(target: Target) -> Target:
+    """Start the bridge once and ask for its models; the first one's id is the `modelId` cases send. A bridge that
+    cannot be started at all is unreachable; one that answers badly is left for the cases to judge."""
+    if target.bridge_model:
+        return target
+    transport = StdioTransport(target)
+    try:
+        exchange = transport.send(CHAT_INFORMATION, None, {"silent": True})
+    finally:
+        transport.close()
+    if exchange.error_kind == "unreachable":
+        raise TargetUnreachable(exchange.error)
+    result = exchange.response.value.get("result") if exchange.response is not None else None
+    models = result.get("models") if isinstance(result, dict) else None
+    first = models[0] if isinstance(models, list) and models and isinstance(models[0], dict) else {}
+    return replace(target, bridge_model=first["id"]) if isinstance(first.get("id"), str) and first["id"] else target
+
+
 class Run:
     def __init__(self, target: Target, expectations: Expectations | None = None, upstream: Target | None = None,
                  checks: list[Check] | None = None, on_close: Callable[[], None] | None = None) -> None:
@@ -57,7 +77,7 @@ class Run:
         self.upstream = upstream
         self.checks = checks if checks is not None else list(REGISTRY.values())  # the selected ones
         self._on_close = on_close
-        self.started = datetime.now(timezone.utc)
+        self.started = datetime.now(UTC)
         self._clock = time.monotonic()
         self._examples: dict[str, list[Observed]] = {}
         self._verdicts: dict[tuple[str, str], Verdict | None] = {}

@@ -11,9 +11,10 @@ from itertools import groupby
 from typing import Any
 
 from lmconform.apis import api_of
-from lmconform.wire.exchange import NOT_JSON
+from lmconform.wire.exchange import NOT_JSON, Exchange
 from lmconform.wire.http import HttpExchange
 from lmconform.wire.sse import SSEEvent
+from lmconform.wire.stdio import StdioExchange
 
 # What a client reads to tell one error from another, inside an `error` object of any API.
 ERROR_ENUMERATIONS = frozenset({"code", "param", "type"})
@@ -24,11 +25,14 @@ DONE = "[DONE]"
 REPEATED = "+"
 
 
-def shape_of(exchange: HttpExchange, api: str) -> dict:
+def shape_of(exchange: Exchange, api: str) -> dict:
     """The shape of one answer. Only what the target sent is shaped: the request, and so its key, is not."""
     # String fields whose values are enumerations clients branch on are part of the shape (the API table names
     # them); every other string (ids, model names, free text, tool names, arguments) is masked to "string".
     enumerations = api_of(api).enumerations
+    if isinstance(exchange, StdioExchange):
+        return _process_shape(exchange, enumerations)
+    assert isinstance(exchange, HttpExchange)
     shape: dict[str, Any] = {"status": exchange.status, "content_type": exchange.content_type or None}
     if exchange.is_event_stream:
         stream = exchange.sse
@@ -47,6 +51,20 @@ def shape_of(exchange: HttpExchange, api: str) -> dict:
         shape["error"] = exchange.error_kind
     if exchange.truncated:
         shape["truncated"] = True
+    return dict(sorted(shape.items()))
+
+
+def _process_shape(exchange: StdioExchange, enumerations: frozenset[str]) -> dict:
+    """Over stdio, the case is one conversation: the shape of every message the process wrote, in order."""
+    process = exchange.process
+    shape: dict[str, Any] = {"messages": _collapse([json_shape(message.value, enumerations)
+                                                    for message in process.stdout.messages])}
+    if process.stdout.garbage:
+        shape["lines_not_json"] = True
+    if any(message.split for message in process.stdout.messages):
+        shape["messages_split"] = True
+    if exchange.error_kind:
+        shape["error"] = exchange.error_kind
     return dict(sorted(shape.items()))
 
 

@@ -44,7 +44,8 @@ class Exchange:
     request: Request
     chunks: list[BodyChunk] = field(default_factory=list)
     error: str | None = None
-    error_kind: str | None = None  # "unreachable" | "timeout" | "deadline" | "protocol"
+    # "unreachable" | "timeout" | "deadline" | "protocol"; over stdio also "exited" and "flood"
+    error_kind: str | None = None
     truncated: bool = False
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
     duration_s: float = 0.0
@@ -60,6 +61,20 @@ class Exchange:
         if reading not in self._views:
             self._views[reading] = reading(self)
         return self._views[reading]
+
+    # Whether the exchanges of one case share a conversation (a process): an error in any of them then leaves the
+    # whole case without a verdict.
+    holds_conversation = False
+
+    @property
+    def succeeded(self) -> bool:
+        """Whether the target answered as to a request it accepted (a 2xx status; a JSON-RPC result)."""
+        return False
+
+    @property
+    def status_text(self) -> str:
+        """How the target answered, in a few words: `HTTP 400`, `error -32602: Invalid params`."""
+        return "no answer"
 
     def body_excerpt(self, limit: int = 600) -> str:
         text = self.body[:limit].decode("utf-8", errors="replace")

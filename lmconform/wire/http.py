@@ -44,6 +44,14 @@ class HttpExchange(Exchange):
     headers: dict[str, str] = field(default_factory=dict)  # names in lower case
 
     @property
+    def succeeded(self) -> bool:
+        return self.status is not None and 200 <= self.status < 300
+
+    @property
+    def status_text(self) -> str:
+        return f"HTTP {self.status}"
+
+    @property
     def content_type(self) -> str:
         return self.headers.get("content-type", "").split(";", 1)[0].strip().lower()
 

@@ -2,15 +2,20 @@
 transport has addresses, a JSON body or raw text) and returns its Exchange. A run opens one transport per case and
 closes it when the case's requests are done, so a transport that holds a conversation (a process on stdio) keeps
 it for the case and no longer.
+
+Two transports: HTTP (wire/http.py) for the OpenAI-compatible APIs, and stdio (wire/stdio.py) for a VS Code
+language-model bridge, a process spoken to in JSON-RPC. Which one a case takes is its API's (lmconform.apis);
+which address it goes to, the target's (`Target.base_url`, `Target.bridge_command`).
 """
 
 from __future__ import annotations
 
 from typing import Any, Protocol
 
-from lmconform.target import Target
+from lmconform.target import HTTP, STDIO, Target
 from lmconform.wire.exchange import Exchange
 from lmconform.wire.http import HttpTransport
+from lmconform.wire.stdio import StdioTransport
 
 
 class Transport(Protocol):
@@ -21,8 +26,12 @@ class Transport(Protocol):
         """End whatever the transport holds for the case (a process, a session)."""
 
 
-def open_transport(target: Target) -> Transport:
-    """The transport a target names: an http(s) base URL."""
+def open_transport(target: Target, transport: str = HTTP) -> Transport:
+    """The transport named, to the target's address for it: an http(s) base URL, or a bridge's command line."""
+    if transport == STDIO:
+        if not target.bridge_command:
+            raise ValueError("the target names no bridge command (--bridge-command) to speak stdio to")
+        return StdioTransport(target)
     if target.base_url.startswith(("http://", "https://")):
         return HttpTransport(target)
-    raise ValueError(f"no transport for the target {target.base_url!r}: lmconform speaks http(s)")
+    raise ValueError(f"no transport for the target {target.base_url!r}: lmconform speaks http(s) and stdio")

@@ -11,6 +11,8 @@
     exclude = ["…"]          # or checks = ["…"]: globs over check ids
     fuzz_examples = 0        # generated Responses chains per fuzz check
     upstream = true          # a proxy: also compare each answer with its upstream's (the proxy.diff checks)
+    bridge = true            # the target is lmconform's reference VS Code bridge in front of the server (apis:
+                             # ["vscodelm"]), started with the model, max_tokens and temperature above
     [[expected]]
     check = "client.void.tool_call_parsed"
     …                        # a wire fact: one outcome; or model_dependent = true with its outcomes (expectations.py)
@@ -21,6 +23,7 @@
 
 from __future__ import annotations
 
+import sys
 import tomllib
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
@@ -35,7 +38,7 @@ from lmconform.target import DEFAULT_FUZZ_EXAMPLES, Target
 from lmconform.vocabulary import Outcome
 from tools.targets.process import RunningTarget
 
-RUN_KEYS = {"model", "max_tokens", "temperature", "apis", "checks", "exclude", "fuzz_examples", "upstream"}
+RUN_KEYS = {"model", "max_tokens", "temperature", "apis", "checks", "exclude", "fuzz_examples", "upstream", "bridge"}
 
 
 @dataclass(frozen=True)
@@ -52,13 +55,26 @@ class TargetFile:
     fuzz_examples: int
     upstream: bool
     expectations: Expectations
+    bridge: bool = False
 
     def target(self, base_url: str, api_key: str | None = None, server_version: str | None = None,
                label: str | None = None) -> Target:
-        """The target to run the suite against; also its upstream, which is asked the same requests."""
+        """The target to run the suite against; also its upstream, which is asked the same requests. With
+        `bridge`, the reference bridge in front of the server at `base_url`."""
+        if self.bridge:
+            return Target(base_url="", api_key=api_key, bridge_command=self.bridge_command(base_url, api_key),
+                          label=self.label,
+                          server_version=server_version)
         return Target(base_url=base_url, api_key=api_key, model=self.model, label=label or self.label,
                       server_version=server_version, max_tokens=self.max_tokens, temperature=self.temperature,
                       fuzz_examples=self.fuzz_examples)
+
+
+    def bridge_command(self, base_url: str, api_key: str | None = None) -> tuple[str, ...]:
+        options = [("--endpoint", base_url), ("--model", self.model), ("--api-key", api_key),
+                   ("--max-tokens", self.max_tokens), ("--temperature", self.temperature)]
+        return (sys.executable, "-m", "lmconform.bridge",
+                *(word for option, value in options if value is not None for word in (option, str(value))))
 
 
 def load_target_file(path: Path) -> TargetFile:
@@ -74,6 +90,8 @@ def load_target_file(path: Path) -> TargetFile:
     apis = tuple(run.get("apis", APIS))
     if not set(apis) <= set(APIS):
         raise ExpectationError(f"{path}: [run] apis must be among {', '.join(APIS)}")
+    if run.get("bridge", False) and (apis != ("vscodelm",) or run.get("upstream", False)):
+        raise ExpectationError(f"{path}: a bridge runs apis = [\"vscodelm\"] and has no upstream")
     checks, exclude = tuple(run.get("checks", ())), tuple(run.get("exclude", ()))
     typos = list(unmatched_patterns(checks + exclude))
     if typos:
@@ -81,7 +99,7 @@ def load_target_file(path: Path) -> TargetFile:
     return TargetFile(path=path, label=data["label"], start=data["start"], model=run.get("model"),
                       max_tokens=run.get("max_tokens"), temperature=run.get("temperature"), apis=apis,
                       checks=checks, exclude=exclude, fuzz_examples=run.get("fuzz_examples", DEFAULT_FUZZ_EXAMPLES),
-                      upstream=run.get("upstream", False), expectations=expectations)
+                      upstream=run.get("upstream", False), expectations=expectations, bridge=run.get("bridge", False))
 
 
 def run_target_file(spec: TargetFile, running: RunningTarget, upstream_url: str | None = None) -> Run:
@@ -91,7 +109,8 @@ def run_target_file(spec: TargetFile, running: RunningTarget, upstream_url: str 
         raise ValueError(f"{spec.path}: upstream = {str(spec.upstream).lower()}, "
                          f"but {'no' if upstream_url is None else 'an'} upstream URL was given")
     upstream = spec.target(upstream_url, label=f"{spec.label} upstream") if upstream_url else None
-    target = spec.target(running.base_url, running.api_key, running.server_version, running.label)
+    target = spec.target(running.base_url, running.api_key, running.server_version,
+                         None if spec.bridge else running.label)
     if running.build:
         target = replace(target, fingerprint={"build": running.build})  # kept beside what the run's probes find
     return run_suite(target, spec.apis, spec.checks, spec.exclude, spec.expectations, upstream)
