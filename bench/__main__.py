@@ -1,5 +1,6 @@
-"""`make bench`: the strict SSE parser against httpx-sse on the same bytes, and the capture of an exchange
-against a bare httpx request to the same server. Ratios, not absolute times: both sides run here, now."""
+"""`make bench`: the strict SSE parser against httpx-sse on the same bytes, the capture of an exchange against a
+bare httpx request to the same server, and schema validation of stream events against draining the same events raw.
+Ratios, not absolute times: both sides run here, now."""
 
 from __future__ import annotations
 
@@ -11,11 +12,13 @@ import httpx
 from httpx_sse._decoders import SSEDecoder, SSELineDecoder
 
 from lmconform.reference import ReferenceServer
+from lmconform.schemas import schema_for, schema_set
 from lmconform.target import Target
 from lmconform.wire.http import send
 from lmconform.wire.sse import parse_sse
 
 READ = 4096
+SCHEMA_EVENTS = 10_000  # per measurement, as the `bench schema:` line reports it
 
 
 def stream_body(events: int) -> bytes:
@@ -80,7 +83,45 @@ def main() -> int:
         raw, _ = timed(lambda: [bare.post(f"{server.base_url}/v1/chat/completions", json=request).read()
                                 for _ in range(rounds)])
     print(f"Capture of a streamed exchange (every read kept with its time): {captured / raw:.2f}x a bare httpx request")
+    schema_ratios = [bench_schema(api, body) for api, body in streams()]
+    print("bench schema: " + ", ".join(f"{api} {ratio:.1f}x" for api, ratio in schema_ratios)
+          + f" the time of draining the same {SCHEMA_EVENTS} events raw (parsing the SSE and each JSON payload)")
     return 0
+
+
+def streams() -> list[tuple[str, bytes]]:
+    """A streamed tool call and a streamed text answer of each API, from the reference server."""
+    with ReferenceServer() as server:
+        target = Target(base_url=server.base_url)
+        tools = [{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object"}}}]
+        chat = send(target, "POST", "/v1/chat/completions", {"messages": [{"role": "user", "content": "Weather?"}],
+                                                              "tools": tools, "stream": True}).body
+        text = send(target, "POST", "/v1/responses", {"input": "Say hello to everyone in this room.",
+                                                      "stream": True}).body
+    return [("chat", chat), ("responses", text)]
+
+
+def bench_schema(api: str, stream: bytes) -> tuple[str, float]:
+    """Validation of SCHEMA_EVENTS events, each by the schema of its kind and type, against draining them raw."""
+    events = [event.data for event in parse_sse([stream]).events if event.data != "[DONE]"]
+    repeated = (events * (SCHEMA_EVENTS // len(events) + 1))[:SCHEMA_EVENTS]
+    body = "".join(f"data: {data}\n\n" for data in repeated).encode()
+    pieces = reads(body)
+    schemas = schema_set("reference")
+
+    def drain() -> list:
+        return [json.loads(event.data) for event in parse_sse(pieces).events]
+
+    payloads = drain()
+    for payload in payloads[:len(events)]:  # every validator built before the clock starts
+        assert not schemas.findings(schema_for(api, "event", payload), payload)
+
+    def validate() -> int:
+        return sum(len(schemas.findings(schema_for(api, "event", payload), payload)) for payload in payloads)
+
+    (raw, _), (validating, found) = fastest(3, (drain,), (validate,))
+    assert found == 0
+    return api, validating / raw
 
 
 if __name__ == "__main__":
