@@ -76,8 +76,8 @@ class Requirement(StrEnum):
 
 
 # The surfaces in the order HOUSE_STYLE.md lists them; a surface it does not list follows, alphabetically.
-SURFACE_ORDER = ("http", "sse", "chat", "responses", "models", "errors", "generation", "schema",
-                 "client.void", "client.openai_python", "vscodelm")
+SURFACE_ORDER = ("http", "sse", "chat", "responses", "messages", "native_chat", "models", "errors", "generation",
+                 "schema", "client.void", "client.openai_python", "client.anthropic_python", "vscodelm")
 
 
 def surface_of(check_id: str) -> str:

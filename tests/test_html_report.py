@@ -87,7 +87,7 @@ def test_the_summary_counts_each_outcome_per_surface_as_the_results_record_does(
     outcomes = [th.text.split()[-1] for th in table.find("thead/tr")][1:-1]
     shown = {row[0].text: dict(zip(outcomes, (int(td.text) for td in row[1:-1]))) for row in table.find("tbody")}
     recorded = Counter((row["check"].split(".")[0], row["outcome"]) for row in rendered.results)
-    assert set(shown) == {"sse", "client.void", "client.openai_python"}
+    assert set(shown) == {"sse", "client.void", "client.openai_python", "client.anthropic_python"}
     assert shown["sse"]["NON-STRICT"] == recorded["sse", "NON-STRICT"] > 0
     assert shown["sse"]["OK"] == recorded["sse", "OK"]
     assert int(table.find("tfoot/tr")[-1].text) == len(rendered.results)

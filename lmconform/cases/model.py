@@ -77,6 +77,7 @@ class Case:
     feature: str | None
     turns: tuple[Turn, ...] = ()
     source: str | None = None  # a generator of cases (lmconform.fuzz) this case seeds, instead of a request
+    omit: frozenset[str] = frozenset()  # fields the run must not fill in: the case is about their absence
 
     @property
     def streamed(self) -> bool:
@@ -117,5 +118,6 @@ class Case:
         cap_field = api_of(self.api).output_cap
         if cap_field:
             defaults[cap_field] = max_tokens
-        filled = {key: value for key, value in defaults.items() if value is not None and key not in self.body}
+        filled = {key: value for key, value in defaults.items()
+                  if value is not None and key not in self.body and key not in self.omit}
         return {**filled, **self.body}

@@ -58,6 +58,7 @@ def load_case(path: Path) -> Case:
         feature=data.get("feature"),
         turns=tuple(Turn(**turn) for turn in data.get("turns", ())),
         source=data.get("source"),
+        omit=frozenset(data.get("omit", ())),
     )
 
 

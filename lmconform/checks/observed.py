@@ -11,6 +11,7 @@ from lmconform.apis import api_of
 from lmconform.cases import FIRST, Case, Turn
 from lmconform.normalize.chat import ChatStream, normalize_chat_stream
 from lmconform.normalize.events import Generation, ToolCall
+from lmconform.normalize.messages import MessagesStream, message_object, normalize_messages_stream
 from lmconform.normalize.responses import ResponsesStream, normalize_responses_stream, response_object
 from lmconform.target import Target
 from lmconform.vocabulary import NotApplicable
@@ -70,6 +71,17 @@ class Observed:
         if not self.exchange.is_event_stream:
             raise NotApplicable(f"the answer is {self.exchange.content_type or 'untyped'}, not an event stream")
         return self.responses_stream
+
+    def require_messages_stream(self) -> MessagesStream:
+        self.require_success()
+        if not self.exchange.is_event_stream:
+            raise NotApplicable(f"the answer is {self.exchange.content_type or 'untyped'}, not an event stream")
+        return self.exchange.view(normalize_messages_stream)
+
+    @cached_property
+    def message(self) -> dict:
+        """For /v1/messages: the message a client ends up with, from the body or the stream accumulated."""
+        return message_object(self.exchange)
 
     def require_tool_calls(self) -> list[ToolCall]:
         self.require_success()

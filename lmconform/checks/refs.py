@@ -24,3 +24,16 @@ LMSTUDIO_CHAIN_NOT_FOUND = "https://github.com/lmstudio-ai/lmstudio-bug-tracker/
 OPENAI_PYTHON_RESPONSES_HELPER = (
     "https://github.com/openai/openai-python/blob/main/src/openai/lib/streaming/responses/_responses.py"
 )
+ANTHROPIC_MESSAGES = "https://docs.anthropic.com/en/api/messages"
+ANTHROPIC_STREAMING = "https://docs.anthropic.com/en/docs/build-with-claude/streaming"
+ANTHROPIC_ERRORS = "https://docs.anthropic.com/en/api/errors"
+ANTHROPIC_TOOL_USE = "https://docs.anthropic.com/en/docs/agents-and-tools/tool-use/implement-tool-use"
+ANTHROPIC_DEFINE_TOOLS = "https://platform.claude.com/docs/en/agents-and-tools/tool-use/define-tools"
+ANTHROPIC_THINKING = "https://docs.anthropic.com/en/docs/build-with-claude/extended-thinking"
+ANTHROPIC_PYTHON_SSE = "https://github.com/anthropics/anthropic-sdk-python/blob/main/src/anthropic/_streaming.py"
+ANTHROPIC_PYTHON_STREAM_HELPER = (
+    "https://github.com/anthropics/anthropic-sdk-python/blob/main/src/anthropic/lib/streaming/_messages.py"
+)
+CLAUDE_CODE_TOOL_USE = "https://github.com/BerriAI/litellm/issues/34692"
+LMSTUDIO_NATIVE_CHAT = "https://lmstudio.ai/docs/developer/rest/chat"
+LMSTUDIO_NATIVE_STREAMING = "https://lmstudio.ai/docs/developer/rest/streaming-events"

@@ -129,3 +129,76 @@ def responses_unknown_previous(case: Case) -> bool:
     """The case's request names a previous_response_id that was never issued, or one of its turns does."""
     return case.api == "responses" and ((case.invalid and case.previous_response_id is not None)
                                         or any(turn.unknown_previous_id for turn in case.turns))
+
+
+def messages_answer(case: Case) -> bool:
+    return case.api == "messages" and not case.invalid
+
+
+def messages_streamed(case: Case) -> bool:
+    return messages_answer(case) and case.streamed
+
+
+def messages_not_streamed(case: Case) -> bool:
+    return messages_answer(case) and not case.streamed
+
+
+def messages_with_tools(case: Case) -> bool:
+    return messages_answer(case) and bool(case.tools)
+
+
+def messages_tool_choice_is(kind: str):
+    def applies(case: Case) -> bool:
+        return messages_with_tools(case) and isinstance(case.tool_choice, dict) and case.tool_choice.get("type") == kind
+
+    applies.__name__ = f"messages_tool_choice_is_{kind}"
+    return applies
+
+
+def messages_parallel_disabled(case: Case) -> bool:
+    return messages_with_tools(case) and isinstance(case.tool_choice, dict) \
+        and case.tool_choice.get("disable_parallel_tool_use") is True
+
+
+def messages_tool_result_turn(case: Case) -> bool:
+    return messages_answer(case) and any(turn.answers_call_of for turn in case.turns)
+
+
+def messages_asking_thinking(case: Case) -> bool:
+    thinking = case.body.get("thinking") if isinstance(case.body, dict) else None
+    return messages_answer(case) and isinstance(thinking, dict) and thinking.get("type") in ("enabled", "adaptive")
+
+
+def messages_with_stop_sequences(case: Case) -> bool:
+    return messages_answer(case) and bool(isinstance(case.body, dict) and case.body.get("stop_sequences"))
+
+
+def messages_refusable(case: Case) -> bool:
+    """A Messages request a server may (or must) refuse: its error body is Anthropic's to shape."""
+    return case.api == "messages" and not case.valid
+
+
+def messages_without_max_tokens(case: Case) -> bool:
+    return case.api == "messages" and "max_tokens" in case.omit \
+        and not (isinstance(case.body, dict) and "max_tokens" in case.body)
+
+
+def native_answer(case: Case) -> bool:
+    return case.api == "native_chat" and not case.invalid
+
+
+def native_streamed(case: Case) -> bool:
+    return native_answer(case) and case.streamed
+
+
+def native_stored(case: Case) -> bool:
+    """A native chat the server is to store (the default): its result carries a response_id."""
+    return native_answer(case) and not (isinstance(case.body, dict) and case.body.get("store") is False)
+
+
+def native_chain(case: Case) -> bool:
+    return native_answer(case) and any(turn.previous for turn in case.turns)
+
+
+def native_recall(case: Case) -> bool:
+    return native_chain(case) and any(turn.recall for turn in case.turns)

@@ -19,6 +19,8 @@ from starlette.types import Receive, Scope, Send
 
 from lmconform.reference.chat import DEFAULT_MODEL, chat_completions
 from lmconform.reference.faults import Stage, apply, parse_faults
+from lmconform.reference.messages import create_message
+from lmconform.reference.native_chat import native_chat
 from lmconform.reference.responses import create_response, get_response
 from lmconform.reference.store import DEFAULT_STORE_SIZE, ResponseStore
 
@@ -37,6 +39,8 @@ _ENDPOINTS: dict[tuple[str, str], Callable[[Request, frozenset[str]], Awaitable[
     ("GET", "/v1/models"): list_models,
     ("POST", "/v1/chat/completions"): chat_completions,
     ("POST", "/v1/responses"): create_response,
+    ("POST", "/v1/messages"): create_message,
+    ("POST", "/api/v1/chat"): native_chat,
     ("GET", "/v1/responses/{id}"): get_response,
 }
 
@@ -74,4 +78,5 @@ def create_app(faults: frozenset[str] = frozenset(), store_size: int = DEFAULT_S
     app = Starlette(routes=[Route("/{path:path}", _Dispatcher(parse_faults(faults)))])
     app.state.stopping = threading.Event()
     app.state.store = ResponseStore(store_size)
+    app.state.native_store = ResponseStore(store_size)  # LM Studio's own stored chats, apart from /v1/responses
     return app

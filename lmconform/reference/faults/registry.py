@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any, TypeVar
 
-APIS = ("chat", "responses", "models", "http")
+APIS = ("chat", "responses", "messages", "native_chat", "models", "http")
 
 Value = TypeVar("Value")
 
@@ -37,13 +37,24 @@ class Stage(Enum):
     RESPONSES_BODY = "the response object as the non-stream body sends it (not as it is stored or streamed)"
     RESPONSES_EVENTS = "the events of a stream in order, before they are numbered"
     RESPONSES_FRAMES = "the numbered events, each with the name its SSE `event:` line gives it"
+    MESSAGES_REQUEST = "the Messages request body as parsed, before validation"
+    MESSAGES_REFUSAL = "the error response to a Messages request the server refuses"
+    MESSAGES_OBJECT = "the message object, as it is returned and streamed"
+    MESSAGES_BODY = "the message object as the non-stream answer returns it"
+    MESSAGES_EVENTS = "the events of a Messages stream in order"
+    MESSAGES_FRAMES = "the events of a Messages stream, each with the name its SSE `event:` line gives it (or None)"
+    NATIVE_REQUEST = "the native chat request body as parsed, before validation"
+    NATIVE_RESULT = "the native chat result, as it is returned and carried by chat.end"
+    NATIVE_EVENTS = "the events of a native chat stream in order"
+    NATIVE_FRAMES = "the events of a native chat stream, each with the name its SSE `event:` line gives it"
 
 
 @dataclass(frozen=True)
 class Fault:
     """One defect. `api` is what it breaks: "chat" (chat completion content), "responses" (the Responses API:
-    its validation, its stored conversations and its event stream), "models" (the model list) or "http" (status,
-    content type, SSE framing or timing of the response rather than the JSON it carries).
+    its validation, its stored conversations and its event stream), "messages" (Anthropic's Messages API),
+    "native_chat" (LM Studio's own /api/v1/chat), "models" (the model list) or "http" (status, content type, SSE
+    framing or timing of the response rather than the JSON it carries).
 
     `findings` are the checks that fail when the whole suite runs against the reference server with this fault;
     `proxy_findings` those that fail in differential mode, the clean server being the upstream and the server
