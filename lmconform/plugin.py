@@ -30,7 +30,9 @@ from lmconform.vocabulary import Outcome
 RUN_KEY = pytest.StashKey["Run | None"]()
 PLAN_KEY = pytest.StashKey[RunPlan]()
 FAILURE_TEXT_KEY = pytest.StashKey[str]()
-VERDICT_PROPERTY = "lmconform"
+VERDICT_KEY = pytest.StashKey[dict]()  # the verdict's results-record row, carried to the test's reports
+NOTHING_TO_JUDGE_KEY = pytest.StashKey[bool]()
+STEP_SUMMARY = "GITHUB_STEP_SUMMARY"  # GitHub Actions shows Markdown appended to this file on the run's page
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -218,8 +220,15 @@ def judge(lmconform_run, request: pytest.FixtureRequest):
     def judge_pair(case, check) -> None:
         verdict = lmconform_run.judge(case, check)
         if verdict is None:
+            # Not a verdict: the results record has no row for it and the HTML report no line. pytest has no
+            # outcome for "did not apply after all" (the answer decides it, after collection): a skip is closest.
+            request.node.stash[NOTHING_TO_JUDGE_KEY] = True
             pytest.skip(f"[{check.id}] nothing to judge in this answer")
-        request.node.user_properties.append((VERDICT_PROPERTY, verdict.record()))
+        record = verdict.record()
+        request.node.stash[VERDICT_KEY] = record
+        # JUnit shows user properties: plain strings a CI system can filter on.
+        request.node.user_properties.extend((f"lmconform.{name}", record[name])
+                                            for name in ("case", "check", "level", "outcome"))
         expected = verdict.expected
         allowed = expected["outcomes"] if expected else ()
         if verdict.outcome in allowed and verdict.outcome is not Outcome.OK:
@@ -238,21 +247,26 @@ def judge(lmconform_run, request: pytest.FixtureRequest):
 
 
 def verdict_record(report: pytest.TestReport) -> dict | None:
-    """The lmconform verdict record a test report carries, if it judged a (case, check) pair."""
-    for name, value in getattr(report, "user_properties", ()):
-        if name == VERDICT_PROPERTY:
-            return value
-    return None
+    """The results-record row of the verdict a test report carries, if it judged a (case, check) pair."""
+    return getattr(report, "lmconform_verdict", None)
+
+
+def nothing_to_judge(report: pytest.TestReport) -> bool:
+    """Whether the test's check applied to its case but found nothing to judge in the answer."""
+    return getattr(report, "lmconform_nothing_to_judge", False)
 
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     """A failing verdict is reported as its own text, so JUnit's message starts with `[check.id] title`
-    rather than pytest's "Failed: " prefix."""
+    rather than pytest's "Failed: " prefix; the call's report carries the verdict for the reports."""
     report = yield
     text = item.stash.get(FAILURE_TEXT_KEY, None)
     if report.when == "call" and report.failed and text:
         report.longrepr = text
+    if report.when == "call":
+        report.lmconform_verdict = item.stash.get(VERDICT_KEY, None)
+        report.lmconform_nothing_to_judge = item.stash.get(NOTHING_TO_JUDGE_KEY, False)
     return report
 
 
@@ -268,17 +282,23 @@ def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config):
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config: pytest.Config) -> None:
+    """The headline (will it work, per client and per surface) as a short table, then the count of verdicts."""
     run = config.stash.get(RUN_KEY, None)
     if run is None:
         return
-    counts: dict[str, int] = {}
-    for verdict in run.verdicts:
-        counts[verdict.outcome] = counts.get(verdict.outcome, 0) + 1
-    target = run.target
-    terminalreporter.section("lmconform")
-    terminalreporter.write_line(f"target: {target.label} {target.base_url} model={target.model} "
-                                f"version={target.server_version or 'unknown'}")
-    terminalreporter.write_line("verdicts: " + ", ".join(f"{counts.get(o, 0)} {o}" for o in Outcome))
+    from lmconform.report.headline import build_headline, headline_text
+    from lmconform.report.records import results_of
+    from lmconform.report.target_prose import describe
+
+    results = results_of(run.results())
+    counts = {outcome: sum(verdict.outcome is outcome for verdict in run.verdicts) for outcome in Outcome}
+    terminalreporter.section("lmconform: will it work?")
+    terminalreporter.write_line(describe(results.target).sentence)
+    for line in headline_text(build_headline(results.results), terminalreporter._tw.fullwidth):
+        terminalreporter.write_line(line)
+    terminalreporter.write_line("verdicts: " + ", ".join(f"{counts[outcome]} {outcome}" for outcome in Outcome)
+                                + (f"; {run.nothing_to_judge} case and check pairs had nothing to judge (pytest "
+                                   "counts them as skipped)" if run.nothing_to_judge else ""))
     if not strict(config):
         for verdict in run.verdicts:
             if verdict.outcome is Outcome.NON_STRICT:
@@ -287,8 +307,14 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config: pytest.Config)
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     run = session.config.stash.get(RUN_KEY, None)
+    if run is None:
+        return
     path = session.config.getoption("results_json", None)
-    if run is not None and path:
+    if path:
         from lmconform.files import write_json_atomically
 
         write_json_atomically(Path(path), run.results())
+    if os.environ.get(STEP_SUMMARY):
+        from lmconform.report.step_summary import append_step_summary
+
+        append_step_summary(Path(os.environ[STEP_SUMMARY]), run.results())
