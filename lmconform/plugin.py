@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import time
 from dataclasses import replace
+from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
@@ -16,7 +18,7 @@ import pytest
 from lmconform.cases import CaseError
 from lmconform.checks.registry import unmatched_patterns
 from lmconform.exit_status import UNREACHABLE, USAGE_ERROR
-from lmconform.run import RunPlan, TargetUnreachable
+from lmconform.run import RunPlan, TargetUnreachable, discover, results_record
 from lmconform.target import (
     DEFAULT_FUZZ_EXAMPLES,
     DEFAULT_MAX_BODY_BYTES,
@@ -29,6 +31,7 @@ from lmconform.vocabulary import Outcome
 
 RUN_KEY = pytest.StashKey["Run | None"]()
 PLAN_KEY = pytest.StashKey[RunPlan]()
+RECORDS_KEY = pytest.StashKey["VerdictRecords"]()
 FAILURE_TEXT_KEY = pytest.StashKey[str]()
 VERDICT_KEY = pytest.StashKey[dict]()  # the verdict's results-record row, carried to the test's reports
 NOTHING_TO_JUDGE_KEY = pytest.StashKey[bool]()
@@ -176,6 +179,8 @@ def pytest_configure(config: pytest.Config) -> None:
                                      tuple(config.getoption("exclude_checks")), expectations,
                                      faults=tuple(config.getoption("reference_fault")))
     config.stash[RUN_KEY] = None
+    config.stash[RECORDS_KEY] = records = VerdictRecords(config)
+    config.pluginmanager.register(records, "lmconform-verdict-records")
     config.pluginmanager.import_plugin("lmconform.report.html")  # with --html: lmconform's columns, summary, evidence
 
 
@@ -281,40 +286,98 @@ def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config):
     return None
 
 
+class VerdictRecords:
+    """The verdicts a session's tests reported, in whichever process judged them: under pytest-xdist the workers'
+    reports reach the controlling process through `pytest_runtest_logreport`, so the results record and the
+    summary are written once, there, with exactly the rows of a run in one process."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+        self.rows: list[dict] = []
+        self.started = datetime.now(timezone.utc)
+        self.clock = time.monotonic()
+        self.worker_target: dict | None = None
+        self.nothing_to_judge = 0  # (case, check) pairs whose check found nothing to judge in the answer
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        record = verdict_record(report)
+        if report.when == "call" and record is not None:
+            self.rows.append(record)
+        self.nothing_to_judge += report.when == "call" and nothing_to_judge(report)
+
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        """With pytest-xdist, an unreachable target ends the run here, with exit status 3, before any worker
+        starts: a worker that exits looks like a crash."""
+        target = self.config.stash[PLAN_KEY].target
+        if self.config.pluginmanager.getplugin("dsession") is not None and target.base_url:
+            try:
+                discover(target)
+            except TargetUnreachable as error:
+                pytest.exit(f"lmconform: {error}. Is the server running? (--endpoint {target.base_url})",
+                            returncode=UNREACHABLE)
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node, error) -> None:
+        """A pytest-xdist worker ended: keep the target it found, for the results record."""
+        target = getattr(node, "workeroutput", {}).get("lmconform_target")
+        if target is not None and self.worker_target is None:
+            self.worker_target = target
+
+    def target(self) -> dict | None:
+        """The target as this process found it, or as the first pytest-xdist worker reported it."""
+        run = self.config.stash.get(RUN_KEY, None)
+        return run.target.header_record() if run is not None else self.worker_target
+
+    def record(self) -> dict | None:
+        """The results record of the verdicts reported so far; None when no suite test ran."""
+        target = self.target()
+        if target is None:
+            return None
+        return results_record(target, self.started, time.monotonic() - self.clock, self.rows)
+
+
 def pytest_terminal_summary(terminalreporter, exitstatus, config: pytest.Config) -> None:
     """The headline (will it work, per client and per surface) as a short table, then the count of verdicts."""
-    run = config.stash.get(RUN_KEY, None)
-    if run is None:
+    verdicts = config.stash[RECORDS_KEY]
+    record = verdicts.record()
+    if record is None:
         return
     from lmconform.report.headline import build_headline, headline_text
     from lmconform.report.records import results_of
     from lmconform.report.target_prose import describe
 
-    results = results_of(run.results())
-    counts = {outcome: sum(verdict.outcome is outcome for verdict in run.verdicts) for outcome in Outcome}
+    results = results_of(record)
+    records = verdicts.rows
+    counts = {outcome: sum(row["outcome"] == outcome for row in records) for outcome in Outcome}
     terminalreporter.section("lmconform: will it work?")
     terminalreporter.write_line(describe(results.target).sentence)
     for line in headline_text(build_headline(results.results), terminalreporter._tw.fullwidth):
         terminalreporter.write_line(line)
     terminalreporter.write_line("verdicts: " + ", ".join(f"{counts[outcome]} {outcome}" for outcome in Outcome)
-                                + (f"; {run.nothing_to_judge} case and check pairs had nothing to judge (pytest "
-                                   "counts them as skipped)" if run.nothing_to_judge else ""))
+                                + (f"; {verdicts.nothing_to_judge} case and check pairs had nothing to judge "
+                                   "(pytest counts them as skipped)" if verdicts.nothing_to_judge else ""))
     if not strict(config):
-        for verdict in run.verdicts:
-            if verdict.outcome is Outcome.NON_STRICT:
-                terminalreporter.write_line(f"NON-STRICT {verdict.case_id}: {verdict.headline}")
+        for row in records:
+            if row["outcome"] == Outcome.NON_STRICT:
+                terminalreporter.write_line(f"NON-STRICT {row['case']}: {row['message'].splitlines()[0]}")
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    run = session.config.stash.get(RUN_KEY, None)
-    if run is None:
+    config = session.config
+    run = config.stash.get(RUN_KEY, None)
+    if hasattr(config, "workerinput"):  # a pytest-xdist worker: the controlling process writes the files
+        if run is not None:
+            config.workeroutput["lmconform_target"] = run.target.header_record()
         return
-    path = session.config.getoption("results_json", None)
+    path = config.getoption("results_json", None)
+    record = config.stash[RECORDS_KEY].record()
+    if record is None:
+        return
     if path:
         from lmconform.files import write_json_atomically
 
-        write_json_atomically(Path(path), run.results())
+        write_json_atomically(Path(path), record)
     if os.environ.get(STEP_SUMMARY):
         from lmconform.report.step_summary import append_step_summary
 
-        append_step_summary(Path(os.environ[STEP_SUMMARY]), run.results())
+        append_step_summary(Path(os.environ[STEP_SUMMARY]), record)

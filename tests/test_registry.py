@@ -4,19 +4,34 @@ import pytest
 
 from lmconform.checks import REGISTRY, select
 from lmconform.checks.registry import ID_PATTERN, check, unmatched_patterns
-from lmconform.vocabulary import Level
+from lmconform.vocabulary import Level, Requirement, surface_of
 
 SURFACES = {"http", "sse", "chat", "responses", "models", "errors", "generation", "client", "proxy", "vscodelm"}
 
 
 def test_every_check_has_id_level_title_and_reference():
-    assert len(REGISTRY) >= 30
     for check_id, registered in REGISTRY.items():
         assert ID_PATTERN.match(check_id)
         assert check_id.split(".")[0] in SURFACES
         assert registered.level in Level
         assert registered.title and "\n" not in registered.title
         assert registered.ref.startswith(("https://", "README.md"))
+
+
+def test_what_a_check_is_and_needs_are_attributes_that_agree_with_its_id():
+    for check_id, registered in REGISTRY.items():
+        assert registered.surface == surface_of(check_id)
+        assert (registered.kind == "client") == check_id.startswith("client."), check_id
+        assert (registered.kind == "differential") == (Requirement.UPSTREAM in registered.requires), check_id
+
+
+def test_a_check_is_selected_only_where_the_run_meets_what_it_requires():
+    plain = {c.id for c in select()}
+    as_reference = {c.id for c in select(available=[Requirement.LMSTUDIO_PROFILE, Requirement.REFERENCE_PROFILE])}
+    with_upstream = {c.id for c in select(available=[Requirement.UPSTREAM])}
+    assert "responses.tools.nested_error_is_lmstudio_zod" in as_reference - plain
+    assert "responses.chain.recall_answered" in as_reference - plain
+    assert {c for c in with_upstream - plain} == {c.id for c in REGISTRY.values() if c.kind == "differential"}
 
 
 def test_a_duplicate_id_is_refused():

@@ -24,7 +24,7 @@ import pytest
 from pytest_html import extras
 from pytest_metadata.plugin import metadata_key
 
-from lmconform.plugin import PLAN_KEY, RUN_KEY, nothing_to_judge, verdict_record
+from lmconform.plugin import PLAN_KEY, RECORDS_KEY, RUN_KEY, nothing_to_judge, verdict_record
 from lmconform.report.findings_html import case_anchor
 from lmconform.report.records import RunResults, results_of
 from lmconform.report.run_page import cases_to_show, run_page
@@ -124,19 +124,21 @@ class HtmlReport:
 
     def pytest_html_results_summary(self, prefix: list[str], summary: list[str], postfix: list[str], session) -> None:
         prefix.append(f"<style>{STYLE}</style>")
-        run = self.config.stash.get(RUN_KEY, None)
-        if run is None or self.results is None:
+        verdicts = self.config.stash[RECORDS_KEY]
+        if self.results is None:
             return
-        shown = cases_to_show(self.results)
-        observed = run.observations()
+        # The exchanges are the process's own: under pytest-xdist the workers keep theirs, and the findings show
+        # without them.
+        run = self.config.stash.get(RUN_KEY, None)
+        observed = run.observations() if run is not None else {}
         exchanges = {case: exchange_text(observed[case].exchange, observed[case].target.secrets)
-                     for case in shown if case in observed}
-        prefix.append(run_page(self.results, exchanges, run.nothing_to_judge))
+                     for case in cases_to_show(self.results) if case in observed}
+        prefix.append(run_page(self.results, exchanges, verdicts.nothing_to_judge))
         passed = sum(row.outcome == Outcome.OK for row in self.results.results)
         prefix.append('<h2 class="lmc-pytest">pytest\'s view</h2><p class="lmc-pytest">The tests of the run as pytest '
                       "saw them, with lmconform's outcome beside pytest's (a SHOULD finding passes unless --strict). "
                       f"Left out: the {passed} tests whose verdict is OK (in Every verdict, above) and the "
-                      f"{run.nothing_to_judge} that had nothing to judge; the counts below are of the others.</p>")
+                      f"{verdicts.nothing_to_judge} that had nothing to judge; the counts below are of the others.</p>")
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionstart(self, session: pytest.Session) -> None:
@@ -149,9 +151,9 @@ class HtmlReport:
         pytest-html reads the environment table at session start and keeps pytest-metadata's dict itself, which it
         renders after this hook (its own runs last): entries added here reach the report.
         """
-        run = self.config.stash.get(RUN_KEY, None)
-        if run is not None:  # no suite test ran (the project's own tests, say): there is no target to describe
-            self.results = results_of(run.results())
+        record = self.config.stash[RECORDS_KEY].record()
+        if record is not None:  # no suite test ran (the project's own tests, say): there is no target to describe
+            self.results = results_of(record)
             prose = describe(self.results.target)
             entries = {"Target": prose.sentence, **dict(prose.facts)}
             if prose.evidence:
