@@ -9,11 +9,7 @@ API_KEY  ?=
 MODEL    ?=
 REPORTS  := reports
 
-<<<<<<< HEAD
-.PHONY: report matrix matrix-real snapshots-real test test-real targets bench install clean
-=======
-.PHONY: report matrix test test-real targets bench bench-real install clean
->>>>>>> main
+.PHONY: report matrix matrix-real snapshots-real test test-real targets bench bench-real install clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
