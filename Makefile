@@ -9,7 +9,7 @@ API_KEY  ?=
 MODEL    ?=
 REPORTS  := reports
 
-.PHONY: report matrix test test-real targets bench bench-real install clean
+.PHONY: report matrix matrix-real snapshots-real test test-real targets bench bench-real install clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -59,6 +59,17 @@ targets: $(STAMP)
 
 test: $(STAMP) $(CHROMIUM) targets
 	$(BIN)/python -m pytest tests -p no:cacheprovider
+
+# What the project publishes about the real servers, from the runs `make test` makes: the compatibility matrix
+# (docs/compatibility.md and .html) and the shapes of their answers per version (fixtures/snapshots/<server>-<V>/).
+# `make test` fails when what is committed no longer matches what the servers do; these rewrite it.
+matrix-real: $(STAMP) targets
+	LMCONFORM_WRITE_COMPATIBILITY=1 $(BIN)/python -m pytest tests/test_real_targets.py -p no:cacheprovider -q -s \
+	    -k published_compatibility_matrix
+
+snapshots-real: $(STAMP) targets
+	LMCONFORM_WRITE_SNAPSHOTS=1 $(BIN)/python -m pytest tests/test_real_targets.py -p no:cacheprovider -q -s \
+	    -k shapes_stored_for_its_version
 
 # Only the real servers, with every test's outcome listed.
 test-real: $(STAMP) targets

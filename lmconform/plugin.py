@@ -18,7 +18,7 @@ import pytest
 from lmconform.cases import CaseError
 from lmconform.checks.registry import unmatched_patterns
 from lmconform.exit_status import UNREACHABLE, USAGE_ERROR
-from lmconform.run import RunPlan, TargetUnreachable, discover
+from lmconform.run import RunPlan, TargetUnreachable, discover, results_record
 from lmconform.target import (
     DEFAULT_FUZZ_EXAMPLES,
     DEFAULT_MAX_BODY_BYTES,
@@ -33,7 +33,9 @@ RUN_KEY = pytest.StashKey["Run | None"]()
 PLAN_KEY = pytest.StashKey[RunPlan]()
 RECORDS_KEY = pytest.StashKey["VerdictRecords"]()
 FAILURE_TEXT_KEY = pytest.StashKey[str]()
-VERDICT_PROPERTY = "lmconform"
+VERDICT_KEY = pytest.StashKey[dict]()  # the verdict's results-record row, carried to the test's reports
+NOTHING_TO_JUDGE_KEY = pytest.StashKey[bool]()
+STEP_SUMMARY = "GITHUB_STEP_SUMMARY"  # GitHub Actions shows Markdown appended to this file on the run's page
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -223,8 +225,15 @@ def judge(lmconform_run, request: pytest.FixtureRequest):
     def judge_pair(case, check) -> None:
         verdict = lmconform_run.judge(case, check)
         if verdict is None:
+            # Not a verdict: the results record has no row for it and the HTML report no line. pytest has no
+            # outcome for "did not apply after all" (the answer decides it, after collection): a skip is closest.
+            request.node.stash[NOTHING_TO_JUDGE_KEY] = True
             pytest.skip(f"[{check.id}] nothing to judge in this answer")
-        request.node.user_properties.append((VERDICT_PROPERTY, verdict.record()))
+        record = verdict.record()
+        request.node.stash[VERDICT_KEY] = record
+        # JUnit shows user properties: plain strings a CI system can filter on.
+        request.node.user_properties.extend((f"lmconform.{name}", record[name])
+                                            for name in ("case", "check", "level", "outcome"))
         expected = verdict.expected
         allowed = expected["outcomes"] if expected else ()
         if verdict.outcome in allowed and verdict.outcome is not Outcome.OK:
@@ -243,21 +252,26 @@ def judge(lmconform_run, request: pytest.FixtureRequest):
 
 
 def verdict_record(report: pytest.TestReport) -> dict | None:
-    """The lmconform verdict record a test report carries, if it judged a (case, check) pair."""
-    for name, value in getattr(report, "user_properties", ()):
-        if name == VERDICT_PROPERTY:
-            return value
-    return None
+    """The results-record row of the verdict a test report carries, if it judged a (case, check) pair."""
+    return getattr(report, "lmconform_verdict", None)
+
+
+def nothing_to_judge(report: pytest.TestReport) -> bool:
+    """Whether the test's check applied to its case but found nothing to judge in the answer."""
+    return getattr(report, "lmconform_nothing_to_judge", False)
 
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     """A failing verdict is reported as its own text, so JUnit's message starts with `[check.id] title`
-    rather than pytest's "Failed: " prefix."""
+    rather than pytest's "Failed: " prefix; the call's report carries the verdict for the reports."""
     report = yield
     text = item.stash.get(FAILURE_TEXT_KEY, None)
     if report.when == "call" and report.failed and text:
         report.longrepr = text
+    if report.when == "call":
+        report.lmconform_verdict = item.stash.get(VERDICT_KEY, None)
+        report.lmconform_nothing_to_judge = item.stash.get(NOTHING_TO_JUDGE_KEY, False)
     return report
 
 
@@ -283,11 +297,13 @@ class VerdictRecords:
         self.started = datetime.now(timezone.utc)
         self.clock = time.monotonic()
         self.worker_target: dict | None = None
+        self.nothing_to_judge = 0  # (case, check) pairs whose check found nothing to judge in the answer
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         record = verdict_record(report)
         if report.when == "call" and record is not None:
             self.rows.append(record)
+        self.nothing_to_judge += report.when == "call" and nothing_to_judge(report)
 
     def pytest_sessionstart(self, session: pytest.Session) -> None:
         """With pytest-xdist, an unreachable target ends the run here, with exit status 3, before any worker
@@ -312,24 +328,38 @@ class VerdictRecords:
         run = self.config.stash.get(RUN_KEY, None)
         return run.target.header_record() if run is not None else self.worker_target
 
+    def record(self) -> dict | None:
+        """The results record of the verdicts reported so far; None when no suite test ran."""
+        target = self.target()
+        if target is None:
+            return None
+        return results_record(target, self.started, time.monotonic() - self.clock, self.rows)
+
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config: pytest.Config) -> None:
+    """The headline (will it work, per client and per surface) as a short table, then the count of verdicts."""
     verdicts = config.stash[RECORDS_KEY]
-    target = verdicts.target()
-    if target is None:
+    record = verdicts.record()
+    if record is None:
         return
+    from lmconform.report.headline import build_headline, headline_text
+    from lmconform.report.records import results_of
+    from lmconform.report.target_prose import describe
+
+    results = results_of(record)
     records = verdicts.rows
-    counts: dict[str, int] = {}
-    for record in records:
-        counts[record["outcome"]] = counts.get(record["outcome"], 0) + 1
-    terminalreporter.section("lmconform")
-    terminalreporter.write_line(f"target: {target['label']} {target['url']} model={target['model']} "
-                                f"version={target['server_version'] or 'unknown'}")
-    terminalreporter.write_line("verdicts: " + ", ".join(f"{counts.get(o, 0)} {o}" for o in Outcome))
+    counts = {outcome: sum(row["outcome"] == outcome for row in records) for outcome in Outcome}
+    terminalreporter.section("lmconform: will it work?")
+    terminalreporter.write_line(describe(results.target).sentence)
+    for line in headline_text(build_headline(results.results), terminalreporter._tw.fullwidth):
+        terminalreporter.write_line(line)
+    terminalreporter.write_line("verdicts: " + ", ".join(f"{counts[outcome]} {outcome}" for outcome in Outcome)
+                                + (f"; {verdicts.nothing_to_judge} case and check pairs had nothing to judge "
+                                   "(pytest counts them as skipped)" if verdicts.nothing_to_judge else ""))
     if not strict(config):
-        for record in records:
-            if record["outcome"] == Outcome.NON_STRICT:
-                terminalreporter.write_line(f"NON-STRICT {record['case']}: {record['message'].splitlines()[0]}")
+        for row in records:
+            if row["outcome"] == Outcome.NON_STRICT:
+                terminalreporter.write_line(f"NON-STRICT {row['case']}: {row['message'].splitlines()[0]}")
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
@@ -340,11 +370,14 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
             config.workeroutput["lmconform_target"] = run.target.header_record()
         return
     path = config.getoption("results_json", None)
-    verdicts = config.stash[RECORDS_KEY]
-    target = verdicts.target()
-    if path and target is not None:
+    record = config.stash[RECORDS_KEY].record()
+    if record is None:
+        return
+    if path:
         from lmconform.files import write_json_atomically
-        from lmconform.run import results_record
 
-        write_json_atomically(Path(path), results_record(target, verdicts.started, time.monotonic() - verdicts.clock,
-                                                         verdicts.rows))
+        write_json_atomically(Path(path), record)
+    if os.environ.get(STEP_SUMMARY):
+        from lmconform.report.step_summary import append_step_summary
+
+        append_step_summary(Path(os.environ[STEP_SUMMARY]), record)

@@ -26,7 +26,7 @@ from lmconform.checks.scope import (
 )
 from lmconform.normalize.chat import ToolDelta
 from lmconform.normalize.events import MISSING
-from lmconform.vocabulary import Failure, Level, NotApplicable, Note
+from lmconform.vocabulary import Failure, Level, NotApplicable, Note, shown
 
 
 def _entry_source(delta: ToolDelta) -> str:
@@ -51,10 +51,10 @@ def object_matches_mode(observed: Observed) -> Iterator[Failure]:
     if observed.exchange.is_event_stream:
         for chunk in observed.chat_stream.data_chunks():
             if chunk.payload.get("object") != "chat.completion.chunk":
-                yield Failure('"object": "chat.completion.chunk"', f'"object": {chunk.payload.get("object")!r}',
+                yield Failure('"object": "chat.completion.chunk"', f'"object": {shown(chunk.payload.get("object"))}',
                               str(chunk.source))
     elif isinstance(observed.exchange.json, dict) and observed.exchange.json.get("object") != "chat.completion":
-        yield Failure('"object": "chat.completion"', f'"object": {observed.exchange.json.get("object")!r}',
+        yield Failure('"object": "chat.completion"', f'"object": {shown(observed.exchange.json.get("object"))}',
                       observed.exchange.body_excerpt())
 
 
@@ -68,7 +68,7 @@ def choices_exactly_one(observed: Observed) -> Iterator[Failure]:
             continue
         if not isinstance(choices, list) or len(choices) != 1:
             reason = "" if observed.case.asks_usage else " (stream_options.include_usage was not asked)"
-            count = len(choices) if isinstance(choices, list) else repr(choices)
+            count = len(choices) if isinstance(choices, list) else shown(choices)
             yield Failure("exactly one choice", f"{count} choices{reason}", str(chunk.source))
 
 
@@ -87,12 +87,13 @@ def role_assistant_first(observed: Observed) -> Iterator[Failure]:
     if not chunks:
         return
     if chunks[0].first_delta().get("role") != "assistant":
-        yield Failure('delta.role "assistant" in the first chunk', f"role {chunks[0].first_delta().get('role', MISSING)!r}",
+        yield Failure('delta.role "assistant" in the first chunk',
+                      f"role {shown(chunks[0].first_delta().get('role', MISSING))}",
                       str(chunks[0].source))
     for chunk in chunks[1:]:
         role = chunk.first_delta().get("role")
         if role not in (None, "assistant"):
-            yield Failure("no change of role", f"role {role!r}", str(chunk.source))
+            yield Failure("no change of role", f"role {shown(role)}", str(chunk.source))
 
 
 @check("chat.stream.chunk.id_stable", level=Level.SHOULD, applies=chat_streamed, ref=OPENAI_CHAT_STREAMING,
@@ -103,7 +104,7 @@ def chunk_id_stable(observed: Observed) -> Iterator[Failure]:
         first = chunks[0].payload.get("id")
         for chunk in chunks[1:]:
             if chunk.payload.get("id") != first:
-                yield Failure(f"id {first!r}", f"id {chunk.payload.get('id')!r}", str(chunk.source))
+                yield Failure(f"id {shown(first)}", f"id {shown(chunk.payload.get('id'))}", str(chunk.source))
                 return
 
 
@@ -128,7 +129,7 @@ def finish_tool_calls(observed: Observed) -> Iterator[Failure]:
     end = generation.end
     # A missing finish_reason is chat.stream.finish_reason.exactly_once's finding, not this one's.
     if generation.tool_calls() and end is not None and end.finish_reason not in (None, "tool_calls"):
-        yield Failure('finish_reason "tool_calls"', f"finish_reason {end.finish_reason!r}", str(end.source))
+        yield Failure('finish_reason "tool_calls"', f"finish_reason {shown(end.finish_reason)}", str(end.source))
 
 
 # --- tool-call deltas ---------------------------------------------------------------------------------------------
@@ -140,7 +141,7 @@ def index_present(observed: Observed) -> Iterator[Failure]:
     for delta in _tool_deltas(observed):
         index = delta.entry.get("index", MISSING) if isinstance(delta.entry, dict) else MISSING
         if not isinstance(index, int) or isinstance(index, bool):
-            yield Failure("an integer index", f"index {index!r}", _entry_source(delta))
+            yield Failure("an integer index", f"index {shown(index)}", _entry_source(delta))
 
 
 @check("chat.stream.tool_call.index_zero", level=Level.MUST, applies=chat_streamed_with_tools, ref=VOID_PARSER,
@@ -179,9 +180,9 @@ def type_is_function(observed: Observed) -> Iterator[Failure]:
             continue
         kind = delta.entry.get("type", MISSING)
         if delta.starts_call and kind != "function":
-            yield Failure('type "function" on the first delta', f"type {kind!r}", _entry_source(delta))
+            yield Failure('type "function" on the first delta', f"type {shown(kind)}", _entry_source(delta))
         elif not delta.starts_call and kind not in (MISSING, "function"):
-            yield Failure('no type, or "function", on a continuation', f"type {kind!r}", _entry_source(delta))
+            yield Failure('no type, or "function", on a continuation', f"type {shown(kind)}", _entry_source(delta))
 
 
 @check("chat.stream.tool_call.id_once", level=Level.MUST, applies=chat_streamed_with_tools, ref=VOID_PARSER,
@@ -190,7 +191,7 @@ def id_once(observed: Observed) -> Iterator[Failure]:
     # Void concatenates ids across deltas: a repeated id becomes "814890118814890118".
     for delta in _tool_deltas(observed):
         if not delta.starts_call and isinstance(delta.entry, dict) and delta.entry.get("id"):
-            yield Failure("no id on a continuation delta", f"id {delta.entry['id']!r} again", _entry_source(delta))
+            yield Failure("no id on a continuation delta", f"id {shown(delta.entry['id'])} again", _entry_source(delta))
 
 
 @check("chat.stream.tool_call.distinct_index_per_call", level=Level.MUST, applies=chat_streamed_with_tools,
@@ -203,8 +204,9 @@ def distinct_index_per_call(observed: Observed) -> Iterator[Failure]:
         index = delta.entry.get("index", MISSING)
         key = repr(index)
         if key in first_call_at:
-            yield Failure(f"a new index for a new call (id {delta.entry.get('id')!r})",
-                          f"index {index!r} again, already used by call {first_call_at[key]!r}", _entry_source(delta))
+            yield Failure(f"a new index for a new call (id {shown(delta.entry.get('id'))})",
+                          f"index {shown(index)} again, already used by call {shown(first_call_at[key])}",
+                          _entry_source(delta))
         else:
             first_call_at[key] = delta.entry.get("id")
 

@@ -17,7 +17,7 @@ from lmconform.checks.scope import chat_streamed, messages_streamed, responses_s
 from lmconform.clients.anthropic_python import SdkMessage, replay_messages_stream
 from lmconform.clients.openai_python import SdkOutcome, SdkResponsesOutcome, replay_chat_stream, replay_responses_stream
 from lmconform.clients.void import VoidOutcome, void_read
-from lmconform.vocabulary import Failure, Level, NotApplicable, Note
+from lmconform.vocabulary import Failure, Level, NotApplicable, Note, shown
 from lmconform.wire.http import HttpExchange
 
 LENGTH_LIMIT = "LengthFinishReasonError"
@@ -51,7 +51,8 @@ def _sdk(observed: Observed) -> SdkOutcome:
 def void_no_error(observed: Observed) -> Iterator[Failure]:
     outcome = _void(observed)
     if outcome.error:
-        yield Failure("no error in Void", repr(outcome.error), observed.exchange.body_excerpt(300))
+        yield Failure("no error in Void", f"Void shows the error {shown(outcome.error)}",
+                      observed.exchange.body_excerpt(300))
 
 
 @check("client.void.tool_call_parsed", level=Level.MUST, kind="client", applies=chat_streamed, ref=VOID_PARSER,
@@ -61,7 +62,7 @@ def void_tool_call_parsed(observed: Observed) -> Iterator[Failure]:
     outcome = _void(observed)
     arguments, error = meant.parsed_arguments()
     if outcome.tool_name != meant.name:
-        yield Failure(f"tool name {meant.name!r}", f"Void reads {outcome.tool_name!r}", str(meant.started.source))
+        yield Failure(f"tool name {meant.name!r}", f"Void reads {shown(outcome.tool_name)}", str(meant.started.source))
     if outcome.tool_params is None:
         yield Failure("arguments Void can parse to an object", f"Void cannot parse {outcome.tool_params_str[:200]!r}",
                       str(meant.started.source))
@@ -93,17 +94,23 @@ def sdk_matches_stream(observed: Observed) -> Iterator[Failure]:
         yield Failure(f"text {generation.text()[:120]!r}", f"the SDK shows {outcome.text[:120]!r}")
     sent = generation.tool_calls()
     if len(outcome.tool_calls) != len(sent):
-        yield Failure(f"{len(sent)} tool calls {[c.name for c in sent]}",
-                      f"the SDK shows {len(outcome.tool_calls)} {[c.name for c in outcome.tool_calls]}",
+        yield Failure(f"{len(sent)} tool calls: {', '.join(shown(c.name) for c in sent) or 'none'}",
+                      f"the SDK shows {len(outcome.tool_calls)}: "
+                      f"{', '.join(shown(c.name) for c in outcome.tool_calls) or 'none'}",
                       str(sent[-1].started.source) if sent else "")
         return
-    for meant, shown in zip(sent, outcome.tool_calls):
-        if shown.name != meant.name:
-            yield Failure(f"tool name {meant.name!r}", f"the SDK shows {shown.name!r}", str(meant.started.source))
-        if (shown.arguments or "") != meant.arguments_text:
+    for meant, seen in zip(sent, outcome.tool_calls):
+        if seen.name != meant.name:
+            yield Failure(f"tool name {meant.name!r}", f"the SDK shows {shown(seen.name)}", str(meant.started.source))
+        if (seen.arguments or "") != meant.arguments_text:
             # The SDK does not type-check what it accumulates: arguments sent as an object come back as a dict.
-            yield Failure(f"arguments {meant.arguments_text[:120]!r}", f"the SDK shows {shown.arguments!r}"[:200],
+            yield Failure(f"arguments {meant.arguments_text[:120]!r}", f"the SDK shows {shown(seen.arguments)}"[:200],
                           str(meant.started.source))
+
+
+def _calls(calls: list[tuple[str, str | None]]) -> str:
+    """Function calls as a reader writes them: `calculate({"expression": "2+2"})`, or `none`."""
+    return ", ".join(f"{name}({arguments if arguments is not None else ''})" for name, arguments in calls) or "none"
 
 
 def _sdk_responses(observed: Observed) -> SdkResponsesOutcome:
@@ -130,10 +137,10 @@ def sdk_responses_matches_stream(observed: Observed) -> Iterator[Failure]:
     if outcome.raised:
         raise NotApplicable("the SDK raised; client.openai_python.responses_stream reports it")
     sent = observed.generation.tool_calls()
-    shown = [(call.name, call.arguments) for call in outcome.function_calls]
+    seen = [(call.name, call.arguments) for call in outcome.function_calls]
     meant = [(call.name, call.arguments_text) for call in sent]
-    if shown != meant:
-        yield Failure(f"function calls {meant}"[:200], f"the SDK shows {shown}"[:200],
+    if seen != meant:
+        yield Failure(f"function calls {_calls(meant)}"[:200], f"the SDK shows {_calls(seen)}"[:200],
                       str(sent[0].started.source) if sent else "")
 
 

@@ -9,7 +9,7 @@ from lmconform.checks.refs import LMCONFORM_LIMITS, OPENAI_CHAT_CREATE, OPENAI_C
 from lmconform.checks.registry import check
 from lmconform.checks.scope import any_case, chat_streamed, streamed, valid_request
 from lmconform.normalize.chat import read_chunks
-from lmconform.vocabulary import Failure, Level
+from lmconform.vocabulary import Failure, Level, shown
 from lmconform.wire.exchange import NOT_JSON
 
 
@@ -40,7 +40,7 @@ def content_type_event_stream(observed: Observed) -> Iterator[Failure]:
     observed.require_success()
     exchange = observed.exchange
     if not exchange.is_event_stream:
-        yield Failure("Content-Type: text/event-stream", f"Content-Type: {exchange.headers.get('content-type')!r}",
+        yield Failure("Content-Type: text/event-stream", f"Content-Type: {shown(exchange.headers.get('content-type'))}",
                       exchange.body_excerpt())
 
 

@@ -122,6 +122,11 @@ class Run:
         verdicts = [self.judge(case, check) for check in self.checks if check.kind == "client" and applies(check, case)]
         return [verdict for verdict in verdicts if verdict is not None]
 
+    @property
+    def nothing_to_judge(self) -> int:
+        """(case, check) pairs judged so far whose check found nothing to judge in the answer: not verdicts."""
+        return sum(verdict is None for verdict in self._verdicts.values())
+
     def close(self) -> None:
         """End what the run started (the embedded reference server)."""
         if self._on_close is not None:

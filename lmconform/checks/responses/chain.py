@@ -22,7 +22,7 @@ from lmconform.checks.scope import (
 )
 from lmconform.normalize.errors import error_object
 from lmconform.normalize.responses import response_object
-from lmconform.vocabulary import Failure, Level, NotApplicable, Requirement, Unsupported
+from lmconform.vocabulary import Failure, Level, NotApplicable, Requirement, Unsupported, shown
 from lmconform.wire.http import HttpExchange
 
 
@@ -104,7 +104,8 @@ def _input_tokens(response: dict) -> int | None:
 def previous_id_echoed(observed: Observed, played: PlayedTurn) -> Iterator[Failure]:
     parent, chained = _previous_id(observed, played.turn), _answer(played)
     if chained.get("previous_response_id") != parent:
-        yield Failure(f"previous_response_id {parent!r}", f"{chained.get('previous_response_id')!r}",
+        yield Failure(f"previous_response_id {shown(parent)}",
+                      f"previous_response_id {shown(chained.get('previous_response_id'))}",
                       json.dumps({k: chained.get(k) for k in ("id", "previous_response_id")}))
 
 
@@ -196,7 +197,7 @@ def _call_answers(observed: Observed) -> list[PlayedTurn]:
 def function_call_output_round_trip(observed: Observed, played: PlayedTurn) -> Iterator[Failure]:
     answer = _answer(played)
     if answer.get("status") not in (None, "completed") or not answer.get("output"):
-        yield Failure("a completed response with output", f"status {answer.get('status')!r}, "
+        yield Failure("a completed response with output", f"status {shown(answer.get('status'))}, "
                       f"{len(answer.get('output') or [])} output items", json.dumps(answer)[:400])
 
 
@@ -230,5 +231,5 @@ def unknown_id_is_400_not_found(observed: Observed) -> Iterator[Failure]:
     for _, exchange in _unknown_ids(observed):
         code = error_object(exchange).get("code")
         if exchange.status != 400 or code != "previous_response_not_found":
-            yield Failure("HTTP 400, code 'previous_response_not_found'", f"HTTP {exchange.status}, code {code!r}",
+            yield Failure("HTTP 400, code 'previous_response_not_found'", f"HTTP {exchange.status}, code {shown(code)}",
                           exchange.body_excerpt())

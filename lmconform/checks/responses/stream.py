@@ -11,7 +11,7 @@ from lmconform.checks.refs import OPEN_RESPONSES_SPEC, OPENAI_RESPONSES_STREAMIN
 from lmconform.checks.registry import check
 from lmconform.checks.scope import responses_streamed
 from lmconform.normalize.responses import TERMINAL_EVENTS, ResponsesEvent
-from lmconform.vocabulary import Failure, Level
+from lmconform.vocabulary import Failure, Level, shown
 
 
 def _events(observed: Observed) -> list[ResponsesEvent]:
@@ -32,7 +32,7 @@ def lifecycle(observed: Observed) -> Iterator[Failure]:
     if len(terminals) != 1 or terminals[0] != len(events) - 1:
         last = str(events[-1].source) if events else ""
         yield Failure(f"one of {', '.join(TERMINAL_EVENTS)}, last", f"{len(terminals)} terminal events; "
-                      f"last event {types[-1] if types else None!r}", last)
+                      f"last event {shown(types[-1]) if types else 'none'}", last)
 
 
 def _item_events(events: list[ResponsesEvent]) -> Iterator[ResponsesEvent]:
@@ -106,18 +106,19 @@ def deltas_match_done(observed: Observed) -> Iterator[Failure]:
         elif event.type == "response.function_call_arguments.delta":
             arguments[event.get("item_id")] = arguments.get(event.get("item_id"), "") + str(event.get("delta", ""))
         elif event.type == "response.output_text.done" and texts.get(key, "") != event.get("text"):
-            yield Failure(f"text {texts.get(key, '')[:120]!r} (the deltas)", f"done says {event.get('text')!r}"[:200],
+            yield Failure(f"text {texts.get(key, '')[:120]!r} (the deltas)",
+                          f"done says {shown(event.get('text'))}"[:200],
                           str(event.source))
         elif event.type == "response.function_call_arguments.done":
             item_id = event.get("item_id")
             # A call with no arguments may send no delta at all; then only done and the final object are compared.
             if item_id in arguments and arguments[item_id] != event.get("arguments"):
                 yield Failure(f"arguments {arguments[item_id][:120]!r} (the deltas)",
-                              f"done says {event.get('arguments')!r}"[:200], str(event.source))
+                              f"done says {shown(event.get('arguments'))}"[:200], str(event.source))
             item = final.get(item_id)
             if item is not None and item.get("arguments") != event.get("arguments"):
-                yield Failure(f"final arguments {event.get('arguments')!r} (as done)"[:200],
-                              f"{item.get('arguments')!r}"[:200], str(event.source))
+                yield Failure(f"final arguments {shown(event.get('arguments'))} (as done)"[:200],
+                              f"{shown(item.get('arguments'))}"[:200], str(event.source))
 
 
 @check("responses.stream.function_call_arguments_done", level=Level.SHOULD, applies=responses_streamed,
@@ -134,7 +135,7 @@ def function_call_arguments_done(observed: Observed) -> Iterator[Failure]:
             item = event.get("item")
             if isinstance(item, dict) and item.get("type") == "function_call" \
                     and item.get("id") not in finished_arguments:
-                yield Failure(f"response.function_call_arguments.done for item {item.get('id')!r} first",
+                yield Failure(f"response.function_call_arguments.done for item {shown(item.get('id'))} first",
                               "response.output_item.done without it", str(event.source))
                 return
 

@@ -12,7 +12,7 @@ from lmconform.checks.refs import LMSTUDIO_NESTED_TOOLS, LMSTUDIO_RESPONSES, OPE
 from lmconform.checks.registry import check
 from lmconform.checks.scope import responses_answer, responses_flattened_tools, responses_nested_tools
 from lmconform.normalize.errors import error_object
-from lmconform.vocabulary import Failure, Level, NotApplicable, Note, Requirement
+from lmconform.vocabulary import Failure, Level, NotApplicable, Note, Requirement, shown
 
 
 def function_calls(response: Any) -> list[dict]:
@@ -54,9 +54,10 @@ def nested_rejected_or_honoured(observed: Observed) -> Iterator[Failure | Note]:
     if 400 <= status < 500:
         param = error_object(exchange).get("param")
         if isinstance(param, str) and param.startswith("tools"):
-            yield Note(f"refused: HTTP {status}, param {param!r}")
+            yield Note(f"refused: HTTP {status}, param {shown(param)}")
         else:
-            yield Failure("a 4xx error naming the tools param", f"HTTP {status}, param {param!r}", exchange.body_excerpt())
+            yield Failure("a 4xx error naming the tools param", f"HTTP {status}, param {shown(param)}",
+                          exchange.body_excerpt())
     elif not observed.succeeded:
         yield Failure("a 4xx refusal or a function call", f"HTTP {status}", exchange.body_excerpt())
     elif function_calls(observed.response_object):
@@ -76,4 +77,5 @@ def nested_error_is_lmstudio_zod(observed: Observed) -> Iterator[Failure]:
     wanted = (400, "Required", "tools.0.name", "invalid_type")
     if seen != wanted:
         yield Failure("HTTP 400, message 'Required', param 'tools.0.name', code 'invalid_type'",
-                      "HTTP {}, message {!r}, param {!r}, code {!r}".format(*seen), exchange.body_excerpt())
+                      "HTTP {}, message {}, param {}, code {}".format(seen[0], *map(shown, seen[1:])),
+                      exchange.body_excerpt())
