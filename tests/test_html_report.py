@@ -24,7 +24,7 @@ CANARY_KEY = "sk-canary-7e3a91c05d"
 CANARY_TOKEN = "sk-canary-token-5b2f8c"
 ECHOED_SCRIPT = "<script>window.lmconformPwned=1</script>"  # the user text of lmconform/cases/chat/echo-markup.json
 ECHOED_IMG = '<img src=x onerror="window.lmconformPwned=2">'
-FINDING = "[echo-markup:sse.framing.ends_with_done]"  # NON-STRICT under the no-done fault
+FINDING = "[echo-markup:chat.stream.chunk.id_stable]"  # NON-STRICT under the chunk-id-changes fault
 CHROMIUM = Path("/usr/bin/chromium")
 SCREENSHOT = ROOT / "reports" / "report-screenshot.png"
 
@@ -62,7 +62,7 @@ def rendered(tmp_path_factory) -> Rendered:
     env = {**os.environ, "LMCONFORM_API_KEY": CANARY_KEY, "BUILD_URL": f"https://ci:{CANARY_KEY}@ci.example/job/7/"}
     command = [sys.executable, "-m", "pytest", str(ROOT / "suites"), "-p", "no:cacheprovider",
                "-v",  # prints pytest-metadata's table on the terminal too
-               "--reference-fault", "no-done", "--checks", "sse.*", "--checks", "client.*",
+               "--reference-fault", "chunk-id-changes", "--checks", "chat.stream.chunk.*", "--checks", "client.*",
                "--metadata", "DEPLOY_TOKEN", CANARY_TOKEN, "--results-json", str(results),
                "--html", str(report), "--self-contained-html"]
     finished = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, timeout=120, env=env)
@@ -76,7 +76,7 @@ def test_rows_show_the_lmconform_verdict_beside_pytests(rendered):
         assert f">{header}</th>" in rendered.text
     cells = rendered.row(FINDING)["resultsTableRow"]
     assert '<td class="col-result">Passed</td>' in cells  # pytest's word for a SHOULD finding without --strict
-    for cell in ('<td class="col-case">chat/echo-markup</td>', '<td class="col-check">sse.framing.ends_with_done</td>',
+    for cell in ('<td class="col-case">chat/echo-markup</td>', '<td class="col-check">chat.stream.chunk.id_stable</td>',
                  '<td class="col-level">SHOULD</td>', '<td class="col-target">reference</td>',
                  '<td class="col-outcome non-strict">NON-STRICT</td>'):
         assert cell in cells
@@ -87,9 +87,9 @@ def test_the_summary_counts_each_outcome_per_surface_as_the_results_record_does(
     outcomes = [th.text.split()[-1] for th in table.find("thead/tr")][1:-1]
     shown = {row[0].text: dict(zip(outcomes, (int(td.text) for td in row[1:-1]))) for row in table.find("tbody")}
     recorded = Counter((row["check"].split(".")[0], row["outcome"]) for row in rendered.results)
-    assert set(shown) == {"sse", "client.void", "client.openai_python"}
-    assert shown["sse"]["NON-STRICT"] == recorded["sse", "NON-STRICT"] > 0
-    assert shown["sse"]["OK"] == recorded["sse", "OK"]
+    assert set(shown) == {"chat", "client.void", "client.openai_python"}
+    assert shown["chat"]["NON-STRICT"] == recorded["chat", "NON-STRICT"] > 0
+    assert shown["chat"]["OK"] == recorded["chat", "OK"]
     assert int(table.find("tfoot/tr")[-1].text) == len(rendered.results)
 
 

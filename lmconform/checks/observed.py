@@ -13,7 +13,7 @@ from lmconform.normalize.chat import ChatStream, normalize_chat_stream
 from lmconform.normalize.events import Generation, ToolCall
 from lmconform.normalize.responses import ResponsesStream, normalize_responses_stream, response_object
 from lmconform.target import Target
-from lmconform.vocabulary import NotApplicable
+from lmconform.vocabulary import NotApplicable, Unsupported
 from lmconform.wire.http import HttpExchange
 
 
@@ -70,6 +70,13 @@ class Observed:
         if not self.exchange.is_event_stream:
             raise NotApplicable(f"the answer is {self.exchange.content_type or 'untyped'}, not an event stream")
         return self.responses_stream
+
+    def require_documented(self, feature: str) -> None:
+        """A target held to a server version that documents it lacks `feature` (--profile lmstudio@0.3.14 and
+        tool_choice "required", say) is UNSUPPORTED for it, not FAILED."""
+        reason = self.target.profile_spec.lacks(feature, self.target.engine)
+        if reason:
+            raise Unsupported(reason)
 
     def require_tool_calls(self) -> list[ToolCall]:
         self.require_success()

@@ -34,12 +34,15 @@ def output_items(plan: Plan, thought: str | None) -> list[dict[str, Any]]:
     return items
 
 
-def response_object(turn: Turn, output: list[dict[str, Any]], counts: dict[str, int]) -> dict[str, Any]:
+def response_object(turn: Turn, output: list[dict[str, Any]], counts: dict[str, int],
+                    truncated: bool = False) -> dict[str, Any]:
+    """The response; `truncated` when the output stopped at max_output_tokens, which makes it incomplete."""
     return {
         "id": new_id("resp"),
         "object": "response",
         "created_at": int(time.time()),
-        "status": "completed",
+        "status": "incomplete" if truncated else "completed",
+        "incomplete_details": {"reason": "max_output_tokens"} if truncated else None,
         "model": turn.model,
         "output": output,
         "previous_response_id": turn.previous_id,
@@ -56,13 +59,15 @@ def as_json(value: Any) -> bytes:
 
 def stream_events(response: dict[str, Any]) -> list[dict[str, Any]]:
     """Every event of the stream in order, without sequence numbers."""
-    opening = {**response, "status": "in_progress", "output": [], "usage": None}  # nothing is counted yet
+    # Nothing is counted, nor cut, yet.
+    opening = {**response, "status": "in_progress", "incomplete_details": None, "output": [], "usage": None}
     found = [{"type": "response.created", "response": opening}, {"type": "response.in_progress", "response": opening}]
     for index, item in enumerate(response["output"]):
         found.append({"type": "response.output_item.added", "output_index": index, "item": _opened(item)})
         found += _content_events(item, index)
         found.append({"type": "response.output_item.done", "output_index": index, "item": item})
-    found.append({"type": "response.completed", "response": response})
+    terminal = "response.incomplete" if response.get("status") == "incomplete" else "response.completed"
+    found.append({"type": terminal, "response": response})
     return found
 
 
