@@ -9,9 +9,9 @@ Studio sends, and declares the checks it makes fail (`Fault.findings`), which th
 """
 
 # In catalogue order: each module registers its faults when it is imported.
-from lmconform.reference.faults import chat, responses  # noqa: F401  (registration)
-from lmconform.reference.faults import coverage_chat, coverage_responses  # noqa: F401, I001
-from lmconform.reference.faults import variants  # noqa: F401, I001
+from lmconform.reference.faults import chat, responses  # noqa: F401, I001  (registration)
+from lmconform.reference.faults import coverage_chat, coverage_responses  # noqa: F401
+from lmconform.reference.faults import variants  # noqa: F401
 from lmconform.reference.faults.registry import FAULTS, Fault, Stage, apply, parse_faults
 
 __all__ = ["FAULTS", "Fault", "Stage", "apply", "parse_faults"]
