@@ -12,8 +12,8 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from lmconform.normalize.chat import normalize_chat
 from lmconform.normalize import messages, native_chat, responses
+from lmconform.normalize.chat import normalize_chat
 from lmconform.normalize.events import Generation
 from lmconform.wire.exchange import Exchange
 

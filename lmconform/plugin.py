@@ -18,12 +18,12 @@ import pytest
 from lmconform.cases import CaseError
 from lmconform.checks.registry import unmatched_patterns
 from lmconform.exit_status import UNREACHABLE, USAGE_ERROR
+from lmconform.profiles import parse_profile
 from lmconform.run import RunPlan, TargetUnreachable, discover, results_record
 from lmconform.target import (
     DEFAULT_FUZZ_EXAMPLES,
     DEFAULT_MAX_BODY_BYTES,
     DEFAULT_READ_TIMEOUT_S,
-    PROFILES,
     Target,
     normalize_base_url,
 )
@@ -52,9 +52,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--temperature", metavar="T", help="temperature for requests that set none (0: repeatable)")
     group.addoption("--target-name", help="label of the target in reports (default: the host, or 'reference')")
     group.addoption("--server-version", help="server version, for reports and snapshots (LM Studio publishes none)")
-    group.addoption("--profile", metavar="|".join(PROFILES),
-                    help="also check the exact answers of this server family (lmstudio: its error bodies); "
-                         "the embedded reference server is 'reference'")
+    group.addoption("--profile", metavar="lmstudio[@VERSION]|reference",
+                    help="hold the target to this server family's documented behaviour: lmstudio (its latest "
+                         "version) or lmstudio@0.3.17 (that version: a feature it documents as missing is "
+                         "UNSUPPORTED, not FAILED), and its exact answers; the embedded reference server is "
+                         "'reference'")
     # pytest-timeout owns --timeout when it is installed; ours is then only --read-timeout.
     names = ["--read-timeout"] if importlib.util.find_spec("pytest_timeout") else ["--read-timeout", "--timeout"]
     group.addoption(*names, dest="lmconform_read_timeout", default=str(DEFAULT_READ_TIMEOUT_S), metavar="SECONDS",
@@ -142,8 +144,10 @@ def _target_from_options(config: pytest.Config) -> Target:
             parse_faults(config.getoption("reference_fault"))
         except ValueError as error:
             _usage_error(str(error))
-    if config.getoption("profile") not in (None, *PROFILES):
-        _usage_error(f"--profile takes one of {', '.join(PROFILES)}, not {config.getoption('profile')!r}")
+    try:
+        parse_profile(config.getoption("profile"))
+    except ValueError as error:
+        _usage_error(str(error))
     label = config.getoption("target_name") or (base_url.split("://", 1)[-1] if base_url else "reference")
     return Target(
         base_url=base_url,

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
+from lmconform.profiles import Profile, parse_profile
 from lmconform.vocabulary import Requirement
 
 DEFAULT_READ_TIMEOUT_S = 30.0
@@ -16,12 +17,6 @@ DEFAULT_MAX_BODY_BYTES = 32 * 1024 * 1024
 DEFAULT_DEADLINE_S = 300.0
 # Each example is a sequence of at most 8 requests: the default keeps a run against a local model to minutes.
 DEFAULT_FUZZ_EXAMPLES = 10
-PROFILES = ("lmstudio", "reference")
-# What each profile lets checks hold the target to: the reference server answers as LM Studio does, and more.
-PROFILE_REQUIREMENTS = {
-    "lmstudio": frozenset({Requirement.LMSTUDIO_PROFILE}),
-    "reference": frozenset({Requirement.LMSTUDIO_PROFILE, Requirement.REFERENCE_PROFILE}),
-}
 
 
 @dataclass(frozen=True)
@@ -38,15 +33,27 @@ class Target:
     temperature: float | None = None  # filled into requests that set none (0 for repeatable real-model runs)
     repeat: int = 1  # answers per case; a check's verdict is its worst over them (pass^k)
     fuzz_examples: int = DEFAULT_FUZZ_EXAMPLES  # sequences each fuzz check tries; 0 turns fuzzing off
-    # "lmstudio" (or "reference", the embedded LM Studio-like server) turns on checks of LM Studio's exact
-    # answers, such as its Zod error for nested Responses tools; other targets are held to the OpenAI spec only.
+    # "lmstudio" or "lmstudio@0.3.17" (or "reference", the embedded LM Studio-like server) turns on checks of LM
+    # Studio's exact answers and its documented behaviour by version (lmconform.profiles); other targets are held
+    # to the OpenAI spec only.
     profile: str | None = None
     fingerprint: dict | None = field(default=None, compare=False)
 
     @property
+    def profile_spec(self) -> Profile:
+        """The profile parsed: its family and the version it documents (the plugin refused any other text)."""
+        return parse_profile(self.profile)
+
+    @property
     def profile_requirements(self) -> frozenset[Requirement]:
         """The checks' requirements this target's profile meets."""
-        return PROFILE_REQUIREMENTS.get(self.profile or "", frozenset())
+        return self.profile_spec.requirements
+
+    @property
+    def engine(self) -> str | None:
+        """The engine the fingerprint found (LM Studio's llama.cpp or MLX runtime), if any."""
+        engine = (self.fingerprint or {}).get("engine")
+        return engine if isinstance(engine, str) else None
 
     def url(self, path: str) -> str:
         return self.base_url + path

@@ -15,7 +15,7 @@ MAX_LINES = 400
 FLOORS = (
     ("lmconform.vocabulary", "lmconform.exit_status", "lmconform.files", "lmconform.wire.redact",
      "lmconform.reference", "lmconform.schemas"),
-    ("lmconform.target", "lmconform.expectations", "lmconform.bridge"),
+    ("lmconform.target", "lmconform.profiles", "lmconform.expectations", "lmconform.bridge"),
     ("lmconform.wire",),
     ("lmconform.normalize",),
     ("lmconform.apis", "lmconform.clients", "lmconform.fingerprint", "lmconform.openapi"),

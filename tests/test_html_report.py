@@ -96,7 +96,8 @@ def faulty(tmp_path_factory) -> tuple[Rendered, str]:
 def rendered(tmp_path_factory) -> Rendered:
     """A SHOULD finding on every streamed case, a key in the environment and secrets in CI metadata."""
     env = {**os.environ, "LMCONFORM_API_KEY": CANARY_KEY, "BUILD_URL": f"https://ci:{CANARY_KEY}@ci.example/job/7/"}
-    return run_report(tmp_path_factory.mktemp("report"), "-v", "--reference-fault", "no-done", "--checks", "sse.*",
+    return run_report(tmp_path_factory.mktemp("report"), "-v", "--reference-fault", "chunk-id-changes",
+                      "--checks", "chat.stream.chunk.*",
                       "--checks", "client.*", "--metadata", "DEPLOY_TOKEN", CANARY_TOKEN, env=env)
 
 

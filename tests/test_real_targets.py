@@ -29,9 +29,9 @@ import pytest
 from lmconform.checks.evaluate import Verdict
 from lmconform.checks.registry import REGISTRY
 from lmconform.expectations import Expectations, Expected
+from lmconform.files import write_json_atomically
 from lmconform.run import Run, discover
 from lmconform.target import Target
-from lmconform.files import write_json_atomically
 from lmconform.vocabulary import Outcome
 from tools.targets import (
     TargetFile,
@@ -45,6 +45,8 @@ from tools.targets import (
     run_target_file,
     table,
 )
+from tools.targets.install import CPU_VARIANT, CPU_VARIANT_FLAGS, cpu_flags
+from tools.targets.process import free_port, start
 from tools.targets.published import (
     COMPATIBILITY_HTML,
     COMPATIBILITY_MD,
@@ -54,8 +56,6 @@ from tools.targets.published import (
     compatibility_pages,
     page_difference,
 )
-from tools.targets.install import CPU_VARIANT, CPU_VARIANT_FLAGS, cpu_flags
-from tools.targets.process import free_port, start
 
 ROOT = Path(__file__).resolve().parent.parent
 TARGET_FILES = ROOT / "fixtures" / "targets"

@@ -2,6 +2,8 @@
 
 from lmconform.checks import (  # noqa: F401  (registration)
     chat,
+    chat_message,
+    chat_stream,
     clients,
     errors,
     generation,

@@ -14,11 +14,12 @@ from lmconform.vocabulary import Failure, Level, shown
 @check("models.list.openai_shape", level=Level.MUST, applies=models_list, ref=OPENAI_MODELS,
        title='`/v1/models` lists at least one model as `{"object": "list", "data": [{"id", "object": "model"}]}`')
 def openai_shape(observed: Observed) -> Iterator[Failure]:
+    # A refusal is http.status.success_for_valid_request's finding: this check judges the list that came back.
+    observed.require_success()
     exchange = observed.exchange
     body = exchange.json
-    if not observed.succeeded or not isinstance(body, dict):
-        yield Failure("HTTP 200 with a JSON object", f"HTTP {exchange.status}, {exchange.content_type or 'untyped'}",
-                      exchange.body_excerpt())
+    if not isinstance(body, dict):
+        yield Failure("a JSON object", f"{exchange.content_type or 'untyped'} body", exchange.body_excerpt())
         return
     data = body.get("data")
     if body.get("object") != "list" or not isinstance(data, list) or not data:

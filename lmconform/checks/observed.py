@@ -14,7 +14,7 @@ from lmconform.normalize.events import Generation, ToolCall
 from lmconform.normalize.messages import MessagesStream, message_object, normalize_messages_stream
 from lmconform.normalize.responses import ResponsesStream, normalize_responses_stream, response_object
 from lmconform.target import Target
-from lmconform.vocabulary import NotApplicable
+from lmconform.vocabulary import NotApplicable, Unsupported
 from lmconform.wire.http import HttpExchange
 
 
@@ -82,6 +82,13 @@ class Observed:
     def message(self) -> dict:
         """For /v1/messages: the message a client ends up with, from the body or the stream accumulated."""
         return message_object(self.exchange)
+
+    def require_documented(self, feature: str) -> None:
+        """A target held to a server version that documents it lacks `feature` (--profile lmstudio@0.3.14 and
+        tool_choice "required", say) is UNSUPPORTED for it, not FAILED."""
+        reason = self.target.profile_spec.lacks(feature, self.target.engine)
+        if reason:
+            raise Unsupported(reason)
 
     def require_tool_calls(self) -> list[ToolCall]:
         self.require_success()

@@ -202,3 +202,37 @@ def native_chain(case: Case) -> bool:
 
 def native_recall(case: Case) -> bool:
     return native_chain(case) and any(turn.recall for turn in case.turns)
+
+
+def may_be_refused(case: Case) -> bool:
+    """A request servers legitimately answer either way (a 2xx, or a 4xx for what they do not support)."""
+    return case.expect_status == "success_or_client_error"
+
+
+def _format_type(case: Case) -> str | None:
+    """The output format a case asks for: chat's `response_format.type`, or Responses' `text.format.type`."""
+    body = case.body if isinstance(case.body, dict) else {}
+    if case.api == "chat":
+        holder = body.get("response_format")
+    else:
+        text = body.get("text")
+        holder = text.get("format") if isinstance(text, dict) else None
+    kind = holder.get("type") if isinstance(holder, dict) else None
+    return kind if isinstance(kind, str) else None
+
+
+def asks_json(case: Case) -> bool:
+    """A request that asks for JSON output (a JSON schema, or any JSON object)."""
+    return generates(case) and _format_type(case) in ("json_schema", "json_object")
+
+
+def chat_json_object(case: Case) -> bool:
+    return chat_answer(case) and _format_type(case) == "json_object"
+
+
+def chat_parallel_calls_off(case: Case) -> bool:
+    return chat_with_tools(case) and case.body.get("parallel_tool_calls") is False
+
+
+def responses_tool_choice_required(case: Case) -> bool:
+    return responses_answer(case) and bool(case.tools) and case.tool_choice == "required"

@@ -1,5 +1,8 @@
 """The reference server's ASGI application.
 
+A route it does not serve is answered 404 with LM Studio's wording; LM Studio itself answers 200 (the
+`unknown-route-200` fault).
+
 Faults come from two places: the app's own set, and a path prefix `/faults/<name>[,<name>...]` in front of any
 route. The prefix lets one running server answer as every fault at once, so a suite can test a check against
 the whole catalogue without starting a server per fault.
@@ -19,6 +22,7 @@ from starlette.types import Receive, Scope, Send
 
 from lmconform.reference.chat import DEFAULT_MODEL, chat_completions
 from lmconform.reference.faults import Stage, apply, parse_faults
+from lmconform.reference.faults.coverage_chat import UNKNOWN_ROUTE_200
 from lmconform.reference.messages import create_message
 from lmconform.reference.native_chat import native_chat
 from lmconform.reference.responses import create_response, get_response
@@ -46,8 +50,8 @@ _ENDPOINTS: dict[tuple[str, str], Callable[[Request, frozenset[str]], Awaitable[
 
 
 class _Dispatcher:
-    """Every method and path, routed by hand: LM Studio answers 200 to whatever it does not serve, where a
-    Starlette route would answer 404 or 405."""
+    """Every method and path, routed by hand, so that an unknown route gets LM Studio's words and, with the
+    `unknown-route-200` fault, LM Studio's status."""
 
     def __init__(self, faults: frozenset[str]) -> None:
         self.faults = faults
@@ -67,7 +71,8 @@ class _Dispatcher:
             path = prefix[2] or "/"
         endpoint = _ENDPOINTS.get((request.method, _ID_PATH.sub(r"\1{id}", path)))
         if endpoint is None:
-            return JSONResponse({"error": f"Unexpected endpoint or method. ({request.method} {path})"})
+            status = 200 if UNKNOWN_ROUTE_200 in faults else 404
+            return JSONResponse({"error": f"Unexpected endpoint or method. ({request.method} {path})"}, status)
         return await endpoint(request, faults)
 
 

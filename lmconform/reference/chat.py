@@ -19,11 +19,22 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
 from lmconform.reference.faults import Stage, apply
-from lmconform.reference.model import Plan, ToolCall, arguments_json, compact_json, decide, request_seed, usage
+from lmconform.reference.model import (
+    CONTEXT_WORDS,
+    Plan,
+    ToolCall,
+    arguments_json,
+    compact_json,
+    decide,
+    prompt_words,
+    request_seed,
+    usage,
+)
 
 DEFAULT_MODEL = "lmconform-reference"
 ROLES = ("system", "user", "assistant", "tool", "developer")
 TOOL_CHOICES = ("none", "auto", "required")
+RESPONSE_FORMATS = ("text", "json_object", "json_schema")
 
 FRAGMENT_CHARS = 8  # characters of arguments per streamed delta
 SSE_HEADERS = {"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
@@ -38,6 +49,10 @@ async def chat_completions(request: Request, faults: frozenset[str]) -> Response
     error = validate(body)
     if error is not None:
         return apply(Stage.CHAT_REFUSAL, faults, JSONResponse({"error": error}, status_code=400))
+    if prompt_words(body["messages"]) > CONTEXT_WORDS:
+        refusal = JSONResponse({"error": f"The prompt ({prompt_words(body['messages'])} tokens) does not fit the "
+                                         f"context of {CONTEXT_WORDS} tokens"}, status_code=400)
+        return apply(Stage.CHAT_CONTEXT_OVERFLOW, faults, refusal)
 
     plan = apply(Stage.CHAT_PLAN, faults, decide(body))
     counts = usage(body, plan)
@@ -45,7 +60,8 @@ async def chat_completions(request: Request, faults: frozenset[str]) -> Response
     envelope = _Envelope(request_seed(body), int(time.time()), model)
     tool_calls = apply(Stage.CHAT_TOOL_CALLS, faults, [_tool_call(call) for call in plan.tool_calls])
     if body.get("stream") is not True:
-        return JSONResponse(apply(Stage.CHAT_OBJECT, faults, _completion_body(plan, tool_calls, counts, envelope)))
+        body = apply(Stage.CHAT_BODY, faults, _completion_body(plan, tool_calls, counts, envelope))
+        return JSONResponse(apply(Stage.CHAT_OBJECT, faults, body))
     per_call = [_call_deltas(position, call) for position, call in enumerate(tool_calls)]
     per_call = apply(Stage.CHAT_TOOL_CALL_DELTAS, faults, per_call)
     chunks = _stream_chunks(plan, per_call, counts if _usage_requested(body) else None, envelope)
@@ -87,6 +103,18 @@ def validate(body: Any) -> str | None:
         return f"Invalid tool_choice value: '{tool_choice}'. {supported}"
     if tool_choice is not None and not isinstance(tool_choice, str):
         return f"Invalid tool_choice type: '{_js_typeof(tool_choice)}'. {supported}"
+    return _response_format_problem(body.get("response_format"))
+
+
+def _response_format_problem(response_format: Any) -> str | None:
+    if response_format is None:
+        return None
+    kind = response_format.get("type") if isinstance(response_format, dict) else None
+    if kind not in RESPONSE_FORMATS:
+        return f"'response_format.type' must be one of: {', '.join(RESPONSE_FORMATS)}"
+    schema = (response_format.get("json_schema") or {}) if kind == "json_schema" else {}
+    if kind == "json_schema" and not isinstance(schema.get("schema") if isinstance(schema, dict) else None, dict):
+        return "'response_format.json_schema.schema' must be an object"
     return None
 
 
@@ -169,8 +197,10 @@ def _call_deltas(position: int, call: dict[str, Any]) -> list[dict[str, Any]]:
 def _stream_chunks(plan: Plan, per_call: list[list[dict[str, Any]]], counts: dict[str, int] | None,
                    envelope: _Envelope) -> list[dict[str, Any]]:
     deltas: list[dict[str, Any]] = [{"role": "assistant", "content": ""}]
-    # Word by word with its spaces, so the pieces concatenate back to the text exactly.
-    deltas += ({"content": piece} for piece in re.findall(r"\S+\s*|\s+", plan.text))
+    # Word by word with its spaces, so the pieces concatenate back to the text exactly. Reasoning comes first, in
+    # `reasoning` as LM Studio sends gpt-oss's since 0.3.23.
+    deltas += ({"reasoning": piece} for piece in _pieces(plan.reasoning or ""))
+    deltas += ({"content": piece} for piece in _pieces(plan.text))
     deltas += ({"tool_calls": [entry]} for entries in per_call for entry in entries)
     chunks = [envelope.chunk([_delta_choice(delta)]) for delta in deltas]
     chunks.append(envelope.chunk([_delta_choice({}, plan.finish_reason)]))
@@ -179,10 +209,16 @@ def _stream_chunks(plan: Plan, per_call: list[list[dict[str, Any]]], counts: dic
     return chunks
 
 
+def _pieces(text: str) -> list[str]:
+    return re.findall(r"\S+\s*|\s+", text)
+
+
 def _completion_body(plan: Plan, tool_calls: list[dict[str, Any]], counts: dict[str, int],
                      envelope: _Envelope) -> dict[str, Any]:
     message: dict[str, Any] = {"role": "assistant", "content": plan.text if plan.text or not tool_calls else None,
                                "refusal": None}
+    if plan.reasoning:
+        message["reasoning"] = plan.reasoning
     if tool_calls:
         message["tool_calls"] = tool_calls
     choice = {"index": 0, "message": message, "logprobs": None, "finish_reason": plan.finish_reason}

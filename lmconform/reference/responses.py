@@ -21,6 +21,7 @@ from starlette.responses import Response, StreamingResponse
 
 from lmconform.reference.chat import SSE_HEADERS
 from lmconform.reference.faults import Stage, apply
+from lmconform.reference.faults.coverage_responses import STRUCTURED_OUTPUT_IGNORED
 from lmconform.reference.faults.responses import (
     CHAIN_IGNORED,
     FORK_SHARES_STATE,
@@ -49,16 +50,19 @@ async def create_response(request: Request, faults: frozenset[str]) -> Response:
         _check_call_ids(earlier, turn.input)
     except Rejected as rejected:
         rejected.error = apply(Stage.RESPONSES_ERROR, faults, rejected.error)
-        return rejected.response()
+        return apply(Stage.RESPONSES_REFUSAL, faults, rejected.response())
 
     conversation = turn.input if CHAIN_IGNORED in faults else [*earlier, *turn.input]
     instructions = [{"role": "system", "content": turn.instructions}] if turn.instructions else []
     # An input of reasoning items alone leaves the model nothing to read: it answers as to an empty prompt.
     chat_body = _chat_body(turn, [*instructions, *conversation] or [{"role": "user", "content": ""}])
+    if STRUCTURED_OUTPUT_IGNORED in faults:
+        chat_body.pop("response_format", None)
     plan = recall(chat_body["messages"]) or decide(chat_body)
     thought = f"Thinking about: {_last_user_text(chat_body['messages'])}" if turn.reasoning else None
     output = output_items(plan, thought)
-    response = apply(Stage.RESPONSES_OBJECT, faults, response_object(turn, output, usage(chat_body, plan)))
+    truncated = plan.finish_reason == "length"
+    response = apply(Stage.RESPONSES_OBJECT, faults, response_object(turn, output, usage(chat_body, plan), truncated))
     if turn.store:
         history = [*conversation, *_as_messages(output)]
         store.add(response["id"], as_json(response), history, root or response["id"])
@@ -66,7 +70,8 @@ async def create_response(request: Request, faults: frozenset[str]) -> Response:
         return Response(as_json(apply(Stage.RESPONSES_BODY, faults, response)), media_type="application/json")
     events = apply(Stage.RESPONSES_EVENTS, faults, stream_events(response))
     frames = apply(Stage.RESPONSES_FRAMES, faults, numbered(events))
-    return StreamingResponse(iter([frame(name, data) for name, data in frames]), headers=SSE_HEADERS)
+    sent = apply(Stage.RESPONSES_SSE, faults, [frame(name, data) for name, data in frames])
+    return StreamingResponse(iter(sent), headers=SSE_HEADERS)
 
 
 async def get_response(request: Request, faults: frozenset[str]) -> Response:
@@ -109,8 +114,18 @@ def _chat_body(turn: Turn, messages: list[dict[str, Any]]) -> dict[str, Any]:
     if isinstance(choice, dict):
         tools, choice = [tool for tool in tools if tool["name"] == choice["name"]], "required"
     functions = [{key: tool[key] for key in ("name", "description", "parameters") if key in tool} for tool in tools]
-    return {"messages": messages, "tools": [{"type": "function", "function": function} for function in functions],
-            "tool_choice": choice, "parallel_tool_calls": turn.parallel_tool_calls}
+    body = {"messages": messages, "tools": [{"type": "function", "function": function} for function in functions],
+            "tool_choice": choice, "parallel_tool_calls": turn.parallel_tool_calls,
+            "max_tokens": turn.max_output_tokens}
+    if turn.text_format is not None:  # the chat model knows the same formats as `response_format`
+        body["response_format"] = _as_response_format(turn.text_format)
+    return body
+
+
+def _as_response_format(text_format: dict[str, Any]) -> dict[str, Any]:
+    if text_format.get("type") == "json_schema":
+        return {"type": "json_schema", "json_schema": {"schema": text_format.get("schema")}}
+    return {"type": text_format.get("type")}
 
 
 def _last_user_text(messages: list[dict[str, Any]]) -> str:

@@ -33,18 +33,20 @@ def output_items(plan: Plan, thought: str | None) -> list[dict[str, Any]]:
     return items
 
 
-def response_object(turn: Turn, output: list[dict[str, Any]], counts: dict[str, int]) -> dict[str, Any]:
+def response_object(turn: Turn, output: list[dict[str, Any]], counts: dict[str, int],
+                    truncated: bool = False) -> dict[str, Any]:
     """The finished response, with every member OpenAI's Response object requires: the nullable ones null, the
-    request's settings echoed (the tools with `strict` and `parameters`, which OpenAI's echo always carries)."""
+    request's settings echoed (the tools with `strict` and `parameters`, which OpenAI's echo always carries).
+    `truncated` when the output stopped at max_output_tokens, which makes it incomplete."""
     now = int(time.time())
     return {
         "id": new_id("resp"),
         "object": "response",
         "created_at": now,
-        "completed_at": now,
-        "status": "completed",
+        "completed_at": None if truncated else now,
+        "status": "incomplete" if truncated else "completed",
         "error": None,
-        "incomplete_details": None,
+        "incomplete_details": {"reason": "max_output_tokens"} if truncated else None,
         "model": turn.model,
         "instructions": turn.instructions,
         "output": output,
@@ -71,13 +73,16 @@ def as_json(value: Any) -> bytes:
 
 def stream_events(response: dict[str, Any]) -> list[dict[str, Any]]:
     """Every event of the stream in order, without sequence numbers."""
-    opening = {**response, "status": "in_progress", "completed_at": None, "output": [], "usage": None}  # not yet
+    # Nothing is counted, nor cut, nor finished yet.
+    opening = {**response, "status": "in_progress", "completed_at": None, "incomplete_details": None, "output": [],
+               "usage": None}
     found = [{"type": "response.created", "response": opening}, {"type": "response.in_progress", "response": opening}]
     for index, item in enumerate(response["output"]):
         found.append({"type": "response.output_item.added", "output_index": index, "item": _opened(item)})
         found += _content_events(item, index)
         found.append({"type": "response.output_item.done", "output_index": index, "item": item})
-    found.append({"type": "response.completed", "response": response})
+    terminal = "response.incomplete" if response.get("status") == "incomplete" else "response.completed"
+    found.append({"type": terminal, "response": response})
     return found
 
 

@@ -86,6 +86,8 @@ class Run:
         """Decided from the feature's first valid case: a 404 to an invalid request is an answer, not a missing route."""
         if not case.feature:
             return False
+        if self.target.profile_spec.lacks(case.feature):  # --profile lmstudio@0.3.28: no /v1/responses yet
+            return True
         probe = next((c for c in load_cases(case.api) if c.feature == case.feature and c.valid and not c.source),
                      None)
         if probe is None or probe.id == case.id:

@@ -196,7 +196,7 @@ def chunk_not_json(lines: list[Line]) -> list[Line]:
        summary="a request that deserves a 400 validation error gets HTTP 500 text/plain instead",
        seen_in="llama-cpp-python's server",
        findings={"errors.status.client_error_for_invalid_request", "errors.body.has_error_message",
-                 "chat.tool_choice.object_form_answered"},
+                 "chat.tool_choice.object_form_answered", "errors.status.not_server_error"},
        proxy_findings={"proxy.diff.status_preserved", "proxy.diff.error_body_preserved"})
 def server_error(refusal: Response) -> Response:
     return PlainTextResponse("Internal Server Error", status_code=500)
@@ -205,7 +205,7 @@ def server_error(refusal: Response) -> Response:
 @fault("models-missing", Stage.MODELS_REPLY, api="models",
        summary="`GET /v1/models` answers 404 text/plain",
        seen_in="mock servers",
-       findings={"http.status.success_for_valid_request", "models.list.openai_shape"})
+       findings={"http.status.success_for_valid_request"})
 def models_missing(reply: Response) -> Response:
     return PlainTextResponse("Not Found", status_code=404)
 
@@ -262,8 +262,9 @@ async def stall(frames: Frames, stopping: threading.Event) -> Frames:
 
 @fault("tool-id-missing", Stage.CHAT_TOOL_CALLS, api="chat",
        summary="a tool call has no `id`: first delta or message (stream and non-stream)",
-       seen_in="servers that stream OpenAI-style calls without ids",
-       findings={"schema.chat.completion.must", "chat.stream.tool_call.starts_with_id_and_name"})
+       seen_in="servers that stream OpenAI-style calls without ids; llama.cpp b4761 (ggml-org/llama.cpp#11992)",
+       findings={"schema.chat.completion.must", "chat.stream.tool_call.starts_with_id_and_name",
+                 "chat.message.tool_call.id_nonempty"})
 def tool_id_missing(calls: list[Entry]) -> list[Entry]:
     return [{key: value for key, value in call.items() if key != "id"} for call in calls]
 
