@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import time
 from dataclasses import replace
+from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
@@ -16,7 +18,7 @@ import pytest
 from lmconform.cases import CaseError
 from lmconform.checks.registry import unmatched_patterns
 from lmconform.exit_status import UNREACHABLE, USAGE_ERROR
-from lmconform.run import RunPlan, TargetUnreachable
+from lmconform.run import RunPlan, TargetUnreachable, discover
 from lmconform.target import (
     DEFAULT_FUZZ_EXAMPLES,
     DEFAULT_MAX_BODY_BYTES,
@@ -29,6 +31,7 @@ from lmconform.vocabulary import Outcome
 
 RUN_KEY = pytest.StashKey["Run | None"]()
 PLAN_KEY = pytest.StashKey[RunPlan]()
+RECORDS_KEY = pytest.StashKey["VerdictRecords"]()
 FAILURE_TEXT_KEY = pytest.StashKey[str]()
 VERDICT_PROPERTY = "lmconform"
 
@@ -185,6 +188,8 @@ def pytest_configure(config: pytest.Config) -> None:
                                      tuple(config.getoption("exclude_checks")), expectations,
                                      faults=tuple(config.getoption("reference_fault")))
     config.stash[RUN_KEY] = None
+    config.stash[RECORDS_KEY] = records = VerdictRecords(config)
+    config.pluginmanager.register(records, "lmconform-verdict-records")
     config.pluginmanager.import_plugin("lmconform.report.html")  # with --html: lmconform's columns, summary, evidence
 
 
@@ -278,28 +283,79 @@ def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config):
     return None
 
 
+class VerdictRecords:
+    """The verdicts a session's tests reported, in whichever process judged them: under pytest-xdist the workers'
+    reports reach the controlling process through `pytest_runtest_logreport`, so the results record and the
+    summary are written once, there, with exactly the rows of a run in one process."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+        self.rows: list[dict] = []
+        self.started = datetime.now(timezone.utc)
+        self.clock = time.monotonic()
+        self.worker_target: dict | None = None
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        record = verdict_record(report)
+        if report.when == "call" and record is not None:
+            self.rows.append(record)
+
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        """With pytest-xdist, an unreachable target ends the run here, with exit status 3, before any worker
+        starts: a worker that exits looks like a crash."""
+        target = self.config.stash[PLAN_KEY].target
+        if self.config.pluginmanager.getplugin("dsession") is not None and target.base_url:
+            try:
+                discover(target)
+            except TargetUnreachable as error:
+                pytest.exit(f"lmconform: {error}. Is the server running? (--endpoint {target.base_url})",
+                            returncode=UNREACHABLE)
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node, error) -> None:
+        """A pytest-xdist worker ended: keep the target it found, for the results record."""
+        target = getattr(node, "workeroutput", {}).get("lmconform_target")
+        if target is not None and self.worker_target is None:
+            self.worker_target = target
+
+    def target(self) -> dict | None:
+        """The target as this process found it, or as the first pytest-xdist worker reported it."""
+        run = self.config.stash.get(RUN_KEY, None)
+        return run.target.header_record() if run is not None else self.worker_target
+
+
 def pytest_terminal_summary(terminalreporter, exitstatus, config: pytest.Config) -> None:
-    run = config.stash.get(RUN_KEY, None)
-    if run is None:
+    verdicts = config.stash[RECORDS_KEY]
+    target = verdicts.target()
+    if target is None:
         return
+    records = verdicts.rows
     counts: dict[str, int] = {}
-    for verdict in run.verdicts:
-        counts[verdict.outcome] = counts.get(verdict.outcome, 0) + 1
-    target = run.target
+    for record in records:
+        counts[record["outcome"]] = counts.get(record["outcome"], 0) + 1
     terminalreporter.section("lmconform")
-    terminalreporter.write_line(f"target: {target.label} {target.base_url} model={target.model} "
-                                f"version={target.server_version or 'unknown'}")
+    terminalreporter.write_line(f"target: {target['label']} {target['url']} model={target['model']} "
+                                f"version={target['server_version'] or 'unknown'}")
     terminalreporter.write_line("verdicts: " + ", ".join(f"{counts.get(o, 0)} {o}" for o in Outcome))
     if not strict(config):
-        for verdict in run.verdicts:
-            if verdict.outcome is Outcome.NON_STRICT:
-                terminalreporter.write_line(f"NON-STRICT {verdict.case_id}: {verdict.headline}")
+        for record in records:
+            if record["outcome"] == Outcome.NON_STRICT:
+                terminalreporter.write_line(f"NON-STRICT {record['case']}: {record['message'].splitlines()[0]}")
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    run = session.config.stash.get(RUN_KEY, None)
-    path = session.config.getoption("results_json", None)
-    if run is not None and path:
+    config = session.config
+    run = config.stash.get(RUN_KEY, None)
+    if hasattr(config, "workerinput"):  # a pytest-xdist worker: the controlling process writes the files
+        if run is not None:
+            config.workeroutput["lmconform_target"] = run.target.header_record()
+        return
+    path = config.getoption("results_json", None)
+    verdicts = config.stash[RECORDS_KEY]
+    target = verdicts.target()
+    if path and target is not None:
         from lmconform.files import write_json_atomically
+        from lmconform.run import results_record
 
-        write_json_atomically(Path(path), run.results())
+        write_json_atomically(Path(path), results_record(target, verdicts.started, time.monotonic() - verdicts.clock,
+                                                         verdicts.rows))

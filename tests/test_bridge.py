@@ -9,10 +9,25 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from bridge_pipe import (ECHO, LMCONFORM_BRIDGE, PACKAGE_ROOT, SLOW_ANSWER, SLOW_ECHO, SLOW_QUESTION, WEATHER,
-                         BridgeProcess, answer_text, assistant, chat_params, closed_port, kinds, parts_of, same_json,
-                         user)
-from bridge_pipe import bridges_reaped  # noqa: F401  (a fixture, used by name below)
+from bridge_pipe import (
+    ECHO,
+    LMCONFORM_BRIDGE,
+    PACKAGE_ROOT,
+    SLOW_ANSWER,
+    SLOW_ECHO,
+    SLOW_QUESTION,
+    WEATHER,
+    BridgeProcess,
+    answer_text,
+    assistant,
+    bridges_reaped,  # noqa: F401  (a fixture, used by name below)
+    chat_params,
+    closed_port,
+    kinds,
+    parts_of,
+    same_json,
+    user,
+)
 
 from lmconform.bridge.dispatcher import EOF_GRACE_SECONDS
 from lmconform.reference import ReferenceServer

@@ -7,9 +7,20 @@ import json
 from collections.abc import Callable
 
 import pytest
-from bridge_pipe import (ECHO, SLOW_ECHO, SLOW_QUESTION, WEATHER, BridgeProcess, answer_text, assistant, closed_port,
-                         kinds, parts_of, user)
-from bridge_pipe import bridges_reaped  # noqa: F401  (a fixture, used by name below)
+from bridge_pipe import (
+    ECHO,
+    SLOW_ECHO,
+    SLOW_QUESTION,
+    WEATHER,
+    BridgeProcess,
+    answer_text,
+    assistant,
+    bridges_reaped,  # noqa: F401  (a fixture, used by name below)
+    closed_port,
+    kinds,
+    parts_of,
+    user,
+)
 
 from lmconform.bridge import FAULTS
 

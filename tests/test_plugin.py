@@ -193,3 +193,30 @@ def test_the_plugin_and_the_runner_give_the_same_verdicts(server, tmp_path, faul
     by_plugin = rows(json.loads(results.read_text())["results"])
     by_runner = rows(verdict.record() for verdict in run_in_process(Target(endpoint, profile="reference")).verdicts)
     assert by_plugin and by_plugin == by_runner
+
+
+def test_several_processes_give_the_rows_of_one(tmp_path):
+    """pytest-xdist: each worker runs its own embedded reference server and plays the cases it is given; the
+    controlling process writes one results record and one JUnit file with exactly the serial run's rows."""
+    serial, parallel = tmp_path / "serial.json", tmp_path / "parallel.json"
+    junit = tmp_path / "junit.xml"
+    assert run_suite("--results-json", str(serial)).returncode == 0
+    finished = run_suite("-n", "2", "--results-json", str(parallel), "--junitxml", str(junit))
+    assert finished.returncode == 0, finished.stdout[-2000:]
+    assert "verdicts:" in finished.stdout
+
+    def rows(path):
+        record = json.loads(path.read_text())
+        assert record["target"]["label"] == "reference"
+        return [(row["case"], row["check"], row["level"], row["outcome"], row["message"].splitlines()[0])
+                for row in record["results"]]
+
+    assert rows(parallel) == rows(serial)
+    assert len(list(ElementTree.parse(junit).iter("testcase"))) >= len(rows(serial))
+
+
+def test_an_unreachable_target_with_several_processes_exits_3_before_any_worker_starts():
+    finished = run_suite("-n", "2", "--endpoint", f"http://127.0.0.1:{closed_port()}")
+    assert finished.returncode == 3
+    assert "Is the server running?" in finished.stdout + finished.stderr
+    assert "Traceback" not in finished.stdout + finished.stderr

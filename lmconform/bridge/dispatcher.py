@@ -28,12 +28,32 @@ from typing import Any
 from lmconform import __version__
 from lmconform.bridge.agents import Agent, AgentFailure, Event, Text, ToolCallMade, TurnInput
 from lmconform.bridge.history import Session, Sessions
-from lmconform.bridge.jsonrpc import (AGENT_FAILURE, INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST,
-                                      METHOD_NOT_FOUND, PARSE_ERROR, RESPONSE_COMPLETE, RESPONSE_PART, Incoming,
-                                      InvalidRequest, Output, ParseError, parse_line)
-from lmconform.bridge.params import (CANCEL, PROVIDE_INFORMATION, PROVIDE_RESPONSE, PROVIDE_TOKEN_COUNT,
-                                     InvalidParams, cancel_request, chat_request, information_request,
-                                     token_count_request)
+from lmconform.bridge.jsonrpc import (
+    AGENT_FAILURE,
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    PARSE_ERROR,
+    RESPONSE_COMPLETE,
+    RESPONSE_PART,
+    Incoming,
+    InvalidRequest,
+    Output,
+    ParseError,
+    parse_line,
+)
+from lmconform.bridge.params import (
+    CANCEL,
+    PROVIDE_INFORMATION,
+    PROVIDE_RESPONSE,
+    PROVIDE_TOKEN_COUNT,
+    InvalidParams,
+    cancel_request,
+    chat_request,
+    information_request,
+    token_count_request,
+)
 
 # strict: a cancelled request still gets one lm/responseComplete and its result, so a client can always close it.
 # symposium: neither, as Symposium's bridge does (it drops the request's responder on cancel).

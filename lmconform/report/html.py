@@ -21,10 +21,10 @@ from pytest_html import extras
 from pytest_metadata.plugin import metadata_key
 
 from lmconform.checks.evaluate import Verdict
-from lmconform.plugin import PLAN_KEY, RUN_KEY, verdict_record
+from lmconform.plugin import PLAN_KEY, RECORDS_KEY, RUN_KEY, verdict_record
 from lmconform.report.matrix import OUTCOMES, css_class
 from lmconform.target import Target
-from lmconform.vocabulary import Outcome, outcome_css, surface_rank
+from lmconform.vocabulary import Outcome, outcome_css, surface_of, surface_rank
 from lmconform.wire.http import HttpExchange
 from lmconform.wire.redact import FILTERED, redact_headers, redact_text
 
@@ -125,9 +125,9 @@ class HtmlReport:
 
     def pytest_html_results_summary(self, prefix: list[str], summary: list[str], postfix: list[str], session) -> None:
         prefix.append(f"<style>{STYLE}</style>")
-        run = self.config.stash.get(RUN_KEY, None)
-        if run is not None:
-            prefix.append(summary_table(run.verdicts, run.target))
+        verdicts = self.config.stash[RECORDS_KEY]
+        if verdicts.target() is not None:
+            prefix.append(summary_table(verdicts.rows, verdicts.target()))
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionstart(self, session: pytest.Session) -> None:
@@ -140,9 +140,8 @@ class HtmlReport:
         pytest-html reads the environment table at session start and keeps pytest-metadata's dict itself, which it
         renders after this hook (its own runs last): entries added here reach the report.
         """
-        run = self.config.stash.get(RUN_KEY, None)
-        if run is not None:  # no suite test ran (the project's own tests, say): there is no target to describe
-            record = run.target.header_record()
+        record = self.config.stash[RECORDS_KEY].target()
+        if record is not None:  # no suite test ran (the project's own tests, say): there is no target to describe
             self.config.stash[metadata_key].update(
                 {title: html.escape(_environment_value(record.get(name))) for name, title in ENVIRONMENT_NAMES.items()})
         self._filter_environment()
@@ -211,24 +210,24 @@ def exchange_text(exchange: HttpExchange, secrets: tuple[str, ...]) -> str:
     return redact_text("\n".join(lines), secrets)
 
 
-def summary_table(verdicts: list[Verdict], target: Target) -> str:
+def summary_table(rows: list[dict], target: dict) -> str:
     """Outcomes per surface, worst outcome first, surfaces in the order the matrix uses."""
     counts: dict[str, Counter] = {}
-    for verdict in verdicts:
-        counts.setdefault(verdict.check.surface, Counter())[verdict.outcome] += 1
+    for row in rows:
+        counts.setdefault(surface_of(row["check"]), Counter())[row["outcome"]] += 1
     e = html.escape
-    caption = f"lmconform verdicts on {target.label} ({target.base_url}), model {target.model or 'unknown'}"
+    caption = f"lmconform verdicts on {target['label']} ({target['url']}), model {target['model'] or 'unknown'}"
     head = "".join(f'<th scope="col" class="{css_class(outcome)}">{OUTCOMES[outcome].symbol} {outcome}</th>'
                    for outcome in OUTCOMES)
-    rows = []
+    table_rows = []
     for surface in sorted(counts, key=surface_rank):
         cells = "".join(_count_cell(outcome, counts[surface][outcome]) for outcome in OUTCOMES)
-        rows.append(f'<tr><th scope="row">{e(surface)}</th>{cells}<td>{sum(counts[surface].values())}</td></tr>')
+        table_rows.append(f'<tr><th scope="row">{e(surface)}</th>{cells}<td>{sum(counts[surface].values())}</td></tr>')
     total = sum(counts.values(), Counter())
     cells = "".join(_count_cell(outcome, total[outcome]) for outcome in OUTCOMES)
     return (f'<table class="lmconform-summary"><caption>{e(caption)}</caption>'
             f'<thead><tr><th scope="col">Surface</th>{head}<th scope="col">Total</th></tr></thead>'
-            f'<tbody>{"".join(rows)}</tbody>'
+            f'<tbody>{"".join(table_rows)}</tbody>'
             f'<tfoot><tr><th scope="row">all</th>{cells}<td>{sum(total.values())}</td></tr></tfoot></table>')
 
 

@@ -2,6 +2,7 @@
 (lmconform.run.plan) for the pytest plugin, the tests' runner and the proxy gate."""
 
 from lmconform.run.plan import RunPlan, applies, run_requirements, run_suite
-from lmconform.run.run import Run, TargetUnreachable, discover
+from lmconform.run.run import Run, TargetUnreachable, discover, results_record
 
-__all__ = ["Run", "RunPlan", "TargetUnreachable", "applies", "discover", "run_requirements", "run_suite"]
+__all__ = ["Run", "RunPlan", "TargetUnreachable", "applies", "discover", "results_record", "run_requirements",
+           "run_suite"]

@@ -180,10 +180,17 @@ class Run:
 
     def results(self) -> dict:
         """The results record (INTERFACES.md): what reports, matrices and CI gates are built from."""
-        return {
-            "lmconform": __version__,
-            "target": self.target.header_record(),
-            "started": self.started.strftime("%Y-%m-%dT%H:%M:%SZ"),
-            "duration_s": round(time.monotonic() - self._clock, 3),
-            "results": [verdict.record() for verdict in self.verdicts],
-        }
+        return results_record(self.target.header_record(), self.started, time.monotonic() - self._clock,
+                              [verdict.record() for verdict in self.verdicts])
+
+
+def results_record(target: dict, started: datetime, duration_s: float, rows: list[dict]) -> dict:
+    """The results record of a run: its rows in (case, check) order, so that two runs of the same verdicts (one
+    process or several) write the same record."""
+    return {
+        "lmconform": __version__,
+        "target": target,
+        "started": started.strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "duration_s": round(duration_s, 3),
+        "results": sorted(rows, key=lambda row: (row["case"], row["check"])),
+    }
