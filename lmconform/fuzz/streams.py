@@ -210,6 +210,8 @@ def search(source: Case, play: Play, findings_of: FindingsOf, examples: int, see
             known = next((found for found in findings if found.key == key and found.form.features <= form.features),
                          None)
             if known is None:
+                known = _shown_by_earlier(source, example.in_form(form), index, key, findings, play, findings_of)
+            if known is None:
                 known = _shrunk(source, example.in_form(form), index, key, observed, play, findings_of)
                 also = findings_of(known.observed) & keys
                 findings += [replace(known, key=other) for other in sorted(also)
@@ -219,6 +221,21 @@ def search(source: Case, play: Play, findings_of: FindingsOf, examples: int, see
         for name in explaining:
             examples_of[name] = examples_of.get(name, 0) + 1
     return Search(tuple(kept), tuple(findings), examples_of, tuple(played))
+
+
+def _shown_by_earlier(source: Case, example: Example, index: int, key: str, findings: list[Finding], play: Play,
+                      findings_of: FindingsOf) -> Finding | None:
+    """`key` in the smallest form already shrunk for another finding, when the example holds its features: one
+    cause often makes several things go wrong, and is then one row rather than one per shrink's luck."""
+    smaller = sorted({found.form.features for found in findings if found.form.features <= example.form.features},
+                     key=lambda features: (len(features), sorted(features)))
+    for features in smaller:
+        form = Form(example.form.seed, features)
+        answer = play(as_case(source, example.in_form(form), index))
+        if key in findings_of(answer):
+            form = played_form(answer) or form
+            return Finding(key, answer, form, shows(answer) if form.features else PLAIN_SHOWS)
+    return None
 
 
 def _shrunk(source: Case, example: Example, index: int, key: str, observed: Observed, play: Play,
