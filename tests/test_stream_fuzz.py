@@ -10,7 +10,9 @@ hands over each chunk the server wrote on its own, whatever the timing.
 from __future__ import annotations
 
 import subprocess
+
 import sys
+from dataclasses import replace
 
 import pytest
 
@@ -173,3 +175,18 @@ def test_the_suites_send_generated_answers_through_the_proxy_with_upstream_fuzz(
     without = subprocess.run([sys.executable, "-m", "pytest", "--pyargs", "lmconform.suites", "-p", "no:cacheprovider",
                               "-q", "--upstream-fuzz", "3"], capture_output=True, text=True, timeout=600)
     assert without.returncode == 2 and "--upstream-fuzz sends answers through the target" in without.stderr + without.stdout
+
+
+def test_a_found_row_belongs_to_the_expected_row_whose_features_its_form_holds():
+    expected = StreamFuzz(0, 8, (StreamRow("chat", ("ids", "split-crlf"), ("a", "b")), StreamRow("responses", (), ("c",))),
+                          frozenset({"crlf"}))
+    larger = StreamRow("chat", ("ids", "split-crlf", "key-order"), ("a",))
+    assert stream_differences(StreamFuzz(0, 8, (larger, StreamRow("responses", ("cr",), ("c",))),
+                                         frozenset({"crlf"})), expected) == []
+    found = StreamFuzz(0, 8, (replace(larger, findings=("a", "z")), StreamRow("chat", ("ids",), ("a",))),
+                       frozenset({"crlf", "comments"}))
+    assert stream_differences(found, expected) == [
+        "chat with `ids`: not in the expected rows (a)",
+        "chat with `ids` + `split-crlf` + `key-order`: also z",
+        "responses with none: expected, not found",
+        "preserved also `comments`"]
