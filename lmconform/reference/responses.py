@@ -51,6 +51,7 @@ async def create_response(request: Request, faults: frozenset[str]) -> Response:
         _check_call_ids(earlier, turn.input)
         form = _form(request, body, faults)
     except Rejected as rejected:
+        rejected.error = apply(Stage.RESPONSES_ERROR, faults, rejected.error)
         return rejected.response()
 
     conversation = turn.input if CHAIN_IGNORED in faults else [*earlier, *turn.input]
@@ -69,7 +70,7 @@ async def create_response(request: Request, faults: frozenset[str]) -> Response:
         history = [*conversation, *_as_messages(output)]
         store.add(response["id"], as_json(response), history, root or response["id"])
     if not turn.stream:
-        return Response(as_json(response), media_type="application/json")
+        return Response(as_json(apply(Stage.RESPONSES_BODY, faults, response)), media_type="application/json")
     if form is not None:
         return streamed(render_responses(stream_events(response), form), SSE_HEADERS, request.app.state)
     events = apply(Stage.RESPONSES_EVENTS, faults, stream_events(response))

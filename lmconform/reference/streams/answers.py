@@ -48,7 +48,7 @@ def _extra_value(rng: Any) -> Any:
     ))()
 
 
-_EXTRA_KEYS = ("obfuscation", "x_lmconform", "timings", "x_trace", "stats")
+_EXTRA_KEYS = ("x_lmconform", "x_trace", "x_upstream_meta")  # names no spec or server extension uses
 
 
 class _Extras:
