@@ -9,7 +9,7 @@ API_KEY  ?=
 MODEL    ?=
 REPORTS  := reports
 
-.PHONY: report matrix matrix-real snapshots-real test test-real targets bench bench-real install clean
+.PHONY: report matrix matrix-real snapshots-real test test-real fuzz-self targets bench bench-real install clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -74,6 +74,13 @@ snapshots-real: $(STAMP) targets
 # Only the real servers, with every test's outcome listed.
 test-real: $(STAMP) targets
 	$(BIN)/python -m pytest tests/test_real_targets.py tests/test_proxy_gate.py -p no:cacheprovider -rA
+
+# lmconform's own checks on many more generated wire forms than `make test` sends (FUZZ_SELF answers of each
+# API): any check that fails a legal stream is a false alarm to fix.
+FUZZ_SELF ?= 5000
+fuzz-self: $(STAMP)
+	LMCONFORM_FUZZ_SELF=$(FUZZ_SELF) $(BIN)/python -m pytest tests/test_stream_forms.py -p no:cacheprovider -q \
+	    -k false_alarm
 
 bench: $(STAMP)
 	$(BIN)/python -m bench

@@ -69,6 +69,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                          "(pass^k, for real models whose answers vary)")
     group.addoption("--fuzz-examples", default=str(DEFAULT_FUZZ_EXAMPLES), metavar="N",
                     help=f"sequences each fuzz check generates (default {DEFAULT_FUZZ_EXAMPLES}; 0 turns fuzzing off)")
+    group.addoption("--upstream-fuzz", default="0", metavar="N",
+                    help="with --upstream (lmconform's reference server): also send N generated answers per API, each "
+                         "in a legal but unusual wire form, through the target and straight to the upstream; a "
+                         "difference shrinks to the framing that causes it (default 0: none)")
+    group.addoption("--upstream-fuzz-seed", default="0", metavar="S",
+                    help="the seed that draws the --upstream-fuzz answers (default 0)")
     group.addoption("--checks", action="append", default=[], metavar="GLOB", help="run only checks whose id matches")
     group.addoption("--exclude-checks", action="append", default=[], metavar="GLOB", help="skip checks whose id matches")
     group.addoption("--expect", metavar="FILE",
@@ -117,6 +123,9 @@ def _temperature(config: pytest.Config) -> float | None:
 def _upstream_from_options(config: pytest.Config, target: Target) -> Target | None:
     url = config.getoption("upstream")
     if not url:
+        if target.stream_examples:
+            _usage_error("--upstream-fuzz sends answers through the target and straight to an upstream: add --upstream "
+                         "URL (lmconform serve)")
         return None
     try:
         base_url = normalize_base_url(url)
@@ -159,6 +168,8 @@ def _target_from_options(config: pytest.Config) -> Target:
         read_timeout=_positive_number(config, "lmconform_read_timeout", "--read-timeout", float),
         max_body_bytes=_positive_number(config, "max_body_bytes", "--max-body-bytes", int),
         fuzz_examples=_count(config, "fuzz_examples", "--fuzz-examples"),
+        stream_examples=_count(config, "upstream_fuzz", "--upstream-fuzz"),
+        stream_seed=_count(config, "upstream_fuzz_seed", "--upstream-fuzz-seed"),
         repeat=_positive_number(config, "repeat", "--repeat", int),
         max_tokens=_count(config, "max_tokens", "--max-tokens") if config.getoption("max_tokens") else None,
         temperature=_temperature(config),

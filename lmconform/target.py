@@ -33,6 +33,10 @@ class Target:
     temperature: float | None = None  # filled into requests that set none (0 for repeatable real-model runs)
     repeat: int = 1  # answers per case; a check's verdict is its worst over them (pass^k)
     fuzz_examples: int = DEFAULT_FUZZ_EXAMPLES  # sequences each fuzz check tries; 0 turns fuzzing off
+    # Answers in generated wire forms per API sent through the target and straight to the upstream (the reference
+    # server), and the seed that draws them; 0 leaves the `streams` source cases out of the run.
+    stream_examples: int = 0
+    stream_seed: int = 0
     # "lmstudio" or "lmstudio@0.3.17" (or "reference", the embedded LM Studio-like server) turns on checks of LM
     # Studio's exact answers and its documented behaviour by version (lmconform.profiles); other targets are held
     # to the OpenAI spec only.

@@ -6,6 +6,9 @@ A route it does not serve is answered 404 with LM Studio's wording; LM Studio it
 Faults come from two places: the app's own set, and a path prefix `/faults/<name>[,<name>...]` in front of any
 route. The prefix lets one running server answer as every fault at once, so a suite can test a check against
 the whole catalogue without starting a server per fault.
+
+A path prefix `/streams/<form>` (a seed, or `SEED:FEATURE,...`: lmconform.reference.streams) streams every answer
+in that generated wire form instead; a request can also name one in its body (`lmconform-stream=<form>`).
 """
 
 from __future__ import annotations
@@ -27,8 +30,10 @@ from lmconform.reference.messages import create_message
 from lmconform.reference.native_chat import native_chat
 from lmconform.reference.responses import create_response, get_response
 from lmconform.reference.store import DEFAULT_STORE_SIZE, ResponseStore
+from lmconform.reference.streams import DEFAULT_PAUSE_S, parse_form
 
 _FAULT_PREFIX = re.compile(r"/faults/([^/]*)(/.*)?")
+_STREAM_PREFIX = re.compile(r"/streams/([^/]*)(/.*)?")
 # A path that ends in an id is looked up by its pattern; the endpoint reads the id from the path.
 _ID_PATH = re.compile(r"(/v1/responses/)[^/]+")
 
@@ -69,6 +74,13 @@ class _Dispatcher:
             except ValueError as error:
                 return JSONResponse({"error": str(error)}, status_code=404)
             path = prefix[2] or "/"
+        streams = _STREAM_PREFIX.fullmatch(path)
+        if streams is not None:
+            try:
+                request.state.stream_form = parse_form(streams[1])
+            except ValueError as error:
+                return JSONResponse({"error": str(error)}, status_code=404)
+            path = streams[2] or "/"
         endpoint = _ENDPOINTS.get((request.method, _ID_PATH.sub(r"\1{id}", path)))
         if endpoint is None:
             status = 200 if UNKNOWN_ROUTE_200 in faults else 404
@@ -76,12 +88,15 @@ class _Dispatcher:
         return await endpoint(request, faults)
 
 
-def create_app(faults: frozenset[str] = frozenset(), store_size: int = DEFAULT_STORE_SIZE) -> Starlette:
+def create_app(faults: frozenset[str] = frozenset(), store_size: int = DEFAULT_STORE_SIZE,
+               stream_pause: float = DEFAULT_PAUSE_S) -> Starlette:
     """The server, with `faults` on every request and room for `store_size` responses to chain from. Set
     `app.state.stopping` (a threading.Event) when the server stops, so that streams held open on purpose (the
-    `stall` fault) end instead of delaying the shutdown."""
+    `stall` fault) end instead of delaying the shutdown. `stream_pause` is the pause after a write of a generated
+    form that a reader must get on its own (0 in process, where every write is a message anyway)."""
     app = Starlette(routes=[Route("/{path:path}", _Dispatcher(parse_faults(faults)))])
     app.state.stopping = threading.Event()
+    app.state.stream_pause = stream_pause
     app.state.store = ResponseStore(store_size)
     app.state.native_store = ResponseStore(store_size)  # LM Studio's own stored chats, apart from /v1/responses
     return app

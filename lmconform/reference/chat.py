@@ -30,6 +30,7 @@ from lmconform.reference.model import (
     request_seed,
     usage,
 )
+from lmconform.reference.streams import last_user_text, render_chat, requested_form, streamed, thought, untagged
 
 DEFAULT_MODEL = "lmconform-reference"
 ROLES = ("system", "user", "assistant", "tool", "developer")
@@ -54,8 +55,13 @@ async def chat_completions(request: Request, faults: frozenset[str]) -> Response
                                          f"context of {CONTEXT_WORDS} tokens"}, status_code=400)
         return apply(Stage.CHAT_CONTEXT_OVERFLOW, faults, refusal)
 
-    plan = apply(Stage.CHAT_PLAN, faults, decide(body))
-    counts = usage(body, plan)
+    try:
+        form = requested_form(request, body, faults)
+    except ValueError as error:
+        return JSONResponse({"error": str(error)}, status_code=400)
+    read = untagged(body) if form is not None else body  # what the model reads
+    plan = apply(Stage.CHAT_PLAN, faults, decide(read))
+    counts = usage(read, plan)
     model = body["model"] if isinstance(body.get("model"), str) and body["model"] else DEFAULT_MODEL
     envelope = _Envelope(request_seed(body), int(time.time()), model)
     tool_calls = apply(Stage.CHAT_TOOL_CALLS, faults, [_tool_call(call) for call in plan.tool_calls])
@@ -65,6 +71,9 @@ async def chat_completions(request: Request, faults: frozenset[str]) -> Response
     per_call = [_call_deltas(position, call) for position, call in enumerate(tool_calls)]
     per_call = apply(Stage.CHAT_TOOL_CALL_DELTAS, faults, per_call)
     chunks = _stream_chunks(plan, per_call, counts if _usage_requested(body) else None, envelope)
+    if form is not None:
+        reasoning = thought(last_user_text(read["messages"]))
+        return streamed(render_chat(chunks, reasoning, form), SSE_HEADERS, request.app.state)
     chunks = [apply(Stage.CHAT_OBJECT, faults, chunk) for chunk in chunks]
     lines = apply(Stage.CHAT_STREAM, faults, [*chunks, "[DONE]"])
     frames = apply(Stage.CHAT_SSE, faults, _sent([_data(line) for line in lines]), request.app.state.stopping)

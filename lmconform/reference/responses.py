@@ -39,6 +39,8 @@ from lmconform.reference.responses_render import (
 )
 from lmconform.reference.responses_validation import Rejected, Turn, call_message, json_body, turn_of
 from lmconform.reference.store import ResponseStore
+from lmconform.reference.streams import Form, render_responses, requested_form, streamed, untagged
+from lmconform.reference.streams import thought as generated_thought
 
 
 async def create_response(request: Request, faults: frozenset[str]) -> Response:
@@ -48,18 +50,23 @@ async def create_response(request: Request, faults: frozenset[str]) -> Response:
         turn = turn_of(body, faults)
         earlier, root = _chain(store, turn.previous_id, faults)
         _check_call_ids(earlier, turn.input)
+        form = _form(request, body, faults)
     except Rejected as rejected:
         rejected.error = apply(Stage.RESPONSES_ERROR, faults, rejected.error)
         return apply(Stage.RESPONSES_REFUSAL, faults, rejected.response())
 
     conversation = turn.input if CHAIN_IGNORED in faults else [*earlier, *turn.input]
+    if form is not None:
+        conversation = untagged(conversation)
     instructions = [{"role": "system", "content": turn.instructions}] if turn.instructions else []
     # An input of reasoning items alone leaves the model nothing to read: it answers as to an empty prompt.
     chat_body = _chat_body(turn, [*instructions, *conversation] or [{"role": "user", "content": ""}])
     if STRUCTURED_OUTPUT_IGNORED in faults:
         chat_body.pop("response_format", None)
     plan = recall(chat_body["messages"]) or decide(chat_body)
-    thought = f"Thinking about: {_last_user_text(chat_body['messages'])}" if turn.reasoning else None
+    prompt = _last_user_text(chat_body["messages"])
+    # A generated form's answer also reasons when the prompt asks it to think (lmconform.reference.streams).
+    thought = f"Thinking about: {prompt}" if turn.reasoning else generated_thought(prompt) if form else None
     output = output_items(plan, thought)
     truncated = plan.finish_reason == "length"
     response = apply(Stage.RESPONSES_OBJECT, faults, response_object(turn, output, usage(chat_body, plan), truncated))
@@ -68,6 +75,8 @@ async def create_response(request: Request, faults: frozenset[str]) -> Response:
         store.add(response["id"], as_json(response), history, root or response["id"])
     if not turn.stream:
         return Response(as_json(apply(Stage.RESPONSES_BODY, faults, response)), media_type="application/json")
+    if form is not None:
+        return streamed(render_responses(stream_events(response), form), SSE_HEADERS, request.app.state)
     events = apply(Stage.RESPONSES_EVENTS, faults, stream_events(response))
     frames = apply(Stage.RESPONSES_FRAMES, faults, numbered(events))
     sent = apply(Stage.RESPONSES_SSE, faults, [frame(name, data) for name, data in frames])
@@ -80,6 +89,13 @@ async def get_response(request: Request, faults: frozenset[str]) -> Response:
     if entry is None:
         return Rejected(f"Response with id '{response_id}' not found.", None, None, 404).response()
     return Response(entry.body, media_type="application/json")
+
+
+def _form(request: Request, body: Any, faults: frozenset[str]) -> Form | None:
+    try:
+        return requested_form(request, body, faults)
+    except ValueError as error:
+        raise Rejected(str(error), None, None) from None
 
 
 def _chain(store: ResponseStore, previous_id: str | None,

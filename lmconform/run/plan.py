@@ -13,6 +13,7 @@ from lmconform.checks import select
 from lmconform.checks.registry import Check
 from lmconform.expectations import Expectations
 from lmconform.fingerprint import fingerprint
+from lmconform.fuzz.streams import SOURCE as STREAMS
 from lmconform.run.run import Run, applies, discover
 from lmconform.target import Target
 from lmconform.vocabulary import Requirement
@@ -42,8 +43,10 @@ class RunPlan:
         return select(self.include, self.exclude, run_requirements(self.target, self.upstream))
 
     def pairs(self, api: str) -> list[tuple[Case, Check]]:
-        """Every case of `api` with every selected check that judges it, in case then check order."""
-        return [(case, check) for case in load_cases(api) for check in self.checks if applies(check, case)]
+        """Every case of `api` with every selected check that judges it, in case then check order. The sources of
+        generated wire forms take part only when the run sends some (--upstream-fuzz)."""
+        cases = [case for case in load_cases(api) if case.source != STREAMS or self.target.stream_examples]
+        return [(case, check) for case in cases for check in self.checks if applies(check, case)]
 
     def start(self) -> Run:
         """The run against the target, found and fingerprinted; raises TargetUnreachable when nothing answers.

@@ -14,10 +14,10 @@ from lmconform.checks.evaluate import Verdict, evaluate, worst_of
 from lmconform.checks.observed import Observed
 from lmconform.checks.registry import REGISTRY, Check
 from lmconform.expectations import Expectations
-from lmconform.fuzz import chains
+from lmconform.fuzz import chains, streams
 from lmconform.run.play import play
 from lmconform.target import Target
-from lmconform.vocabulary import Outcome
+from lmconform.vocabulary import Outcome, Requirement
 from lmconform.wire.http import route_missing, send
 
 # What a search of generated cases shrinks towards: a finding at these outcomes.
@@ -29,6 +29,8 @@ def applies(check: Check, case: Case) -> bool:
     holding every kind of step it can generate."""
     if case.source == chains.SOURCE:
         return check.applies(chains.representative(case))
+    if case.source == streams.SOURCE:
+        return check.applies(streams.representative(case))
     return check.applies(case)
 
 
@@ -68,10 +70,13 @@ class Run:
         return self.examples(case)[0]
 
     def examples(self, case: Case) -> list[Observed]:
-        """Every answer a case is judged on: one; K with --repeat K; a source's generated examples."""
+        """Every answer a case is judged on: one; K with --repeat K; a source's generated examples. A streams source
+        sends none without --upstream-fuzz: it is then its own plain request, played as any case."""
         if case.id not in self._examples:
             if case.source == chains.SOURCE:
                 self._examples[case.id] = self._searched(case)
+            elif case.source == streams.SOURCE and self.target.stream_examples:
+                self._examples[case.id] = self._stream_searched(case)
             else:
                 first = play(case, self.target, self.upstream)
                 self._examples[case.id] = [first]  # kept at once: the case may be its own feature's probe
@@ -106,6 +111,24 @@ class Run:
 
         found = chains.search(case, play_example, self._has_finding, self.target.fuzz_examples)
         return [*found.kept, *([found.finding] if found.finding else [])]
+
+    def _stream_searched(self, case: Case) -> list[Observed]:
+        """A streams source's examples through the target (a proxy) and straight to the upstream: those without a
+        finding, and each finding shrunk to the smallest form that still has it."""
+        feature_missing = self._feature_missing(case)
+
+        def play_example(example: Case) -> Observed:
+            observed = play(example, self.target, self.upstream)
+            observed.feature_missing = feature_missing
+            observed.example = streams.describe(observed)
+            return observed
+
+        # Judged by every check the run could hold the target to, selected or not, as for chains.
+        available = self.target.profile_requirements | ({Requirement.UPSTREAM} if self.upstream else frozenset())
+        checks = [check for check in REGISTRY.values() if check.requires <= available]
+        found = streams.search(case, play_example, streams.findings_by(checks), self.target.stream_examples,
+                               self.target.stream_seed)
+        return [*found.kept, *(finding.observed for finding in found.findings)]
 
     @staticmethod
     def _has_finding(observed: Observed) -> bool:
@@ -145,7 +168,9 @@ class Run:
 
     def _verdict(self, case: Case, check: Check) -> Verdict | None:
         examples = self.examples(case)
-        verdicts = [verdict for verdict in (evaluate(check, observed) for observed in examples
+        # An example of generated forms that the upstream's own answer fails too passed through (streams.judged).
+        judge = streams.judged if case.source == streams.SOURCE else evaluate
+        verdicts = [verdict for verdict in (judge(check, observed) for observed in examples
                                             if check.applies(observed.case)) if verdict is not None]
         if not verdicts:
             return None
