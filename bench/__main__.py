@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import sys
 
-from bench import parser, pipeline, server
+from bench import parser, pipeline, schema, server
 
-BENCHES = {"parser": parser.bench, "pipeline": pipeline.bench, "server": server.bench}
+BENCHES = {"parser": parser.bench, "pipeline": pipeline.bench, "server": server.bench, "schema": schema.bench}
 
 
 def main(argv: list[str]) -> int:

@@ -76,7 +76,7 @@ class Requirement(StrEnum):
 
 
 # The surfaces in the order HOUSE_STYLE.md lists them; a surface it does not list follows, alphabetically.
-SURFACE_ORDER = ("http", "sse", "chat", "responses", "models", "errors", "generation",
+SURFACE_ORDER = ("http", "sse", "chat", "responses", "models", "errors", "generation", "schema",
                  "client.void", "client.openai_python", "vscodelm")
 
 

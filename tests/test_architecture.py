@@ -14,11 +14,11 @@ MAX_LINES = 400
 # From the ground up. A module may import its own floor or a lower one, never a higher one.
 FLOORS = (
     ("lmconform.vocabulary", "lmconform.exit_status", "lmconform.files", "lmconform.wire.redact",
-     "lmconform.reference"),
+     "lmconform.reference", "lmconform.schemas"),
     ("lmconform.target", "lmconform.expectations", "lmconform.bridge"),
     ("lmconform.wire",),
     ("lmconform.normalize",),
-    ("lmconform.apis", "lmconform.clients", "lmconform.fingerprint"),
+    ("lmconform.apis", "lmconform.clients", "lmconform.fingerprint", "lmconform.openapi"),
     ("lmconform.cases", "lmconform.snapshots"),
     ("lmconform.checks", "lmconform.record"),
     ("lmconform.fuzz",),

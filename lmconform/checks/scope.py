@@ -18,6 +18,11 @@ def invalid_request(case: Case) -> bool:
     return case.invalid
 
 
+def refusal_expected(case: Case) -> bool:
+    """The request, or one of the turns (an unknown previous_response_id), is to be refused with an error body."""
+    return case.invalid or any(turn.unknown_previous_id for turn in case.turns)
+
+
 def streamed(case: Case) -> bool:
     return case.streamed and not case.invalid
 
@@ -33,6 +38,10 @@ def generates_with_tools(case: Case) -> bool:
 
 def chat_answer(case: Case) -> bool:
     return case.api == "chat" and not case.invalid
+
+
+def chat_body(case: Case) -> bool:
+    return chat_answer(case) and not case.streamed
 
 
 def chat_streamed(case: Case) -> bool:
@@ -77,6 +86,10 @@ def responses_answer(case: Case) -> bool:
 
 def responses_streamed(case: Case) -> bool:
     return responses_answer(case) and case.streamed
+
+
+def responses_body(case: Case) -> bool:
+    return responses_answer(case) and not case.streamed
 
 
 def _answers_a_call(case: Case) -> bool:

@@ -28,8 +28,9 @@ _ID_PATH = re.compile(r"(/v1/responses/)[^/]+")
 
 
 async def list_models(request: Request, faults: frozenset[str]) -> Response:
-    model = {"id": DEFAULT_MODEL, "object": "model", "owned_by": "organization_owner"}
-    return apply(Stage.MODELS_REPLY, faults, JSONResponse({"object": "list", "data": [model]}))
+    entry = {"id": DEFAULT_MODEL, "object": "model", "owned_by": "organization_owner"}  # LM Studio's: no `created`
+    models = apply(Stage.MODELS_LIST, faults, [entry])
+    return apply(Stage.MODELS_REPLY, faults, JSONResponse({"object": "list", "data": models}))
 
 
 _ENDPOINTS: dict[tuple[str, str], Callable[[Request, frozenset[str]], Awaitable[Response]]] = {

@@ -44,10 +44,11 @@ async def chat_completions(request: Request, faults: frozenset[str]) -> Response
     envelope = _Envelope(request_seed(body), int(time.time()), model)
     tool_calls = apply(Stage.CHAT_TOOL_CALLS, faults, [_tool_call(call) for call in plan.tool_calls])
     if body.get("stream") is not True:
-        return JSONResponse(_completion_body(plan, tool_calls, counts, envelope))
+        return JSONResponse(apply(Stage.CHAT_OBJECT, faults, _completion_body(plan, tool_calls, counts, envelope)))
     per_call = [_call_deltas(position, call) for position, call in enumerate(tool_calls)]
     per_call = apply(Stage.CHAT_TOOL_CALL_DELTAS, faults, per_call)
     chunks = _stream_chunks(plan, per_call, counts if _usage_requested(body) else None, envelope)
+    chunks = [apply(Stage.CHAT_OBJECT, faults, chunk) for chunk in chunks]
     lines = apply(Stage.CHAT_STREAM, faults, [*chunks, "[DONE]"])
     frames = apply(Stage.CHAT_SSE, faults, _sent([_data(line) for line in lines]), request.app.state.stopping)
     return StreamingResponse(frames, headers=SSE_HEADERS)
@@ -175,7 +176,8 @@ def _stream_chunks(plan: Plan, per_call: list[list[dict[str, Any]]], counts: dic
 
 def _completion_body(plan: Plan, tool_calls: list[dict[str, Any]], counts: dict[str, int],
                      envelope: _Envelope) -> dict[str, Any]:
-    message: dict[str, Any] = {"role": "assistant", "content": plan.text if plan.text or not tool_calls else None}
+    message: dict[str, Any] = {"role": "assistant", "content": plan.text if plan.text or not tool_calls else None,
+                               "refusal": None}
     if tool_calls:
         message["tool_calls"] = tool_calls
     choice = {"index": 0, "message": message, "logprobs": None, "finish_reason": plan.finish_reason}

@@ -48,6 +48,7 @@ async def create_response(request: Request, faults: frozenset[str]) -> Response:
         earlier, root = _chain(store, turn.previous_id, faults)
         _check_call_ids(earlier, turn.input)
     except Rejected as rejected:
+        rejected.error = apply(Stage.RESPONSES_ERROR, faults, rejected.error)
         return rejected.response()
 
     conversation = turn.input if CHAIN_IGNORED in faults else [*earlier, *turn.input]
@@ -62,7 +63,7 @@ async def create_response(request: Request, faults: frozenset[str]) -> Response:
         history = [*conversation, *_as_messages(output)]
         store.add(response["id"], as_json(response), history, root or response["id"])
     if not turn.stream:
-        return Response(as_json(response), media_type="application/json")
+        return Response(as_json(apply(Stage.RESPONSES_BODY, faults, response)), media_type="application/json")
     events = apply(Stage.RESPONSES_EVENTS, faults, stream_events(response))
     frames = apply(Stage.RESPONSES_FRAMES, faults, numbered(events))
     return StreamingResponse(iter([frame(name, data) for name, data in frames]), headers=SSE_HEADERS)

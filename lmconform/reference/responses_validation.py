@@ -52,6 +52,9 @@ class Turn:
     tools: list[dict[str, Any]]
     tool_choice: str | dict[str, Any]
     parallel_tool_calls: bool | None
+    temperature: float | None  # echoed, as OpenAI does; null when the request sets none
+    top_p: float | None
+    metadata: dict[str, Any] | None
     previous_id: str | None
     reasoning: bool
     store: bool
@@ -103,6 +106,9 @@ def turn_of(body: Any, faults: frozenset[str]) -> Turn:
         tools=tools,
         tool_choice=_tool_choice(body.get("tool_choice")),
         parallel_tool_calls=_field(body, "parallel_tool_calls", "boolean", "parallel_tool_calls"),
+        temperature=_field(body, "temperature", "number", "temperature"),
+        top_p=_field(body, "top_p", "number", "top_p"),
+        metadata=_field(body, "metadata", "object", "metadata"),
         previous_id=_field(body, "previous_response_id", "string", "previous_response_id"),
         reasoning=effort is not None,
         store=_field(body, "store", "boolean", "store") is not False,

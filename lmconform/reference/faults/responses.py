@@ -100,7 +100,8 @@ FUNCTION_CALL_OUTPUT_REJECTED = flag(
 @fault("call-id-missing", Stage.RESPONSES_OBJECT, api="responses",
        summary="`function_call` output items have no `call_id` (stream and non-stream)",
        seen_in="servers that map chat tool calls to Responses items by hand",
-       findings={"responses.function_call.item_complete"})
+       findings={"schema.responses.response.must", "schema.responses.event.must",
+                 "responses.function_call.item_complete"})
 def call_id_missing(response: dict[str, Any]) -> dict[str, Any]:
     output = [{key: value for key, value in item.items() if key != "call_id"} for item in response["output"]]
     return {**response, "output": output}
@@ -178,7 +179,7 @@ def sequence_not_increasing(frames: list[Frame]) -> list[Frame]:
 @fault("sequence-number-missing", Stage.RESPONSES_FRAMES, api="responses",
        summary="events carry no `sequence_number` (stream only)",
        seen_in="llama.cpp's server",
-       findings={"responses.stream.sequence_present"})
+       findings={"schema.responses.event.should", "responses.stream.sequence_present"})
 def sequence_number_missing(frames: list[Frame]) -> list[Frame]:
     return [(name, {key: value for key, value in data.items() if key != "sequence_number"}) for name, data in frames]
 
