@@ -14,8 +14,10 @@ DEFAULT_MAX_BODY_BYTES = 32 * 1024 * 1024
 # A stream that keeps sending a byte just before every read timeout would never stall, yet never end:
 # the whole exchange is bounded too.
 DEFAULT_DEADLINE_S = 300.0
-# Each example is a sequence of at most 8 requests: the default keeps a run against a local model to minutes.
-DEFAULT_FUZZ_EXAMPLES = 10
+# Generated requests each generated case sends (a chain program counts as the several requests it sends): 50 for
+# each of four sources (chat and Responses, valid and invalid) keeps a run against a local model to minutes.
+DEFAULT_FUZZ_EXAMPLES = 50
+FUZZ_MODES = ("positive", "negative", "both")
 PROFILES = ("lmstudio", "reference")
 # What each profile lets checks hold the target to: the reference server answers as LM Studio does, and more.
 PROFILE_REQUIREMENTS = {
@@ -37,7 +39,10 @@ class Target:
     max_tokens: int | None = None  # filled into requests that set no output cap
     temperature: float | None = None  # filled into requests that set none (0 for repeatable real-model runs)
     repeat: int = 1  # answers per case; a check's verdict is its worst over them (pass^k)
-    fuzz_examples: int = DEFAULT_FUZZ_EXAMPLES  # sequences each fuzz check tries; 0 turns fuzzing off
+    fuzz_examples: int = DEFAULT_FUZZ_EXAMPLES  # requests each generated case sends; 0 turns fuzzing off
+    fuzz_mode: str = "both"  # generated valid requests ("positive"), invalid ones ("negative"), or both
+    fuzz_seed: int | None = None  # None: derandomized, the same examples every run
+    fuzz_save: str | None = None  # a cases folder (holding <api>/) to write each shrunk finding into, as a case
     # "lmstudio" (or "reference", the embedded LM Studio-like server) turns on checks of LM Studio's exact
     # answers, such as its Zod error for nested Responses tools; other targets are held to the OpenAI spec only.
     profile: str | None = None

@@ -18,6 +18,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
 from lmconform.reference.faults import Stage, apply
+from lmconform.reference.faults.generated import UNKNOWN_ROLE_ACCEPTED, crash
 from lmconform.reference.model import Plan, ToolCall, arguments_json, decide, request_seed, usage
 
 DEFAULT_MODEL = "lmconform-reference"
@@ -34,9 +35,12 @@ async def chat_completions(request: Request, faults: frozenset[str]) -> Response
     except (ValueError, RecursionError):
         body = None
     body = apply(Stage.CHAT_REQUEST, faults, body)
-    error = validate(body)
+    error = validate(body, faults)
     if error is not None:
         return apply(Stage.CHAT_REFUSAL, faults, JSONResponse({"error": error}, status_code=400))
+    crashed = crash(body, faults)
+    if crashed is not None:
+        return crashed
 
     plan = apply(Stage.CHAT_PLAN, faults, decide(body))
     counts = usage(body, plan)
@@ -59,7 +63,7 @@ def reject_json_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
-def validate(body: Any) -> str | None:
+def validate(body: Any, faults: frozenset[str] = frozenset()) -> str | None:
     """The message of the 400 body for this request, or None when it is acceptable. The tool_choice messages are
     LM Studio's word for word; LM Studio's wording for the others is not on record, so they follow its style."""
     if not isinstance(body, dict):
@@ -69,9 +73,16 @@ def validate(body: Any) -> str | None:
         return "'messages' field is required"
     if not isinstance(messages, list) or not messages:
         return "'messages' must be a non-empty array"
+    roles = () if UNKNOWN_ROLE_ACCEPTED in faults else ROLES
     for i, message in enumerate(messages):
-        if not isinstance(message, dict) or not isinstance(message.get("role"), str) or message["role"] not in ROLES:
+        if not isinstance(message, dict) or not isinstance(message.get("role"), str) or \
+                (roles and message["role"] not in roles):
             return f"'messages[{i}].role' must be one of: {', '.join(ROLES)}"
+        problem = _message_problem(message)
+        if problem is not None:
+            return f"'messages[{i}]{problem}"
+    if body.get("stream") is not None and not isinstance(body["stream"], bool):
+        return "'stream' must be a boolean"
     tools = body.get("tools")
     if tools is not None:
         if not isinstance(tools, list):
@@ -86,6 +97,16 @@ def validate(body: Any) -> str | None:
         return f"Invalid tool_choice value: '{tool_choice}'. {supported}"
     if tool_choice is not None and not isinstance(tool_choice, str):
         return f"Invalid tool_choice type: '{_js_typeof(tool_choice)}'. {supported}"
+    return None
+
+
+def _message_problem(message: dict[str, Any]) -> str | None:
+    """What is wrong with a message whose role is known: its content's type, or a tool result without its call."""
+    content = message.get("content")
+    if not (isinstance(content, str | list) or (content is None and message["role"] != "user")):
+        return ".content' must be a string or an array of content parts"
+    if message["role"] == "tool" and not isinstance(message.get("tool_call_id"), str):
+        return ".tool_call_id' is required for role 'tool'"
     return None
 
 

@@ -7,14 +7,16 @@ import time
 from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime, timezone
+from pathlib import Path
 
 from lmconform import __version__
 from lmconform.cases import Case, load_cases
+from lmconform.cases.writer import save_finding
 from lmconform.checks.evaluate import Verdict, evaluate, worst_of
 from lmconform.checks.observed import Observed
 from lmconform.checks.registry import REGISTRY, Check
 from lmconform.expectations import Expectations
-from lmconform.fuzz import chains
+from lmconform.fuzz import SOURCES
 from lmconform.run.play import play
 from lmconform.target import Target
 from lmconform.vocabulary import Outcome
@@ -27,9 +29,32 @@ SHRUNK_OUTCOMES = frozenset({Outcome.FAILED, Outcome.NON_STRICT})
 def applies(check: Check, case: Case) -> bool:
     """Whether `check` judges `case`, decided from the case alone; for a source of generated cases, from an example
     holding every kind of step it can generate."""
-    if case.source == chains.SOURCE:
-        return check.applies(chains.representative(case))
+    if case.source:
+        return any(check.applies(example) for example in SOURCES[case.source].representatives(case))
     return check.applies(case)
+
+
+def judged(check: Check, observed: Observed) -> Verdict | None:
+    """The verdict of `check` on `observed`, evaluated once however often it is asked for (checks only read)."""
+    if check.id not in observed.judged:
+        observed.judged[check.id] = evaluate(check, observed)
+    return observed.judged[check.id]
+
+
+class _FindingOf:
+    """Whether a generated example has a finding: judged by every check that applies, selected or not (what a search
+    sends never depends on selection). Once one has, shrinking looks for the same finding only: the checks that
+    failed first, which keeps each step of shrinking cheap and the shrunk example about the same defect."""
+
+    def __init__(self) -> None:
+        self.checks = [check for check in REGISTRY.values() if not check.requires]
+
+    def __call__(self, observed: Observed) -> bool:
+        failing = [check for check in self.checks if check.applies(observed.case)
+                   and (verdict := judged(check, observed)) is not None and verdict.outcome in SHRUNK_OUTCOMES]
+        if failing and len(failing) < len(self.checks):
+            self.checks = failing
+        return bool(failing)
 
 
 class TargetUnreachable(Exception):
@@ -70,7 +95,7 @@ class Run:
     def examples(self, case: Case) -> list[Observed]:
         """Every answer a case is judged on: one; K with --repeat K; a source's generated examples."""
         if case.id not in self._examples:
-            if case.source == chains.SOURCE:
+            if case.source:
                 self._examples[case.id] = self._searched(case)
             else:
                 first = play(case, self.target, self.upstream)
@@ -94,23 +119,22 @@ class Run:
 
     def _searched(self, case: Case) -> list[Observed]:
         """A source's examples: those that kept every invariant, and the shrunk one that did not."""
+        source = SOURCES[case.source]
+        if self.target.fuzz_mode not in ("both", "negative" if case.invalid else "positive"):
+            return []
         feature_missing = self._feature_missing(case)
 
         def play_example(example: Case) -> Observed:
             observed = play(example, self.target, self.upstream)
             observed.feature_missing = feature_missing
-            observed.example = chains.describe(observed)
+            observed.example = source.describe(observed)
             return observed
 
-        found = chains.search(case, play_example, self._has_finding, self.target.fuzz_examples)
+        found = source.search(case, play_example, _FindingOf(), self.target.fuzz_examples, self.target.fuzz_seed)
+        if found.finding is not None and self.target.fuzz_save:
+            saved = save_finding(found.finding.case, Path(self.target.fuzz_save))
+            found.finding.example += f"\nSaved as the case {saved}" if saved else ""
         return [*found.kept, *([found.finding] if found.finding else [])]
-
-    @staticmethod
-    def _has_finding(observed: Observed) -> bool:
-        """Judged by every check that applies, selected or not: what a search sends never depends on selection."""
-        return any(verdict is not None and verdict.outcome in SHRUNK_OUTCOMES
-                   for check in REGISTRY.values() if not check.requires and check.applies(observed.case)
-                   for verdict in [evaluate(check, observed)])
 
     def observations(self) -> dict[str, Observed]:
         """Every case played so far, by case id, with its (first) exchange: for reports that show the exchange."""
@@ -138,7 +162,7 @@ class Run:
 
     def _verdict(self, case: Case, check: Check) -> Verdict | None:
         examples = self.examples(case)
-        verdicts = [verdict for verdict in (evaluate(check, observed) for observed in examples
+        verdicts = [verdict for verdict in (judged(check, observed) for observed in examples
                                             if check.applies(observed.case)) if verdict is not None]
         if not verdicts:
             return None

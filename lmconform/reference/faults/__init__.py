@@ -8,6 +8,7 @@ Studio sends, and declares the checks it makes fail (`Fault.findings`), which th
 """
 
 from lmconform.reference.faults import chat, responses, schema  # noqa: F401  (registration)
+from lmconform.reference.faults import generated  # noqa: F401,I001  (registration, last in the catalogue)
 from lmconform.reference.faults.registry import FAULTS, Fault, Stage, apply, parse_faults
 
 __all__ = ["FAULTS", "Fault", "Stage", "apply", "parse_faults"]
