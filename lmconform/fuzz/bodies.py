@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import string
-from functools import cache
 from typing import Any
 
 from hypothesis import strategies as st
@@ -42,45 +41,45 @@ property_names = st.sampled_from(("a", "city", "unit", "query", "path", "limit",
                                   "enabled", "start_date", "max_results", "location", "details", "x"))
 
 
-@cache
-def _leaf() -> st.SearchStrategy[dict]:
-    return st.one_of(
-        st.just({"type": "string"}),
-        st.builds(lambda description: {"type": "string", "description": description}, texts),
-        st.lists(st.sampled_from(WORDS), min_size=1, max_size=4, unique=True).map(
-            lambda values: {"type": "string", "enum": values}),
-        st.just({"type": "integer"}),
-        st.just({"type": "number"}),
-        st.just({"type": "boolean"}),
-    )
+KINDS = st.sampled_from(("leaf", "object", "array", "object"))  # objects twice as likely: nesting is where
+# converters of parameters to grammars break; a list, because one_of favours its first branch too much to reach two
+# levels down often
+LEAVES = st.sampled_from(("string", "described", "enum", "integer", "number", "boolean"))
+SHORT_TEXTS = st.sampled_from((*WORDS, *UNUSUAL_TEXTS))
 
 
-# Strategies are built once per depth: building them is most of the cost of drawing a request.
-@cache
-def _value_schema(depth: int) -> st.SearchStrategy[dict]:
-    if depth >= MAX_DEPTH:
-        return _leaf()
-    # Objects twice as likely as arrays: nesting is where converters of parameters to grammars break. The kind is
-    # drawn from a list (one_of favours its first branch too much to reach two levels down often).
-    branches = {"leaf": _leaf(), "object": object_schemas(depth + 1),
-                "array": _value_schema(depth + 1).map(lambda items: {"type": "array", "items": items})}
-    return st.sampled_from(("leaf", "object", "array", "object")).flatmap(branches.__getitem__)
+def _leaf(draw) -> dict:
+    kind = draw(LEAVES)
+    if kind == "described":
+        return {"type": "string", "description": draw(SHORT_TEXTS)}
+    if kind == "enum":
+        return {"type": "string", "enum": draw(st.lists(st.sampled_from(WORDS), min_size=1, max_size=4, unique=True))}
+    return {"type": kind}
 
 
-@cache
-def object_schemas(depth: int = 0) -> st.SearchStrategy[dict]:
-    return _object_schemas(depth)
+def _value(draw, depth: int) -> dict:
+    """A property's schema at `depth` (drawn in one composite: nested strategies cost most of a request's draw)."""
+    kind = draw(KINDS) if depth < MAX_DEPTH else "leaf"
+    if kind == "leaf":
+        return _leaf(draw)
+    if kind == "object":
+        return _object(draw, depth + 1)
+    return {"type": "array", "items": _value(draw, depth + 1)}
 
 
-@st.composite
-def _object_schemas(draw, depth: int) -> dict:
-    """An object schema; `depth` is how deep it sits in a tool's parameters (0: the parameters themselves)."""
+def _object(draw, depth: int) -> dict:
     names = draw(st.lists(property_names, max_size=4, unique=True))
-    schema: dict[str, Any] = {"type": "object", "properties": {name: draw(_value_schema(depth)) for name in names}}
+    schema: dict[str, Any] = {"type": "object", "properties": {name: _value(draw, depth) for name in names}}
     required = draw(st.lists(st.sampled_from(names), unique=True)) if names else []
     if required:
         schema["required"] = required
     return schema
+
+
+@st.composite
+def object_schemas(draw) -> dict:
+    """A tool's parameters: an object schema whose properties nest objects, arrays, enums, optional and required."""
+    return _object(draw, 0)
 
 
 def _mostly() -> st.SearchStrategy[bool]:
@@ -125,9 +124,10 @@ def _content(draw, text: str, part_type: str) -> str | list[dict]:
     form = draw(st.sampled_from(("string", "one part", "two parts")))
     if form == "string":
         return text
-    if form == "one part" or len(text) < 2:
-        return [{"type": part_type, "text": text}]
-    return [{"type": part_type, "text": text[:len(text) // 2]}, {"type": part_type, "text": text[len(text) // 2:]}]
+    pieces = [text] if form == "one part" or len(text) < 2 else [text[:len(text) // 2], text[len(text) // 2:]]
+    # An output_text part carries its annotations (none), as the output it came from did.
+    extra = {"annotations": []} if part_type == "output_text" else {}
+    return [{"type": part_type, "text": piece, **extra} for piece in pieces]
 
 
 def _call_ids(draw, count: int, prefix: str) -> list[str]:
