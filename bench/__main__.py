@@ -7,7 +7,8 @@ import sys
 
 from bench import parser, pipeline, schema, server
 
-BENCHES = {"parser": parser.bench, "pipeline": pipeline.bench, "server": server.bench, "schema": schema.bench}
+BENCHES = {"parser": parser.bench, "pipeline": pipeline.bench, "server": server.bench,
+           "schema": schema.bench}
 
 
 def main(argv: list[str]) -> int:

@@ -3,11 +3,15 @@
 - `bench pipeline`: capture + parse + normalise + every wire, semantic and schema check, against draining the same
   bytes from the same server with bare httpx (goal 2x), and how the cost per event grows from 2,500 to 10,000
   events (goal 1.2: linear);
+- `bench scale`: one answer of 100,000 events judged by every wire check, its peak memory against its size, and the
+  same ratio at 10,000 events (goal: proportional, the two ratios within 10% of each other);
 - `bench clients`: every client verdict on the same answer, against the real openai SDK's stream helper consuming
   it live from the server (goal 1.2x: one replay per client, shared by its checks).
 """
 
 from __future__ import annotations
+
+import tracemalloc
 
 import httpx
 import openai
@@ -57,6 +61,23 @@ def replayed_by_clients(observed_case: tuple) -> int:
     return len([evaluate(check, observed) for check in checks])
 
 
+def peak_memory_per_body_byte(target: Target, events: int) -> float:
+    case = long_answer(events)
+    tracemalloc.start()
+    observed = play(case, target)
+    for check in REGISTRY.values():
+        if check.applies(case) and check.kind == "wire":
+            evaluate(check, observed)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    return peak / len(observed.exchange.body)
+
+
+def scale(target: Target) -> str:
+    large, small = (peak_memory_per_body_byte(target, events) for events in (100_000, 10_000))
+    return f"bench scale: 100,000 events, peak memory {large:.1f}x the body (10,000 events: {small:.1f}x)"
+
+
 def bench() -> list[str]:
     lines = []
     with ReferenceServer() as server:
@@ -69,6 +90,7 @@ def bench() -> list[str]:
             if events == 10_000:
                 lines.append(f"bench pipeline: {ours / raw:.2f}x raw drain")
         lines.append(f"bench pipeline growth: {per_event[10_000] / per_event[2_500]:.2f}")
+        lines.append(scale(target))
         case = long_answer(10_000)
         clients = [check for check in REGISTRY.values() if check.applies(case) and check.kind == "client"]
 

@@ -91,7 +91,7 @@ def bench() -> list[str]:
         with httpx.Client(timeout=120) as client:
             recorded = client.post(reference.base_url + "/v1/chat/completions", json=body).content
         with BareServer(_events(recorded)) as bare:
-            (floor, _), (ours, _) = fastest(3, (drain, bare.base_url, body), (drain, reference.base_url, body))
+            (floor, _), (ours, _) = fastest(5, (drain, bare.base_url, body), (drain, reference.base_url, body))
         tool_call = {"model": MODEL, "stream": True, "messages": [{"role": "user", "content": "Weather in Paris?"}],
                      "tools": [{"type": "function", "function": {"name": "get_weather", "parameters": {
                          "type": "object", "properties": {"location": {"type": "string"}}}}}]}

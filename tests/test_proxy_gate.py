@@ -118,6 +118,12 @@ def test_a_row_sorts_each_check_by_where_it_fails():
     assert (row.repaired, row.passed_through, row.introduced, row.proxy_fails_anyway) == ({"a"}, {"b"}, {"c"}, {"e"})
 
 
+def test_a_check_the_clean_upstream_fails_too_is_in_no_row():
+    row = gate_row("f", straight=frozenset({"a", "u"}), proxied=frozenset({"c"}), proxied_clean=frozenset(),
+                   straight_clean=frozenset({"u", "c"}))
+    assert (row.repaired, row.passed_through, row.introduced, row.proxy_fails_anyway) == ({"a"}, set(), set(), set())
+
+
 def test_differences_name_the_fault_and_the_checks_both_ways():
     nothing = frozenset()
     expected = [GateRow("no-done", frozenset({"sse.framing.ends_with_done"}), nothing, nothing, nothing)]

@@ -12,6 +12,7 @@ import re
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from starlette.requests import Request
@@ -19,7 +20,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 
 from lmconform.reference.faults import Stage, apply
 from lmconform.reference.faults.generated import UNKNOWN_ROLE_ACCEPTED, crash
-from lmconform.reference.model import Plan, ToolCall, arguments_json, decide, request_seed, usage
+from lmconform.reference.model import Plan, ToolCall, arguments_json, compact_json, decide, request_seed, usage
 
 DEFAULT_MODEL = "lmconform-reference"
 ROLES = ("system", "user", "assistant", "tool", "developer")
@@ -157,8 +158,12 @@ class _Envelope:
             "system_fingerprint": self.model,
         }
 
+    @cached_property
+    def _chunk_fields(self) -> dict[str, Any]:  # made once per stream, copied into each of its chunks
+        return self.fields("chat.completion.chunk")
+
     def chunk(self, choices: list[dict[str, Any]], **extra: Any) -> dict[str, Any]:
-        return {**self.fields("chat.completion.chunk"), "choices": choices, **extra}
+        return {**self._chunk_fields, "choices": choices, **extra}
 
 
 def _delta_choice(delta: dict[str, Any], finish_reason: str | None = None) -> dict[str, Any]:
@@ -207,7 +212,7 @@ def _completion_body(plan: Plan, tool_calls: list[dict[str, Any]], counts: dict[
 
 def _data(line: dict[str, Any] | str) -> bytes:
     """The SSE event of one data line: a chunk object as JSON, text as it is."""
-    text = line if isinstance(line, str) else json.dumps(line, separators=(",", ":"), ensure_ascii=False)
+    text = line if isinstance(line, str) else compact_json(line)
     return b"data: " + text.encode() + b"\n\n"
 
 

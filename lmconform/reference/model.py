@@ -98,9 +98,18 @@ def usage(body: dict[str, Any], plan: Plan) -> dict[str, int]:
     return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
 
 
-def arguments_json(arguments: dict[str, Any]) -> str:
+# One encoder for every frame: json.dumps with options builds a new encoder per call, a third of the cost of a
+# 10,000-chunk stream.
+_COMPACT = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
+
+
+def compact_json(value: Any) -> str:
     """Compact, with non-ASCII characters as they are, as JSON.stringify writes it."""
-    return json.dumps(arguments, separators=(",", ":"), ensure_ascii=False)
+    return _COMPACT.encode(value)
+
+
+def arguments_json(arguments: dict[str, Any]) -> str:
+    return compact_json(arguments)
 
 
 def _tool_name(messages: list[dict[str, Any]], result: dict[str, Any]) -> str:

@@ -3,14 +3,13 @@ and its event stream: the events in order, numbered, each framed as an SSE event
 
 from __future__ import annotations
 
-import json
 import re
 import secrets
 import time
 from typing import Any
 
 from lmconform.reference.chat import FRAGMENT_CHARS
-from lmconform.reference.model import Plan, arguments_json
+from lmconform.reference.model import Plan, arguments_json, compact_json
 from lmconform.reference.responses_validation import Turn
 
 
@@ -67,7 +66,7 @@ def _echoed(tool: dict[str, Any]) -> dict[str, Any]:
 
 
 def as_json(value: Any) -> bytes:
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode()
+    return compact_json(value).encode()
 
 
 def stream_events(response: dict[str, Any]) -> list[dict[str, Any]]:
