@@ -20,7 +20,7 @@ from lmconform.cases import Case
 from lmconform.checks.observed import Observed
 from lmconform.fuzz.bodies import BODIES
 from lmconform.fuzz.search import Search, search as generic_search
-from lmconform.fuzz.violations import invalid_bodies
+from lmconform.fuzz.violations import VIOLATIONS, Violation, invalid_bodies
 
 SOURCE = "requests"
 MODES = ("positive", "negative")
@@ -50,9 +50,9 @@ def as_case(source: Case, body: dict, seed: int | None, violation: str | None = 
     return replace(source, body={**base, **body}, source=None, provenance=provenance, expect_status=expect)
 
 
-def examples_of(source: Case, seed: int | None = None) -> st.SearchStrategy[Case]:
-    if mode_of(source) == "negative":
-        return invalid_bodies(source.api).map(lambda drawn: as_case(source, drawn[1], seed, drawn[0]))
+def examples_of(source: Case, seed: int | None = None, violation: Violation | None = None) -> st.SearchStrategy[Case]:
+    if violation is not None:
+        return invalid_bodies(source.api, violation).map(lambda drawn: as_case(source, drawn[1], seed, drawn[0]))
     return BODIES[source.api]().map(lambda body: as_case(source, body, seed))
 
 
@@ -80,7 +80,19 @@ def representatives(source: Case) -> list[Case]:
 
 def search(source: Case, play: Callable[[Case], Observed], has_finding: Callable[[Observed], bool],
            examples: int, seed: int | None = None) -> Search:
-    return generic_search(examples_of(source, seed), play, has_finding, examples, seed)
+    """Valid requests in one search; invalid ones in a search per kind of violation, the budget shared between them,
+    so that every kind is tried however the generator favours some (until one has a finding)."""
+    if mode_of(source) == "positive":
+        return generic_search(examples_of(source, seed), play, has_finding, examples, seed)
+    kinds = VIOLATIONS[source.api]
+    kept: list[Observed] = []
+    for position, violation in enumerate(kinds):
+        share = examples // len(kinds) + (position < examples % len(kinds))
+        found = generic_search(examples_of(source, seed, violation), play, has_finding, share, seed)
+        kept += found.kept
+        if found.finding is not None:
+            return Search(tuple(kept), found.finding)
+    return Search(tuple(kept), None)
 
 
 def describe(observed: Observed) -> str:

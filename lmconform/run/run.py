@@ -133,7 +133,8 @@ class Run:
         found = source.search(case, play_example, _FindingOf(), self.target.fuzz_examples, self.target.fuzz_seed)
         if found.finding is not None and self.target.fuzz_save:
             saved = save_finding(found.finding.case, Path(self.target.fuzz_save))
-            found.finding.example += f"\nSaved as the case {saved}" if saved else ""
+            found.finding.example += f"\nSaved as the case {saved}" if saved else f"\nNot saved under {self.target.fuzz_save}"
+            found.finding.judged.clear()  # judged again when asked, with where it was saved
         return [*found.kept, *([found.finding] if found.finding else [])]
 
     def observations(self) -> dict[str, Observed]:

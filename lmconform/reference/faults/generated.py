@@ -40,6 +40,10 @@ ASTRAL_TEXT_500 = flag(
     seen_in="UTF-16 surrogate handling in tokenizer bindings (emoji split into lone surrogates)", findings=CRASHED)
 
 
+# The faults of this module: the fault catalogue plays generated requests against these (and the clean server).
+NAMES = (UNKNOWN_ROLE_ACCEPTED, UNKNOWN_TOOL_CHOICE_ACCEPTED, DEEP_PARAMETERS_500, LONG_TOOL_NAME_500, ASTRAL_TEXT_500)
+
+
 def object_depth(schema: Any) -> int:
     """How many objects are nested below `schema` (an object schema with only leaves below it: 0)."""
     if not isinstance(schema, dict):
