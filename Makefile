@@ -64,7 +64,9 @@ test: $(STAMP) $(CHROMIUM) targets
 test-real: $(STAMP) targets
 	$(BIN)/python -m pytest tests/test_real_targets.py tests/test_proxy_gate.py -p no:cacheprovider -rA
 
+# schemathesis (the `bench` group) is installed for the benchmarks only: `bench fuzz` measures against it.
 bench: $(STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[test,bench]'
 	$(BIN)/python -m bench
 
 clean:

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import sys
 
-from bench import parser, pipeline, schema, server
+from bench import fuzz, parser, pipeline, schema, server
 
 BENCHES = {"parser": parser.bench, "pipeline": pipeline.bench, "server": server.bench,
-           "schema": schema.bench}
+           "schema": schema.bench, "fuzz": fuzz.bench}
 
 
 def main(argv: list[str]) -> int:
