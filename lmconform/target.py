@@ -43,6 +43,7 @@ class Target:
     fuzz_mode: str = "both"  # generated valid requests ("positive"), invalid ones ("negative"), or both
     fuzz_seed: int | None = None  # None: derandomized, the same examples every run
     fuzz_save: str | None = None  # a cases folder (holding <api>/) to write each shrunk finding into, as a case
+    fuzz_sources: tuple[str, ...] = ("chains", "requests")  # the sources of generated cases (lmconform.fuzz) played
     # "lmstudio" (or "reference", the embedded LM Studio-like server) turns on checks of LM Studio's exact
     # answers, such as its Zod error for nested Responses tools; other targets are held to the OpenAI spec only.
     profile: str | None = None

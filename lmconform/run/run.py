@@ -120,7 +120,8 @@ class Run:
     def _searched(self, case: Case) -> list[Observed]:
         """A source's examples: those that kept every invariant, and the shrunk one that did not."""
         source = SOURCES[case.source]
-        if self.target.fuzz_mode not in ("both", "negative" if case.invalid else "positive"):
+        if case.source not in self.target.fuzz_sources or \
+                self.target.fuzz_mode not in ("both", "negative" if case.invalid else "positive"):
             return []
         feature_missing = self._feature_missing(case)
 
