@@ -19,7 +19,8 @@ from hypothesis import strategies as st
 from lmconform.cases import Case
 from lmconform.checks.observed import Observed
 from lmconform.fuzz.bodies import BODIES
-from lmconform.fuzz.search import Search, search as generic_search
+from lmconform.fuzz.search import Search
+from lmconform.fuzz.search import search as generic_search
 from lmconform.fuzz.violations import VIOLATIONS, Violation, invalid_bodies
 
 SOURCE = "requests"

@@ -12,13 +12,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from hypothesis import HealthCheck, Phase, given, settings
-from hypothesis.errors import Flaky
 from hypothesis import seed as hypothesis_seed
 from hypothesis import strategies as st
+from hypothesis.errors import Flaky
 
 from lmconform.cases import Case
 from lmconform.checks.observed import Observed
-
 
 SHRINK_PLAYS = 500  # examples shrinking a finding may play; past them the smallest found so far is reported
 
