@@ -9,7 +9,7 @@ API_KEY  ?=
 MODEL    ?=
 REPORTS  := reports
 
-.PHONY: report matrix test test-real targets bench install clean
+.PHONY: report matrix test test-real targets bench bench-real install clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -68,6 +68,10 @@ test-real: $(STAMP) targets
 bench: $(STAMP)
 	$(BIN)/python -m pip install --quiet -e '.[test,bench]'
 	$(BIN)/python -m bench
+
+# What running cases concurrently (pytest -n 2) saves against the real model servers.
+bench-real: $(STAMP) targets
+	$(BIN)/python -m bench real
 
 clean:
 	rm -rf $(VENV) $(REPORTS)/*.html $(REPORTS)/*.json $(REPORTS)/*.xml

@@ -59,7 +59,7 @@ def schemathesis_rate(command: list[str], base_url: str, folder: Path) -> tuple[
     started = time.perf_counter()
     subprocess.run([*command, "run", str(document), "--url", base_url, "--max-examples", str(EXAMPLES),
                     "--report", "har", "--report-har-path", str(har)],
-                   capture_output=True, text=True, timeout=3600)
+                   capture_output=True, text=True, timeout=3600, cwd=folder)  # its cache stays in the folder
     elapsed = time.perf_counter() - started
     entries = json.loads(har.read_text())["log"]["entries"] if har.exists() else []
     return len(entries), elapsed
