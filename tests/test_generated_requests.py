@@ -156,3 +156,28 @@ def test_a_finding_reaches_the_results_record_junit_and_html_with_its_curl(tmp_p
     (message,) = [failure.get("message") for failure in ElementTree.parse(junit).iter("failure")]
     assert message.startswith("[http.status.success_for_valid_request]")
     assert "Reproduce: curl" in html.read_text() or "curl -sS -N -X POST" in html.read_text()
+
+
+EFFECTS = [  # (fault, path, body): the fault changes the answer to this request, the clean server answers otherwise
+    ("deep-parameters-500", "/v1/chat/completions", {"messages": [{"role": "user", "content": "hi"}], "tools": [
+        {"type": "function", "function": {"name": "f", "parameters": {"type": "object", "properties": {"a": {
+            "type": "object", "properties": {"b": {"type": "object"}}}}}}}]}),
+    ("long-tool-name-500", "/v1/chat/completions", {"messages": [{"role": "user", "content": "hi"}],
+                                                    "tools": [{"type": "function", "function": {"name": "n" * 41}}]}),
+    ("astral-text-500", "/v1/chat/completions", {"messages": [{"role": "user", "content": "hi \U0001F600"}]}),
+    ("unknown-role-accepted", "/v1/chat/completions", {"messages": [{"role": "robot", "content": "hi"}]}),
+    ("unknown-tool-choice-accepted", "/v1/responses", {"input": "hi", "tools": [{"type": "function", "name": "f"}],
+                                                       "tool_choice": {"type": "function", "name": "g"}}),
+]
+
+
+@pytest.mark.parametrize("fault, path, body", EFFECTS, ids=[effect[0] for effect in EFFECTS])
+def test_each_fault_of_generated_requests_changes_exactly_its_answer(client, fault, path, body):
+    from lmconform.reference.faults import generated
+
+    clean, faulty = client.post(path, json=body), client.post(f"/faults/{fault}{path}", json=body)
+    if fault.endswith("-500"):
+        assert clean.status_code == 200 and faulty.status_code == 500
+    else:
+        assert clean.status_code == 400 and faulty.status_code == 200
+    assert fault in generated.NAMES

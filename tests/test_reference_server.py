@@ -8,6 +8,7 @@ from typing import Any
 
 import httpx
 import pytest
+from lmconform.reference.faults import generated
 from fault_effects import FaultEffects, faults_of_module
 
 from lmconform.reference import FAULTS, ReferenceServer, create_app, parse_faults
@@ -466,7 +467,8 @@ def _(client: httpx.Client) -> None:
 
 # Responses faults have their effect tests in test_reference_responses.py, the schema faults in test_schema_faults.py.
 NON_RESPONSES_FAULTS = [name for name, fault in FAULTS.items()
-                        if fault.api != "responses" and name not in faults_of_module(schema_faults)]
+                        if fault.api != "responses" and name not in faults_of_module(schema_faults)
+                        and name not in generated.NAMES]  # effect tests in test_generated_requests.py
 
 
 def test_every_fault_has_an_effect_test() -> None:
