@@ -82,7 +82,9 @@ fuzz-self: $(STAMP)
 	LMCONFORM_FUZZ_SELF=$(FUZZ_SELF) $(BIN)/python -m pytest tests/test_stream_forms.py -p no:cacheprovider -q \
 	    -k false_alarm
 
+# schemathesis (the `bench` group) is installed for the benchmarks only: `bench fuzz` measures against it.
 bench: $(STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[test,bench]'
 	$(BIN)/python -m bench
 
 # What running cases concurrently (pytest -n 2) saves against the real model servers.

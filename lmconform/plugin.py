@@ -18,12 +18,14 @@ import pytest
 from lmconform.cases import CaseError
 from lmconform.checks.registry import unmatched_patterns
 from lmconform.exit_status import UNREACHABLE, USAGE_ERROR
+from lmconform.fuzz.chains import PROGRAM_COST
 from lmconform.profiles import parse_profile
 from lmconform.run import RunPlan, TargetUnreachable, discover, results_record
 from lmconform.target import (
     DEFAULT_FUZZ_EXAMPLES,
     DEFAULT_MAX_BODY_BYTES,
     DEFAULT_READ_TIMEOUT_S,
+    FUZZ_MODES,
     Target,
     normalize_base_url,
 )
@@ -68,7 +70,18 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="send each case K times and judge every answer: a check passes only if it held in all K "
                          "(pass^k, for real models whose answers vary)")
     group.addoption("--fuzz-examples", default=str(DEFAULT_FUZZ_EXAMPLES), metavar="N",
-                    help=f"sequences each fuzz check generates (default {DEFAULT_FUZZ_EXAMPLES}; 0 turns fuzzing off)")
+                    help=f"generated requests each generated case sends: valid and invalid requests of each API, "
+                         f"previous_response_id programs (a program counts as {PROGRAM_COST} requests) "
+                         f"(default {DEFAULT_FUZZ_EXAMPLES}; 0 turns generation off)")
+    group.addoption("--fuzz-mode", default="both", metavar="|".join(FUZZ_MODES),
+                    help="generate valid requests (positive: each must be answered 2xx and pass every check), "
+                         "invalid ones (negative: each must get a 4xx with an error body), or both (default)")
+    group.addoption("--fuzz-seed", metavar="S",
+                    help="seed of the generated requests (default: derandomized, the same requests every run); "
+                         "a finding names its seed, and the same seed replays the same requests")
+    group.addoption("--fuzz-save", metavar="DIR",
+                    help="write each shrunk finding of generated requests as a case file under DIR/<api>/ "
+                         "(DIR as lmconform/cases: the next run plays it as a regression case)")
     group.addoption("--upstream-fuzz", default="0", metavar="N",
                     help="with --upstream (lmconform's reference server): also send N generated answers per API, each "
                          "in a legal but unusual wire form, through the target and straight to the upstream; a "
@@ -105,6 +118,13 @@ def _count(config: pytest.Config, option: str, flag: str) -> int:
     if not str(raw).isdigit():
         _usage_error(f"{flag} takes a whole number, not {raw!r}")
     return int(raw)
+
+
+def _fuzz_mode(config: pytest.Config) -> str:
+    mode = config.getoption("fuzz_mode")
+    if mode not in FUZZ_MODES:
+        _usage_error(f"--fuzz-mode takes one of {', '.join(FUZZ_MODES)}, not {mode!r}")
+    return mode
 
 
 def _temperature(config: pytest.Config) -> float | None:
@@ -170,6 +190,9 @@ def _target_from_options(config: pytest.Config) -> Target:
         fuzz_examples=_count(config, "fuzz_examples", "--fuzz-examples"),
         stream_examples=_count(config, "upstream_fuzz", "--upstream-fuzz"),
         stream_seed=_count(config, "upstream_fuzz_seed", "--upstream-fuzz-seed"),
+        fuzz_mode=_fuzz_mode(config),
+        fuzz_seed=_count(config, "fuzz_seed", "--fuzz-seed") if config.getoption("fuzz_seed") is not None else None,
+        fuzz_save=config.getoption("fuzz_save"),
         repeat=_positive_number(config, "repeat", "--repeat", int),
         max_tokens=_count(config, "max_tokens", "--max-tokens") if config.getoption("max_tokens") else None,
         temperature=_temperature(config),

@@ -15,8 +15,10 @@ DEFAULT_MAX_BODY_BYTES = 32 * 1024 * 1024
 # A stream that keeps sending a byte just before every read timeout would never stall, yet never end:
 # the whole exchange is bounded too.
 DEFAULT_DEADLINE_S = 300.0
-# Each example is a sequence of at most 8 requests: the default keeps a run against a local model to minutes.
-DEFAULT_FUZZ_EXAMPLES = 10
+# Generated requests each generated case sends (a chain program counts as the several requests it sends): 50 for
+# each of four sources (chat and Responses, valid and invalid) keeps a run against a local model to minutes.
+DEFAULT_FUZZ_EXAMPLES = 50
+FUZZ_MODES = ("positive", "negative", "both")
 
 
 @dataclass(frozen=True)
@@ -32,7 +34,11 @@ class Target:
     max_tokens: int | None = None  # filled into requests that set no output cap
     temperature: float | None = None  # filled into requests that set none (0 for repeatable real-model runs)
     repeat: int = 1  # answers per case; a check's verdict is its worst over them (pass^k)
-    fuzz_examples: int = DEFAULT_FUZZ_EXAMPLES  # sequences each fuzz check tries; 0 turns fuzzing off
+    fuzz_examples: int = DEFAULT_FUZZ_EXAMPLES  # requests each generated case sends; 0 turns fuzzing off
+    fuzz_mode: str = "both"  # generated valid requests ("positive"), invalid ones ("negative"), or both
+    fuzz_seed: int | None = None  # None: derandomized, the same examples every run
+    fuzz_save: str | None = None  # a cases folder (holding <api>/) to write each shrunk finding into, as a case
+    fuzz_sources: tuple[str, ...] = ("chains", "requests")  # the sources of generated cases (lmconform.fuzz) played
     # Answers in generated wire forms per API sent through the target and straight to the upstream (the reference
     # server), and the seed that draws them; 0 leaves the `streams` source cases out of the run.
     stream_examples: int = 0

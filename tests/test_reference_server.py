@@ -464,7 +464,8 @@ def _(client: httpx.Client) -> None:
 
 
 # Responses faults have their effect tests in test_reference_responses.py, the schema faults in test_schema_faults.py,
-# the faults and variants of docs/coverage.md in test_reference_coverage.py.
+# the faults and variants of docs/coverage.md in test_reference_coverage.py, the faults only generated requests find
+# in test_generated_requests.py.
 NON_RESPONSES_FAULTS = [name for name, fault in FAULTS.items() if fault.api != "responses"
                         and fault.module == "lmconform.reference.faults.chat"]
 

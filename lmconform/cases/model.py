@@ -109,6 +109,15 @@ class Case:
     def invalid(self) -> bool:
         return self.expect_status == "client_error"
 
+    def document(self, description: str | None = None) -> dict:
+        """The case as a case file holds it (lmconform/cases/case.schema.json)."""
+        request = {"method": self.method, "path": self.path,
+                   **({"raw_body": self.raw_body} if self.raw_body is not None else {"body": self.body})}
+        document = {"description": description or self.description, "provenance": self.provenance,
+                    "feature": self.feature, "request": request, "expect": {"status": self.expect_status},
+                    "turns": [turn.document() for turn in self.turns] or None, "source": self.source}
+        return {key: value for key, value in document.items() if value is not None}
+
     def body_for(self, model: str | None, max_tokens: int | None = None, temperature: float | None = None) -> Any:
         """The body as sent to a target: the run's model, output cap and temperature filled in where the case
         leaves them open (a real model with no cap can talk until its context is full)."""

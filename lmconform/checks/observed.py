@@ -46,6 +46,9 @@ class Observed:
     upstream_target: Target | None = None
     # For an example of a generated case: how it was generated and how to replay every request of it.
     example: str = ""
+    # Verdicts already given on this observation, by check id: a generated example is judged once while it is
+    # searched, and the run's verdict reuses that judgement.
+    judged: dict = field(default_factory=dict, repr=False)
 
     @property
     def request_body(self) -> Any:

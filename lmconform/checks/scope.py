@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+import re
+
 from lmconform.apis import api_of
 from lmconform.cases import Case
 
@@ -99,9 +102,31 @@ def _answers_a_call(case: Case) -> bool:
         and items[-1].get("type") == "function_call_output"
 
 
+def _name_words(name) -> set[str]:
+    """The words of a tool name a request would use to ask for it: `get_weather`, `getWeather` → weather (and get,
+    but words under four letters are too common to count as asking)."""
+    spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", name) if isinstance(name, str) else ""
+    return {word.lower() for word in re.split(r"[^A-Za-z0-9]+", spaced) if len(word) >= 4}
+
+
+def _input_text(case: Case) -> str:
+    given = case.body.get("input") if isinstance(case.body, dict) else None
+    return json.dumps(given, ensure_ascii=False) if not isinstance(given, str) else given
+
+
+def asks_for_a_tool(case: Case) -> bool:
+    """A call is due: `tool_choice` forces one, or the input asks for a tool by a word of its name."""
+    choice = case.tool_choice
+    if choice == "required" or isinstance(choice, dict):
+        return True
+    said = set(re.findall(r"[a-z0-9]+", _input_text(case).lower()))
+    return choice != "none" and any(_name_words(tool.get("name")) & said for tool in case.tools
+                                    if isinstance(tool, dict))
+
+
 def responses_flattened_tools(case: Case) -> bool:
     return (responses_answer(case) and case.valid and bool(case.tools) and not any(map(_nested, case.tools))
-            and not _answers_a_call(case))
+            and not _answers_a_call(case) and asks_for_a_tool(case))
 
 
 def responses_nested_tools(case: Case) -> bool:

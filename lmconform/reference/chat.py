@@ -19,6 +19,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
 from lmconform.reference.faults import Stage, apply
+from lmconform.reference.faults.generated import UNKNOWN_ROLE_ACCEPTED, crash
 from lmconform.reference.model import (
     CONTEXT_WORDS,
     Plan,
@@ -47,13 +48,16 @@ async def chat_completions(request: Request, faults: frozenset[str]) -> Response
     except (ValueError, RecursionError):
         body = None
     body = apply(Stage.CHAT_REQUEST, faults, body)
-    error = validate(body)
+    error = validate(body, faults)
     if error is not None:
         return apply(Stage.CHAT_REFUSAL, faults, JSONResponse({"error": error}, status_code=400))
     if prompt_words(body["messages"]) > CONTEXT_WORDS:
         refusal = JSONResponse({"error": f"The prompt ({prompt_words(body['messages'])} tokens) does not fit the "
                                          f"context of {CONTEXT_WORDS} tokens"}, status_code=400)
         return apply(Stage.CHAT_CONTEXT_OVERFLOW, faults, refusal)
+    crashed = crash(body, faults)
+    if crashed is not None:
+        return crashed
 
     try:
         form = requested_form(request, body, faults)
@@ -85,7 +89,7 @@ def reject_json_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
-def validate(body: Any) -> str | None:
+def validate(body: Any, faults: frozenset[str] = frozenset()) -> str | None:
     """The message of the 400 body for this request, or None when it is acceptable. The tool_choice messages are
     LM Studio's word for word; LM Studio's wording for the others is not on record, so they follow its style."""
     if not isinstance(body, dict):
@@ -95,9 +99,16 @@ def validate(body: Any) -> str | None:
         return "'messages' field is required"
     if not isinstance(messages, list) or not messages:
         return "'messages' must be a non-empty array"
+    roles = () if UNKNOWN_ROLE_ACCEPTED in faults else ROLES
     for i, message in enumerate(messages):
-        if not isinstance(message, dict) or not isinstance(message.get("role"), str) or message["role"] not in ROLES:
+        if not isinstance(message, dict) or not isinstance(message.get("role"), str) or \
+                (roles and message["role"] not in roles):
             return f"'messages[{i}].role' must be one of: {', '.join(ROLES)}"
+        problem = _message_problem(message)
+        if problem is not None:
+            return f"'messages[{i}]{problem}"
+    if body.get("stream") is not None and not isinstance(body["stream"], bool):
+        return "'stream' must be a boolean"
     tools = body.get("tools")
     if tools is not None:
         if not isinstance(tools, list):
@@ -124,6 +135,16 @@ def _response_format_problem(response_format: Any) -> str | None:
     schema = (response_format.get("json_schema") or {}) if kind == "json_schema" else {}
     if kind == "json_schema" and not isinstance(schema.get("schema") if isinstance(schema, dict) else None, dict):
         return "'response_format.json_schema.schema' must be an object"
+    return None
+
+
+def _message_problem(message: dict[str, Any]) -> str | None:
+    """What is wrong with a message whose role is known: its content's type, or a tool result without its call."""
+    content = message.get("content")
+    if not (isinstance(content, str | list) or (content is None and message["role"] != "user")):
+        return ".content' must be a string or an array of content parts"
+    if message["role"] == "tool" and not isinstance(message.get("tool_call_id"), str):
+        return ".tool_call_id' is required for role 'tool'"
     return None
 
 

@@ -23,6 +23,7 @@ from lmconform.reference.faults.coverage_responses import (
     MULTI_ITEM_INPUT_REJECTED,
     TEXT_FORMAT_REQUIRED,
 )
+from lmconform.reference.faults.generated import UNKNOWN_TOOL_CHOICE_ACCEPTED
 from lmconform.reference.faults.responses import FLATTENED_TOOLS_REJECTED, FUNCTION_CALL_OUTPUT_REJECTED, is_nested_tool
 from lmconform.reference.model import content_text
 from lmconform.reference.store import MAX_BODY_BYTES
@@ -114,7 +115,7 @@ def turn_of(body: Any, faults: frozenset[str]) -> Turn:
         input=messages,
         instructions=_field(body, "instructions", "string", "instructions"),
         tools=tools,
-        tool_choice=_tool_choice(body.get("tool_choice")),
+        tool_choice=_tool_choice(body.get("tool_choice"), tools, faults),
         parallel_tool_calls=_field(body, "parallel_tool_calls", "boolean", "parallel_tool_calls"),
         temperature=_field(body, "temperature", "number", "temperature"),
         top_p=_field(body, "top_p", "number", "top_p"),
@@ -237,11 +238,14 @@ def _tool(i: int, tool: Any, faults: frozenset[str]) -> dict[str, Any]:
     return tool
 
 
-def _tool_choice(choice: Any) -> str | dict[str, Any]:
+def _tool_choice(choice: Any, tools: list[dict[str, Any]], faults: frozenset[str]) -> str | dict[str, Any]:
     if choice is None:
         return "auto"
     if choice in TOOL_CHOICES:
         return choice
     if isinstance(choice, dict) and choice.get("type") == "function" and isinstance(choice.get("name"), str):
+        if choice["name"] not in {tool.get("name") for tool in tools} and UNKNOWN_TOOL_CHOICE_ACCEPTED not in faults:
+            raise Rejected(f"Tool choice '{choice['name']}' not found in 'tools' parameter.", "tool_choice",
+                           "invalid_value")
         return choice
     raise Rejected("Invalid input", "tool_choice", "invalid_union")

@@ -9,7 +9,8 @@
     temperature = 0
     apis = ["chat", "models", "responses"]
     exclude = ["…"]          # or checks = ["…"]: globs over check ids
-    fuzz_examples = 0        # generated Responses chains per fuzz check
+    fuzz_examples = 0        # generated requests per generated case (0: none)
+    fuzz_sources = ["chains"] # which sources of generated cases play (default: all)
     upstream = true          # a proxy: also compare each answer with its upstream's (the proxy.diff checks)
     [[expected]]
     check = "client.void.tool_call_parsed"
@@ -35,7 +36,8 @@ from lmconform.target import DEFAULT_FUZZ_EXAMPLES, Target
 from lmconform.vocabulary import Outcome
 from tools.targets.process import RunningTarget
 
-RUN_KEYS = {"model", "max_tokens", "temperature", "apis", "checks", "exclude", "fuzz_examples", "upstream"}
+RUN_KEYS = {"model", "max_tokens", "temperature", "apis", "checks", "exclude", "fuzz_examples", "fuzz_sources",
+            "upstream"}
 
 
 @dataclass(frozen=True)
@@ -50,6 +52,7 @@ class TargetFile:
     checks: tuple[str, ...]
     exclude: tuple[str, ...]
     fuzz_examples: int
+    fuzz_sources: tuple[str, ...]
     upstream: bool
     expectations: Expectations
 
@@ -58,7 +61,7 @@ class TargetFile:
         """The target to run the suite against; also its upstream, which is asked the same requests."""
         return Target(base_url=base_url, api_key=api_key, model=self.model, label=label or self.label,
                       server_version=server_version, max_tokens=self.max_tokens, temperature=self.temperature,
-                      fuzz_examples=self.fuzz_examples)
+                      fuzz_examples=self.fuzz_examples, fuzz_sources=self.fuzz_sources)
 
 
 def load_target_file(path: Path) -> TargetFile:
@@ -81,6 +84,7 @@ def load_target_file(path: Path) -> TargetFile:
     return TargetFile(path=path, label=data["label"], start=data["start"], model=run.get("model"),
                       max_tokens=run.get("max_tokens"), temperature=run.get("temperature"), apis=apis,
                       checks=checks, exclude=exclude, fuzz_examples=run.get("fuzz_examples", DEFAULT_FUZZ_EXAMPLES),
+                      fuzz_sources=tuple(run.get("fuzz_sources", Target.fuzz_sources)),
                       upstream=run.get("upstream", False), expectations=expectations)
 
 

@@ -15,6 +15,7 @@ from lmconform.reference.faults import messages, native_chat  # noqa: F401
 from lmconform.reference.faults import coverage_chat, coverage_responses  # noqa: F401
 from lmconform.reference.faults import variants  # noqa: F401
 from lmconform.reference.faults import schema  # noqa: F401
+from lmconform.reference.faults import generated  # noqa: F401  (last in the catalogue)
 from lmconform.reference.faults.registry import FAULTS, Fault, Stage, apply, parse_faults
 
 __all__ = ["FAULTS", "Fault", "Stage", "apply", "parse_faults"]
