@@ -83,8 +83,11 @@ class _Dispatcher:
             path = streams[2] or "/"
         endpoint = _ENDPOINTS.get((request.method, _ID_PATH.sub(r"\1{id}", path)))
         if endpoint is None:
-            status = 200 if UNKNOWN_ROUTE_200 in faults else 404
-            return JSONResponse({"error": f"Unexpected endpoint or method. ({request.method} {path})"}, status)
+            message = f"Unexpected endpoint or method. ({request.method} {path})"
+            if UNKNOWN_ROUTE_200 in faults:  # LM Studio's answer, word for word
+                return JSONResponse({"error": message})
+            return JSONResponse({"error": {"message": message, "type": "invalid_request_error", "param": None,
+                                           "code": "not_found"}}, 404)
         return await endpoint(request, faults)
 
 

@@ -97,7 +97,8 @@ def _structured(body: dict[str, Any], prompt: str) -> str | None:
 def _answer(body: dict[str, Any]) -> Plan:
     messages = body["messages"]
     last = messages[-1]
-    if last["role"] == "tool":
+    # A tool's result is answered in words, unless the request requires a tool call still (OpenAI's "required").
+    if last["role"] == "tool" and not (body.get("tools") and body.get("tool_choice") == "required"):
         return Plan(f"The {_tool_name(messages, last)} tool returned: {content_text(last.get('content'))}")
     prompt = next((content_text(m.get("content")) for m in reversed(messages) if m["role"] == "user"), "")
     tools = body.get("tools") or []
