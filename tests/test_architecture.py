@@ -22,7 +22,7 @@ FLOORS = (
     ("lmconform.cases", "lmconform.snapshots"),
     ("lmconform.checks", "lmconform.record"),
     ("lmconform.fuzz",),
-    ("lmconform.run",),
+    ("lmconform.run", "lmconform.options"),
     ("lmconform.gate", "lmconform.plugin", "lmconform.report"),
     ("lmconform.cli", "lmconform.suites"),
 )

@@ -194,13 +194,17 @@ def test_body_that_is_not_json(client: httpx.Client, content: bytes) -> None:
     assert response.status_code == 400 and response.json() == {"error": "Request body must be a JSON object"}
 
 
-def test_unknown_route_answers_404_in_lm_studios_words(client: httpx.Client) -> None:
+def test_unknown_route_answers_404_in_lm_studios_words_as_an_openai_error(client: httpx.Client) -> None:
     response = client.post("/chat/completions", json={})
     assert response.status_code == 404
-    assert response.json() == {"error": "Unexpected endpoint or method. (POST /chat/completions)"}
+    assert response.json()["error"]["message"] == "Unexpected endpoint or method. (POST /chat/completions)"
     response = client.delete("/faults/stall/v1/models")
     assert response.status_code == 404
-    assert response.json() == {"error": "Unexpected endpoint or method. (DELETE /v1/models)"}
+    assert response.json()["error"] == {"message": "Unexpected endpoint or method. (DELETE /v1/models)",
+                                        "type": "invalid_request_error", "param": None, "code": "not_found"}
+    response = client.get("/faults/unknown-route-200/v1/nothing")
+    assert response.status_code == 200
+    assert response.json() == {"error": "Unexpected endpoint or method. (GET /v1/nothing)"}
 
 
 def test_models(client: httpx.Client) -> None:

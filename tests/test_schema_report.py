@@ -30,4 +30,5 @@ def test_a_schema_finding_shows_pointer_keyword_expected_actual_event_and_curl(t
     assert row["curl"].startswith("curl ") and "Reproduce: curl " in message
     assert "Expected: `/item_id`" in finished.stdout and "keyword `required`" in finished.stdout
     page = html.unescape(report.read_text())
-    assert "Expected: `/item_id`: present (keyword `required`" in page and "Reproduce: curl " in page
+    assert "Expected: `/item_id`: present (keyword `required`" in page
+    assert re.search(r"<h5>Reproduce</h5><pre class=\"curl\">curl -sS -N -X POST \S+/v1/responses", page)

@@ -32,8 +32,10 @@ from lmconform.wire.http import send
 PER_API = int(os.environ.get("LMCONFORM_FUZZ_SELF", "250"))
 TARGET = Target(base_url="http://reference.invalid", profile="reference")
 CHECKS = [check for check in REGISTRY.values() if check.requires <= TARGET.profile_requirements]
-# The client checks of each client the server's troubles header names.
-CLIENT_CHECKS = {"openai-python": "client.openai_python.", "openai-node": "client.void."}
+# The checks of each client the server's troubles header names: its replay, and a wire check that exists because
+# that client misreads a legal form (the openai SDK and a block without data once ids are set).
+CLIENT_CHECKS = {"openai-python": ("client.openai_python.", "sse.framing.no_empty_event_after_id"),
+                 "openai-node": ("client.void.",)}
 PATHS = {"chat": "/v1/chat/completions", "responses": "/v1/responses"}
 SOURCES = {api: next(case for case in load_cases(api) if case.source == streams.SOURCE) for api in PATHS}
 
@@ -68,7 +70,9 @@ def assert_no_false_alarm(exchange, verdicts) -> None:
     for check_id, verdict in verdicts.items():
         client = next((name for name, prefix in CLIENT_CHECKS.items() if check_id.startswith(prefix)), None)
         if client is None or client not in troubled:
-            assert verdict.outcome is Outcome.OK, f"form {form}: a false alarm of {check_id}\n{verdict.message}"
+            # INFO is worth knowing (arguments in one delta, say), never an alarm.
+            assert verdict.outcome in (Outcome.OK, Outcome.INFO), \
+                f"form {form}: a false alarm of {check_id}\n{verdict.message}"
     for client in troubled:
         failed = {check_id for check_id, verdict in verdicts.items()
                   if check_id.startswith(CLIENT_CHECKS[client]) and verdict.outcome is Outcome.FAILED}
@@ -112,7 +116,7 @@ def test_every_form_of_a_request_carries_the_same_generation(app):
         assert seen(example_in(api, everything)) == plain
 
 
-def test_keep_alives_after_id_lines_break_the_real_openai_sdk_and_no_wire_check(app):
+def test_keep_alives_after_id_lines_break_the_real_openai_sdk_and_only_the_wire_check_naming_that(app):
     # openai-python keeps the last event id after dispatching, so a blank line after a keep-alive comment is
     # dispatched as an event with empty data, which it then fails to parse (coverage-facts F16, openai 3.54).
     exchange, verdicts = judge_example(app, example_in("chat", {"ids", "keep-alives"}, seed=3))
@@ -120,6 +124,7 @@ def test_keep_alives_after_id_lines_break_the_real_openai_sdk_and_no_wire_check(
     sdk = verdicts["client.openai_python.stream_helper"]
     assert sdk.outcome is Outcome.FAILED and "JSONDecodeError" in sdk.failures[0].actual
     wire = {check_id: verdict.outcome for check_id, verdict in verdicts.items() if not check_id.startswith("client.")}
+    assert wire.pop("sse.framing.no_empty_event_after_id") is Outcome.FAILED
     assert wire and set(wire.values()) == {Outcome.OK}
 
 
