@@ -18,6 +18,7 @@ from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT202012
 
 from lmconform.schemas.documents import BASE_URI, LEVEL_KEY, escape
+from lmconform.schemas.fast import compiled
 from lmconform.vocabulary import Level
 
 LENIENCY = (Level.MUST, Level.SHOULD, Level.INFO)  # strictest first
@@ -56,6 +57,7 @@ class SchemaSet:
             (uri, Resource.from_contents(document, default_specification=DRAFT202012))
             for uri, document in documents.items()).crawl()
         self._validators: dict[str, Draft202012Validator] = {}
+        self._fast: dict[str, Any] = {}  # path -> lmconform.schemas.fast's check of validity, or None
         self._places: dict[int, str] = {}  # id(subschema) -> "chat/chunk.json#/properties/created"
         for uri, document in documents.items():
             self._index(document, uri.removeprefix(BASE_URI) + "#")
@@ -108,8 +110,25 @@ class SchemaSet:
         self._keep.append(copy)
         return copy
 
+    def valid(self, path: str, payload: Any) -> bool | None:
+        """True when the fast path finds `payload` valid; None when it cannot say (it rejects it, or the schema has
+        no fast path), and jsonschema decides."""
+        fast = self._fast.get(path, self._fast)
+        if fast is self._fast:
+            fast = self._fast[path] = compiled(self.validator(path).schema)
+        if fast is None:
+            return None
+        try:
+            fast(payload)
+        except Exception:  # a rejection, or a corner the generated code trips on: jsonschema decides either way
+            return None
+        return True
+
     def findings(self, path: str, payload: Any) -> list[SchemaFinding]:
-        """Every failing keyword of `payload` against the schema at `path`."""
+        """Every failing keyword of `payload` against the schema at `path`: none for a payload the fast path
+        accepts, jsonschema's own for any other."""
+        if self.valid(path, payload):
+            return []
         validator = self.validator(path)
         errors = list(validator.iter_errors(payload))
         return [self._finding(path, validator.schema, error) for error in errors] if errors else []
