@@ -49,7 +49,7 @@ def tool_calls_empty_list(body: dict[str, Any]) -> dict[str, Any]:
 @fault("tool-id-empty", Stage.CHAT_TOOL_CALLS, api="chat",
        summary='tool calls carry `"id": ""`: first delta or message (stream and non-stream)',
        seen_in="LM Studio 0.3.21 beta 3 (lmstudio-bug-tracker#830; Crush, thane-ai-agent)",
-       findings={"chat.stream.tool_call.starts_with_id_and_name", "chat.message.tool_call.id_nonempty"})
+       findings={"chat.stream.tool_call.starts_with_id_and_name", "chat.message.tool_call.id_nonempty", "schema.chat.completion.must"})
 def tool_id_empty(calls: list[Entry]) -> list[Entry]:
     return [{**call, "id": ""} for call in calls]
 
@@ -138,7 +138,7 @@ def role_repeated(lines: list[Line]) -> list[Line]:
 @fault("chunk-created-missing", Stage.CHAT_STREAM, api="chat",
        summary="stream chunks carry no `created` and no `model` (stream only)",
        seen_in="hand-written encoders; Zed's LM Studio client requires both (crates/lmstudio/src/lmstudio.rs)",
-       findings={"chat.stream.chunk.required_fields"})
+       findings={"chat.stream.chunk.required_fields", "schema.chat.chunk.should"})
 def chunk_created_missing(lines: list[Line]) -> list[Line]:
     return _each_chunk(lines, lambda chunk: {k: v for k, v in chunk.items() if k not in ("created", "model")})
 
@@ -208,6 +208,6 @@ def context_overflow_500(refusal: Response) -> Response:
 @fault("models-bare-list", Stage.MODELS_REPLY, api="models",
        summary="`GET /v1/models` answers 200 with a bare JSON list of model entries, no `object`/`data` envelope",
        seen_in="hand-written mock servers",
-       findings={"models.list.openai_shape"})
+       findings={"models.list.openai_shape", "http.status.success_for_valid_request", "schema.models.list.must"})
 def models_bare_list(reply: Response) -> Response:
     return JSONResponse(json.loads(reply.body)["data"])

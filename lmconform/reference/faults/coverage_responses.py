@@ -43,7 +43,7 @@ STRUCTURED_OUTPUT_IGNORED = flag(
 @fault("responses-tools-omitted", Stage.RESPONSES_OBJECT, api="responses",
        summary="a response to a request without tools has no `tools` key (stream and non-stream)",
        seen_in="LM Studio 0.3.29 (lmstudio-bug-tracker#1174; rig PR#1021)",
-       findings={"responses.body.resource_fields_present"})
+       findings={"responses.body.resource_fields_present", "schema.responses.event.info", "schema.responses.response.info"})
 def responses_tools_omitted(response: dict[str, Any]) -> dict[str, Any]:
     return response if response.get("tools") else {k: v for k, v in response.items() if k != "tools"}
 
@@ -51,7 +51,7 @@ def responses_tools_omitted(response: dict[str, Any]) -> dict[str, Any]:
 @fault("annotations-missing", Stage.RESPONSES_OBJECT, api="responses",
        summary="`output_text` parts have no `annotations` list (stream and non-stream)",
        seen_in="LM Studio 0.3.30 (lmstudio-bug-tracker#1089; ElizaOS, the Vercel AI SDK's schema)",
-       findings={"responses.body.output_text_annotations"})
+       findings={"responses.body.output_text_annotations", "schema.responses.event.should", "schema.responses.response.should"})
 def annotations_missing(response: dict[str, Any]) -> dict[str, Any]:
     def part(value: Any) -> Any:
         return {k: v for k, v in value.items() if k != "annotations"} if isinstance(value, dict) else value
@@ -90,7 +90,7 @@ def content_part_added_missing(events: list[Event]) -> list[Event]:
                "(stream only)",
        seen_in="llama.cpp's llama-server b11669",
        findings={"responses.stream.text_event_indexes", "responses.stream.items_opened_before_parts",
-                 SDK_RESPONSES_RAISES})
+                 SDK_RESPONSES_RAISES, "schema.responses.event.must", "schema.responses.event.should"})
 def text_event_index_missing(events: list[Event]) -> list[Event]:
     def located(event: Event) -> bool:
         return event["type"].startswith(("response.output_text.", "response.content_part."))
@@ -102,7 +102,7 @@ def text_event_index_missing(events: list[Event]) -> list[Event]:
 @fault("delta-logprobs-missing", Stage.RESPONSES_EVENTS, api="responses",
        summary="`response.output_text.delta` events carry no `logprobs` list (stream only)",
        seen_in="LiteLLM 2026-05 (BerriAI/litellm PR#28899); Open Responses requires the list",
-       findings={"responses.stream.text_delta_logprobs"})
+       findings={"responses.stream.text_delta_logprobs", "schema.responses.event.info"})
 def delta_logprobs_missing(events: list[Event]) -> list[Event]:
     return [{k: v for k, v in event.items() if k != "logprobs"} if event["type"] == "response.output_text.delta"
             else event for event in events]
@@ -112,7 +112,7 @@ def delta_logprobs_missing(events: list[Event]) -> list[Event]:
        summary='a refused Responses request gets `{"error": "<message>"}`, a bare string, not an error object',
        seen_in="mlx-based servers (Blaizzy/nativ PR#195); LM Studio's chat endpoint answers so (#670)",
        findings={"errors.body.openai_error_object", "responses.chain.unknown_id_is_400_not_found",
-                 "responses.tools.nested_error_is_lmstudio_zod"})
+                 "responses.tools.nested_error_is_lmstudio_zod", "schema.errors.body.must"})
 def responses_error_string(refusal: Response) -> Response:
     message = json.loads(refusal.body)["error"]["message"]
     return JSONResponse({"error": message}, status_code=refusal.status_code)

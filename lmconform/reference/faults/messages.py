@@ -100,7 +100,7 @@ def error_openai_shape(refusal: Response) -> Response:
        summary="a request that deserves a 400 is answered HTTP 500 `api_error`",
        seen_in="llama.cpp's llama-server (a request without `messages`); LM Studio's engine errors "
                "(lmstudio-bug-tracker#2220)",
-       findings={"errors.status.client_error_for_invalid_request", "messages.request.max_tokens_required"})
+       findings={"errors.status.client_error_for_invalid_request", "messages.request.max_tokens_required", "errors.status.not_server_error"})
 def bad_request_500(refusal: Response) -> Response:
     _, message = _refusal_parts(refusal)
     return JSONResponse({"type": "error", "error": {"type": "api_error", "message": message}}, 500)

@@ -32,7 +32,7 @@ def _without_nulls(value: Any) -> Any:
 @fault("created-not-integer", Stage.CHAT_OBJECT, api="chat",
        summary="`created` is a string of digits instead of an integer (stream and non-stream)",
        seen_in="servers that format the timestamp as text",
-       findings={"schema.chat.chunk.should", "schema.chat.completion.should"})
+       findings={"schema.chat.chunk.should", "schema.chat.completion.should", "chat.stream.chunk.required_fields"})
 def created_not_integer(rendered: JsonObject) -> JsonObject:
     return {**rendered, "created": str(rendered["created"])}
 
@@ -73,7 +73,7 @@ def chat_nulls_omitted(rendered: JsonObject) -> JsonObject:
 @fault("response-output-missing", Stage.RESPONSES_BODY, api="responses",
        summary="the response object of a non-stream answer has no `output` (non-stream only)",
        seen_in="servers that return only `output_text`",
-       findings={"generation.answer.not_empty", "responses.tools.flattened_accepted", "schema.responses.response.must"})
+       findings={"generation.answer.not_empty", "responses.tools.flattened_accepted", "schema.responses.response.must", "responses.body.resource_fields_present", "responses.tool_choice.required_honoured_or_refused"})
 def response_output_missing(response: JsonObject) -> JsonObject:
     return _without(response, "output")
 
@@ -82,7 +82,7 @@ def response_output_missing(response: JsonObject) -> JsonObject:
        summary="the events of an item's content (parts, deltas, what is done) carry no `item_id` (stream only)",
        seen_in="hand-written Responses encoders",
        findings={"responses.stream.function_call_arguments_done", "schema.responses.event.must",
-                 "schema.responses.event.should"})
+                 "schema.responses.event.should", "responses.stream.text_event_indexes"})
 def event_item_id_missing(events: list[JsonObject]) -> list[JsonObject]:
     return [_without(event, "item_id") for event in events]
 
@@ -107,7 +107,7 @@ def response_nulls_omitted(response: JsonObject) -> JsonObject:
 @fault("error-message-missing", Stage.RESPONSES_ERROR, api="responses",
        summary="the error object of a refused Responses request has no `message`",
        seen_in="servers that report only an error code",
-       findings={"responses.chain.unknown_id_not_accepted", "responses.tools.nested_error_is_lmstudio_zod",
+       findings={ "responses.tools.nested_error_is_lmstudio_zod",
                  "schema.errors.body.must", "errors.body.has_error_message"})
 def error_message_missing(error: JsonObject) -> JsonObject:
     return _without(error, "message")
@@ -124,7 +124,7 @@ def error_type_missing(error: JsonObject) -> JsonObject:
 @fault("error-param-missing", Stage.RESPONSES_ERROR, api="responses",
        summary="the error object of a refused Responses request has no `param`",
        seen_in="llama.cpp's server (its errors carry code, message and type)",
-       findings={"responses.tools.nested_error_is_lmstudio_zod", "responses.tools.nested_rejected_or_honoured",
+       findings={"responses.tools.nested_error_is_lmstudio_zod",
                  "schema.errors.body.info"})
 def error_param_missing(error: JsonObject) -> JsonObject:
     return _without(error, "param")

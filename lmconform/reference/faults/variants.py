@@ -67,7 +67,7 @@ def usage_timings(lines: list[Line]) -> list[Line]:
 
 @variant("usage-chunk-with-choice", Stage.CHAT_STREAM, api="chat",
          summary="the usage chunk carries `choices: [{index: 0, delta: {}}]` instead of `[]` (stream only)",
-         seen_in="LiteLLM proxy (BerriAI/litellm#28735); mlx-dspark#37")
+         seen_in="LiteLLM proxy (BerriAI/litellm#28735); mlx-dspark#37", findings={"schema.chat.chunk.info"})
 def usage_chunk_with_choice(lines: list[Line]) -> list[Line]:
     return _each_chunk(lines, lambda chunk: {**chunk, "choices": [{"index": 0, "delta": {}}]}
                        if "usage" in chunk and not chunk["choices"] else chunk)
@@ -127,7 +127,7 @@ def content_empty_with_tool_calls(body: dict[str, Any]) -> dict[str, Any]:
 @variant("error-object-integer-code", Stage.CHAT_REFUSAL, api="chat",
          summary='chat refusals as an error object whose `code` is the integer status: `{"error": {"message", '
                  '"type", "code": 400}}`',
-         seen_in="llama.cpp's llama-server; vLLM (responses/test_errors.py)")
+         seen_in="llama.cpp's llama-server; vLLM (responses/test_errors.py)", findings={"schema.errors.body.info"})
 def error_object_integer_code(refusal: Response) -> Response:
     message = json.loads(refusal.body)["error"]
     error = {"message": message, "type": "invalid_request_error", "code": refusal.status_code}
