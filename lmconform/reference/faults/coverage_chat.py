@@ -49,7 +49,8 @@ def tool_calls_empty_list(body: dict[str, Any]) -> dict[str, Any]:
 @fault("tool-id-empty", Stage.CHAT_TOOL_CALLS, api="chat",
        summary='tool calls carry `"id": ""`: first delta or message (stream and non-stream)',
        seen_in="LM Studio 0.3.21 beta 3 (lmstudio-bug-tracker#830; Crush, thane-ai-agent)",
-       findings={"chat.stream.tool_call.starts_with_id_and_name", "chat.message.tool_call.id_nonempty", "schema.chat.completion.must"})
+       findings={"chat.stream.tool_call.starts_with_id_and_name", "chat.message.tool_call.id_nonempty",
+                 "schema.chat.completion.must"})
 def tool_id_empty(calls: list[Entry]) -> list[Entry]:
     return [{**call, "id": ""} for call in calls]
 

@@ -43,7 +43,8 @@ STRUCTURED_OUTPUT_IGNORED = flag(
 @fault("responses-tools-omitted", Stage.RESPONSES_OBJECT, api="responses",
        summary="a response to a request without tools has no `tools` key (stream and non-stream)",
        seen_in="LM Studio 0.3.29 (lmstudio-bug-tracker#1174; rig PR#1021)",
-       findings={"responses.body.resource_fields_present", "schema.responses.event.info", "schema.responses.response.info"})
+       findings={"responses.body.resource_fields_present", "schema.responses.event.info",
+                 "schema.responses.response.info"})
 def responses_tools_omitted(response: dict[str, Any]) -> dict[str, Any]:
     return response if response.get("tools") else {k: v for k, v in response.items() if k != "tools"}
 
