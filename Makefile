@@ -9,7 +9,7 @@ API_KEY  ?=
 MODEL    ?=
 REPORTS  := reports
 
-.PHONY: report matrix test test-real targets bench install clean
+.PHONY: report matrix matrix-real snapshots-real test test-real fuzz-self targets bench bench-real install clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -60,12 +60,36 @@ targets: $(STAMP)
 test: $(STAMP) $(CHROMIUM) targets
 	$(BIN)/python -m pytest tests -p no:cacheprovider
 
+# What the project publishes about the real servers, from the runs `make test` makes: the compatibility matrix
+# (docs/compatibility.md and .html) and the shapes of their answers per version (fixtures/snapshots/<server>-<V>/).
+# `make test` fails when what is committed no longer matches what the servers do; these rewrite it.
+matrix-real: $(STAMP) targets
+	LMCONFORM_WRITE_COMPATIBILITY=1 $(BIN)/python -m pytest tests/test_real_targets.py -p no:cacheprovider -q -s \
+	    -k published_compatibility_matrix
+
+snapshots-real: $(STAMP) targets
+	LMCONFORM_WRITE_SNAPSHOTS=1 $(BIN)/python -m pytest tests/test_real_targets.py -p no:cacheprovider -q -s \
+	    -k shapes_stored_for_its_version
+
 # Only the real servers, with every test's outcome listed.
 test-real: $(STAMP) targets
 	$(BIN)/python -m pytest tests/test_real_targets.py tests/test_proxy_gate.py -p no:cacheprovider -rA
 
+# lmconform's own checks on many more generated wire forms than `make test` sends (FUZZ_SELF answers of each
+# API): any check that fails a legal stream is a false alarm to fix.
+FUZZ_SELF ?= 5000
+fuzz-self: $(STAMP)
+	LMCONFORM_FUZZ_SELF=$(FUZZ_SELF) $(BIN)/python -m pytest tests/test_stream_forms.py -p no:cacheprovider -q \
+	    -k false_alarm
+
+# schemathesis (the `bench` group) is installed for the benchmarks only: `bench fuzz` measures against it.
 bench: $(STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[test,bench]'
 	$(BIN)/python -m bench
+
+# What running cases concurrently (pytest -n 2) saves against the real model servers.
+bench-real: $(STAMP) targets
+	$(BIN)/python -m bench real
 
 clean:
 	rm -rf $(VENV) $(REPORTS)/*.html $(REPORTS)/*.json $(REPORTS)/*.xml

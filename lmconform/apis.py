@@ -8,20 +8,22 @@ entry here, a normaliser in lmconform.normalize and its cases; tests/test_apis.p
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from lmconform.normalize import messages, native_chat, responses
 from lmconform.normalize.chat import normalize_chat
 from lmconform.normalize.events import Generation
-from lmconform.normalize.responses import continuation, normalize_responses, response_id
 from lmconform.normalize.vscodelm import CHAT_RESPONSE, normalize_vscodelm
 from lmconform.target import HTTP, STDIO
 from lmconform.wire.exchange import Exchange
 
 Normaliser = Callable[[Exchange], Generation]
-# A further turn's body: from the request's body, the turn's own fields, the previous answer's id (or None) and
-# (call id, output) when the turn answers a function call.
-Continuation = Callable[[dict, dict, "str | None", "tuple[str, str] | None"], dict]
+# A further turn's body: from the request's body, the turn's own fields, the previous answer's id (or None), and
+# when the turn answers a function call, (call id, output) and the answer that made the call (an API that keeps
+# no conversation sends that answer back).
+Continuation = Callable[[dict, dict, "str | None", "tuple[str, str] | None", "Exchange | None"], dict]
 
 
 @dataclass(frozen=True)
@@ -36,8 +38,8 @@ class Api:
     output_cap: str | None = None  # the request field a run's --max-tokens fills in
     # String fields whose values are enumerations clients branch on: kept, not masked, in shape snapshots.
     enumerations: frozenset[str] = frozenset({"object", "type"})
-    # For an API that continues conversations server-side: how a case's further turns are built, and the id of an
-    # answer that a later turn continues.
+    # For an API whose cases have further turns: how a turn's body is built, and (for one that continues
+    # conversations server-side) the id of an answer that a later turn continues.
     continuation: Continuation | None = None
     answer_id: Callable[[Exchange], str | None] | None = None
     model_field: str = "model"  # the request field the target's model fills in
@@ -49,16 +51,21 @@ class Api:
 
     @property
     def slug(self) -> str:
-        """The endpoint in a file name: `/v1/chat/completions` → `chat-completions`."""
-        return self.path.removeprefix("/v1/").replace("/", "-")
+        """The endpoint in a file name: `/v1/chat/completions` → `chat-completions`, `/api/v1/chat` → `chat`."""
+        return re.sub(r"^/(api/)?v1/", "", self.path).replace("/", "-")
 
 
 APIS: dict[str, Api] = {api.name: api for api in (
     Api("chat", "Chat completions", HTTP, "POST", "/v1/chat/completions", normalize_chat, "max_tokens",
         frozenset({"object", "role", "finish_reason", "type"})),
     Api("models", "Model list", HTTP, "GET", "/v1/models"),
-    Api("responses", "Responses", HTTP, "POST", "/v1/responses", normalize_responses, "max_output_tokens",
-        frozenset({"object", "role", "status", "type"}), continuation, response_id),
+    Api("responses", "Responses", HTTP, "POST", "/v1/responses", responses.normalize_responses,
+        "max_output_tokens", frozenset({"object", "role", "status", "type"}), responses.continuation,
+        responses.response_id),
+    Api("messages", "Anthropic Messages", HTTP, "POST", "/v1/messages", messages.normalize_messages, "max_tokens",
+        frozenset({"role", "stop_reason", "type"}), messages.continuation),
+    Api("native_chat", "LM Studio native chat", HTTP, "POST", "/api/v1/chat", native_chat.normalize_native_chat,
+        "max_output_tokens", frozenset({"type"}), native_chat.continuation, native_chat.response_id),
     # The VS Code language-model bridge protocol: newline-delimited JSON-RPC 2.0 on a process's stdio. A case's
     # turns are further messages to the same process; the history a chat turn carries is built in
     # lmconform.run.play_stdio.

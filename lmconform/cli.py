@@ -1,5 +1,5 @@
 """`lmconform` command line: the reference server and its faults, fingerprints, snapshot diffs, matrices, recording,
-the proxy gate, and the reference VS Code language-model bridge.
+the proxy gate, the OpenAPI document of the schemas, and the reference VS Code language-model bridge.
 
 The conformance suite itself runs under pytest (`pytest suites --endpoint URL`), so CI tooling that already
 speaks pytest (JUnit XML, HTML reports, selection) works unchanged.
@@ -14,8 +14,10 @@ from lmconform import fingerprint
 from lmconform.bridge.cli import register as register_bridge
 from lmconform.exit_status import USAGE_ERROR
 from lmconform.gate import register as register_gate
+from lmconform.openapi import register as register_openapi
 from lmconform.record import register as register_record
 from lmconform.reference.store import DEFAULT_STORE_SIZE
+from lmconform.reference.streams import DEFAULT_PAUSE_S
 from lmconform.report.matrix_cli import register as register_matrix
 from lmconform.snapshots import diff as snapshots_diff
 
@@ -30,7 +32,7 @@ def _serve(args: argparse.Namespace) -> int:
         print(f"lmconform serve: {error}", file=sys.stderr)
         return USAGE_ERROR
     try:
-        serve_forever(args.host, args.port, faults, store_size=args.store_size)
+        serve_forever(args.host, args.port, faults, store_size=args.store_size, stream_pause=args.stream_pause)
     except OSError as error:
         print(f"lmconform serve: cannot listen on {args.host}:{args.port}: {error.strerror or error}", file=sys.stderr)
         return 1
@@ -60,6 +62,10 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--store-size", type=int, default=DEFAULT_STORE_SIZE, metavar="N",
                        help=f"responses kept for previous_response_id, least recently used evicted "
                             f"(default {DEFAULT_STORE_SIZE})")
+    serve.add_argument("--stream-pause", type=float, default=DEFAULT_PAUSE_S, metavar="SECONDS",
+                       help="in a generated wire form (/streams/FORM/v1/ or lmconform-stream=FORM in a request), the "
+                            "pause after a write that splits a character or a CRLF pair, so that a reader gets it "
+                            f"as a TCP segment of its own (default {DEFAULT_PAUSE_S:g})")
     serve.set_defaults(handler=_serve)
 
     faults = commands.add_parser("faults", help="list the reference server's faults, one line each")
@@ -70,6 +76,7 @@ def build_parser() -> argparse.ArgumentParser:
     register_matrix(commands)
     register_record(commands)
     register_gate(commands)
+    register_openapi(commands)
     register_bridge(commands)
     return parser
 

@@ -11,15 +11,19 @@ from pathlib import Path
 
 def write_json_atomically(path: Path, document: dict) -> None:
     """Write beside the destination and rename, so a crash never leaves a half-written results file."""
+    write_text_atomically(path, json.dumps(document, indent=2, ensure_ascii=False) + "\n")
+
+
+def write_text_atomically(path: Path, text: str) -> None:
+    """`text` as UTF-8, written beside the destination and renamed into place."""
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     umask = os.umask(0)
     os.umask(umask)
     os.chmod(temporary, 0o666 & ~umask)  # mkstemp's private 0600 is for the temporary name, not the result
     try:
-        with os.fdopen(handle, "w") as stream:
-            json.dump(document, stream, indent=2, ensure_ascii=False)
-            stream.write("\n")
+        with os.fdopen(handle, "w", encoding="utf-8") as stream:
+            stream.write(text)
         os.replace(temporary, path)
     except BaseException:
         os.unlink(temporary)

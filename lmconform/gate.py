@@ -4,7 +4,9 @@ The upstream is the reference server with one fault at a time; the suite runs ag
 the proxy. Of the checks the defect fails straight from the upstream, each one is *repaired* (it passes through
 the proxy), *passed through* (it fails there too), or one the proxy fails anyway, with a clean upstream as well
 (so the gate cannot tell). A check that fails only through the proxy, and not through the proxy with a clean
-upstream either, is *introduced*: the proxy turned the defect into another one.
+upstream either, is *introduced*: the proxy turned the defect into another one. A check that fails straight from
+the clean upstream too is about the upstream's own dialect (LM Studio's bare-string chat errors), not about the
+fault: it is in no row.
 
 The expected rows are data (fixtures/gates/<proxy>.toml), compared exactly:
 
@@ -24,6 +26,10 @@ From the command line, against any proxy that routes a model name per fault to `
     lmconform serve --port 1234 &
     lmconform gate --proxy http://127.0.0.1:4000 --api-key "$KEY" --upstream http://127.0.0.1:1234 \
         --model reference --model-template 'reference+{fault}' --expect gate.toml --markdown gate.md
+
+With `--stream-fuzz N` the gate sends N generated answers of the clean server instead, each in a legal but unusual
+wire form, through the proxy (the `--model` route) and straight to the server, and sorts what differs by the
+smallest form that causes it (lmconform.run.transparency); the expected rows are the file's `[stream_fuzz]`.
 """
 
 from __future__ import annotations
@@ -40,8 +46,18 @@ from lmconform.apis import APIS
 from lmconform.checks.registry import REGISTRY
 from lmconform.exit_status import UNREACHABLE, USAGE_ERROR
 from lmconform.expectations import ExpectationError
+from lmconform.files import write_text_atomically
 from lmconform.reference.faults import FAULTS
 from lmconform.run import Run, TargetUnreachable, discover, run_suite
+from lmconform.run.transparency import (
+    findings_text,
+    fuzz_streams,
+    load_expected,
+    serves_forms,
+    stream_differences,
+    stream_table,
+    stream_toml,
+)
 from lmconform.target import Target, normalize_base_url
 from lmconform.vocabulary import Outcome
 from lmconform.wire.redact import redact_text
@@ -77,9 +93,12 @@ def failing_checks(run: Run) -> frozenset[str]:
     return frozenset(verdict.check.id for verdict in run.verdicts if verdict.outcome is not Outcome.OK)
 
 
-def gate_row(fault: str, straight: frozenset[str], proxied: frozenset[str], proxied_clean: frozenset[str]) -> GateRow:
+def gate_row(fault: str, straight: frozenset[str], proxied: frozenset[str], proxied_clean: frozenset[str],
+             straight_clean: frozenset[str] = frozenset()) -> GateRow:
+    straight = straight - straight_clean  # the upstream fails those without the fault: the fault is not why
     return GateRow(fault, repaired=straight - proxied, passed_through=(straight & proxied) - proxied_clean,
-                   introduced=proxied - straight - proxied_clean, proxy_fails_anyway=straight & proxied & proxied_clean)
+                   introduced=proxied - straight - straight_clean - proxied_clean,
+                   proxy_fails_anyway=straight & proxied & proxied_clean)
 
 
 def run_gate(faults: Iterable[str], straight: Callable[[str | None], Target],
@@ -93,8 +112,10 @@ def run_gate(faults: Iterable[str], straight: Callable[[str | None], Target],
             return pool.submit(lambda: failing_checks(run_suite(target, apis)))
 
         clean = {apis: failing(proxied(None), apis) for apis in set(apis_of.values())}
+        upstream_clean = {apis: failing(straight(None), apis) for apis in set(apis_of.values())}
         runs = {fault: (failing(straight(fault), apis), failing(proxied(fault), apis)) for fault, apis in apis_of.items()}
-        return [gate_row(fault, runs[fault][0].result(), runs[fault][1].result(), clean[apis_of[fault]].result())
+        return [gate_row(fault, runs[fault][0].result(), runs[fault][1].result(), clean[apis_of[fault]].result(),
+                         upstream_clean[apis_of[fault]].result())
                 for fault in faults]
 
 
@@ -160,14 +181,33 @@ def register(subparsers) -> argparse.ArgumentParser:
                         help="the reference server the proxy forwards to (`lmconform serve`)")
     parser.add_argument("--model", required=True, metavar="NAME",
                         help="the model name the proxy routes to the clean reference server")
-    parser.add_argument("--model-template", required=True, metavar="TEMPLATE",
-                        help="the model name the proxy routes to a fault, with {fault} for its name")
+    parser.add_argument("--model-template", metavar="TEMPLATE",
+                        help="the model name the proxy routes to a fault, with {fault} for its name (required but "
+                             "with --stream-fuzz)")
     parser.add_argument("--fault", action="append", metavar="NAME",
                         help="only this fault (repeatable); default: every fault but stall and body-too-large")
+    parser.add_argument("--stream-fuzz", type=int, metavar="N",
+                        help="instead of the faults: N generated answers of the clean server, each in a legal but "
+                             "unusual wire form, through the proxy and straight to the server; a difference shrinks "
+                             "to the smallest form that causes it")
+    parser.add_argument("--stream-seed", type=int, default=0, metavar="S",
+                        help="the seed that draws the --stream-fuzz answers (default 0)")
+    parser.add_argument("--write-expect", type=Path, metavar="PATH",
+                        help="with --stream-fuzz: also write what was found as a gate file's [stream_fuzz] section, "
+                             "to keep as the expected rows once each reason is written")
     parser.add_argument("--expect", type=Path, metavar="GATE.toml", help="the expected rows; a difference exits 1")
     parser.add_argument("--markdown", type=Path, metavar="PATH", help="also write the rows as a Markdown table")
     parser.set_defaults(handler=run_gate_command)
     return parser
+
+
+def _written(path: Path, text: str, refuse: Callable[[str], int]) -> bool:
+    try:
+        write_text_atomically(path, text)
+    except OSError as error:
+        refuse(f"{path}: cannot write: {error.strerror or error}")
+        return False
+    return True
 
 
 def run_gate_command(args: argparse.Namespace) -> int:
@@ -175,14 +215,27 @@ def run_gate_command(args: argparse.Namespace) -> int:
         print(f"lmconform gate: {redact_text(message, [args.api_key] if args.api_key else [])}", file=sys.stderr)
         return status
 
+    if args.stream_fuzz is not None:
+        if args.stream_fuzz < 1:
+            return refuse(f"--stream-fuzz takes a positive number of answers, not {args.stream_fuzz}")
+        if args.fault:
+            return refuse("--fault and --stream-fuzz are two gates: run them one at a time")
+    elif not args.model_template or "{fault}" not in args.model_template:
+        return refuse("--model-template must contain {fault}")
     faults = tuple(args.fault or GATE_FAULTS)
     unknown = [fault for fault in faults if fault not in FAULTS]
     if unknown:
         return refuse(f"no fault is called {', '.join(unknown)} (see `lmconform faults`)")
-    if "{fault}" not in args.model_template:
-        return refuse("--model-template must contain {fault}")
     try:
-        expected = load_gate_file(args.expect) if args.expect else None
+        if args.stream_fuzz is not None:
+            expected = load_expected(args.expect) if args.expect else None
+            if args.expect and expected is None:
+                return refuse(f"{args.expect}: no [stream_fuzz] section to compare the answers with")
+            if expected is not None and (expected.seed, expected.examples) != (args.stream_seed, args.stream_fuzz):
+                return refuse(f"{args.expect} holds the rows of {expected.examples} answers drawn with seed "
+                              f"{expected.seed}: run with --stream-fuzz {expected.examples} --stream-seed {expected.seed}")
+        else:
+            expected = load_gate_file(args.expect) if args.expect else None
     except ExpectationError as error:
         return refuse(str(error))
     urls = {}
@@ -205,19 +258,27 @@ def run_gate_command(args: argparse.Namespace) -> int:
             discover(target)
         except TargetUnreachable as error:
             return refuse(f"{name} at {target.base_url} cannot be reached: {error}", UNREACHABLE)
-    rows = run_gate(faults, straight, proxied)
-    table = gate_table(rows)
-    print(table)
-    if args.markdown:
-        try:
-            args.markdown.parent.mkdir(parents=True, exist_ok=True)
-            args.markdown.write_text(table + "\n", encoding="utf-8")
-        except OSError as error:
-            return refuse(f"{args.markdown}: cannot write: {error.strerror or error}")
-    if expected is not None:
-        differences = gate_differences(rows, [row for row in expected.rows if row.fault in faults])
-        if differences:
-            print(f"lmconform gate: {len(differences)} differences from {args.expect}:", *differences,
-                  sep="\n", file=sys.stderr)
-            return 1
+    if args.stream_fuzz is not None:
+        if not serves_forms(straight(None)):
+            return refuse(f"the upstream at {upstream} answers no generated wire form: --stream-fuzz needs "
+                          "lmconform's reference server there (lmconform serve)")
+        result = fuzz_streams(proxied(None), straight(None), args.stream_fuzz, args.stream_seed)
+        table = stream_table(result)
+        print(table)
+        if result.rows:
+            print("\n" + findings_text(result))
+        differences = stream_differences(result, expected) if expected is not None else []
+        if args.write_expect and not _written(args.write_expect, stream_toml(result), refuse):
+            return USAGE_ERROR
+    else:
+        rows = run_gate(faults, straight, proxied)
+        table = gate_table(rows)
+        print(table)
+        differences = gate_differences(rows, [row for row in expected.rows if row.fault in faults]) if expected else []
+    if args.markdown and not _written(args.markdown, table + "\n", refuse):
+        return USAGE_ERROR
+    if differences:
+        print(f"lmconform gate: {len(differences)} differences from {args.expect}:", *differences, sep="\n",
+              file=sys.stderr)
+        return 1
     return 0

@@ -6,10 +6,8 @@ Its session fixtures start nothing unless a suite test asks for them: the projec
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import time
-from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -17,198 +15,30 @@ import pytest
 
 from lmconform.cases import CaseError
 from lmconform.checks.registry import unmatched_patterns
-from lmconform.exit_status import UNREACHABLE, USAGE_ERROR
-from lmconform.run import RunPlan, TargetUnreachable, discover
-from lmconform.target import (
-    BRIDGE_PROFILES,
-    DEFAULT_FUZZ_EXAMPLES,
-    DEFAULT_MAX_BODY_BYTES,
-    DEFAULT_READ_TIMEOUT_S,
-    PROFILES,
-    Target,
-    normalize_base_url,
-    parse_command,
-    shown_command,
-)
+from lmconform.exit_status import UNREACHABLE
+from lmconform.options import add_options, target_from_options, upstream_from_options, usage_error
+from lmconform.run import RunPlan, TargetUnreachable, discover, results_record
 from lmconform.vocabulary import Outcome
 
 RUN_KEY = pytest.StashKey["Run | None"]()
 PLAN_KEY = pytest.StashKey[RunPlan]()
 RECORDS_KEY = pytest.StashKey["VerdictRecords"]()
 FAILURE_TEXT_KEY = pytest.StashKey[str]()
-VERDICT_PROPERTY = "lmconform"
+VERDICT_KEY = pytest.StashKey[dict]()  # the verdict's results-record row, carried to the test's reports
+NOTHING_TO_JUDGE_KEY = pytest.StashKey[bool]()
+STEP_SUMMARY = "GITHUB_STEP_SUMMARY"  # GitHub Actions shows Markdown appended to this file on the run's page
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    group = parser.getgroup("lmconform", "lmconform: conformance of an OpenAI-compatible endpoint")
-    group.addoption("--endpoint", help="base URL of the target, with or without /v1 (default: the embedded reference server)")
-    group.addoption("--upstream", metavar="URL",
-                    help="differential mode: also send every case straight to this upstream and report what the "
-                         "target (a proxy) changes")
-    group.addoption("--upstream-api-key", help="API key of the upstream (default: $LMCONFORM_UPSTREAM_API_KEY)")
-    group.addoption("--upstream-model", help="model id at the upstream (default: its first listed model)")
-    group.addoption("--api-key", help="API key sent as a Bearer token (default: $LMCONFORM_API_KEY); shown as [Filtered]")
-    group.addoption("--model", help="model id to request (default: the first id listed by GET /v1/models)")
-    group.addoption("--max-tokens", metavar="N", help="output cap for requests that set none (real models)")
-    group.addoption("--temperature", metavar="T", help="temperature for requests that set none (0: repeatable)")
-    group.addoption("--target-name", help="label of the target in reports (default: the host, or 'reference')")
-    group.addoption("--server-version", help="server version, for reports and snapshots (LM Studio publishes none)")
-    group.addoption("--profile", metavar="|".join(PROFILES),
-                    help="also check the exact answers of this server family (lmstudio: its error bodies); "
-                         "the embedded reference server is 'reference'")
-    # pytest-timeout owns --timeout when it is installed; ours is then only --read-timeout.
-    names = ["--read-timeout"] if importlib.util.find_spec("pytest_timeout") else ["--read-timeout", "--timeout"]
-    group.addoption(*names, dest="lmconform_read_timeout", default=str(DEFAULT_READ_TIMEOUT_S), metavar="SECONDS",
-                    help=f"seconds to wait for the next bytes of an answer; a stalled stream ends its case with "
-                         f"ERROR (default {DEFAULT_READ_TIMEOUT_S:g})")
-    group.addoption("--max-body-bytes", default=str(DEFAULT_MAX_BODY_BYTES), metavar="N",
-                    help=f"stop reading an answer after N bytes (default {DEFAULT_MAX_BODY_BYTES})")
-    group.addoption("--repeat", default="1", metavar="K",
-                    help="send each case K times and judge every answer: a check passes only if it held in all K "
-                         "(pass^k, for real models whose answers vary)")
-    group.addoption("--fuzz-examples", default=str(DEFAULT_FUZZ_EXAMPLES), metavar="N",
-                    help=f"sequences each fuzz check generates (default {DEFAULT_FUZZ_EXAMPLES}; 0 turns fuzzing off)")
-    group.addoption("--checks", action="append", default=[], metavar="GLOB", help="run only checks whose id matches")
-    group.addoption("--exclude-checks", action="append", default=[], metavar="GLOB", help="skip checks whose id matches")
-    group.addoption("--expect", metavar="FILE",
-                    help="known failures of this target (TOML, as in fixtures/targets/): they are reported as "
-                         "expected, and one that no longer fails fails the run")
-    group.addoption("--results-json", metavar="PATH", help="write the results record (one row per case and check)")
-    group.addoption("--reference-fault", action="append", default=[], metavar="NAME",
-                    help="serve this fault from the embedded reference server (see `lmconform faults`)")
-    group.addoption("--bridge-command", metavar='"CMD ARGS"',
-                    help="a VS Code language-model bridge to test: the command line that starts it, spoken to in "
-                         "JSON-RPC on its stdin and stdout, one process per case (with --endpoint: both are tested)")
-    group.addoption("--bridge-profile", metavar="|".join(BRIDGE_PROFILES), default="strict",
-                    help="what the bridge does with a cancelled request: strict, one lm/responseComplete and the "
-                         "result; symposium, neither, as Symposium's bridge does (default strict)")
-    group.addoption("--bridge-fault", action="append", default=[], metavar="NAME",
-                    help="reproduce this defect in the embedded reference bridge (see `lmconform bridge "
-                         "--list-faults`)")
-
-
-def _usage_error(message: str) -> None:
-    pytest.exit(f"lmconform: {message}", returncode=USAGE_ERROR)
-
-
-def _positive_number(config: pytest.Config, option: str, flag: str, kind: type) -> float | int:
-    raw = config.getoption(option)
-    try:
-        value = kind(raw)
-    except ValueError:
-        value = 0
-    if value <= 0:
-        _usage_error(f"{flag} takes a positive number, not {raw!r}")
-    return value
-
-
-def _count(config: pytest.Config, option: str, flag: str) -> int:
-    raw = config.getoption(option)
-    if not str(raw).isdigit():
-        _usage_error(f"{flag} takes a whole number, not {raw!r}")
-    return int(raw)
-
-
-def _temperature(config: pytest.Config) -> float | None:
-    raw = config.getoption("temperature")
-    if raw is None:
-        return None
-    try:
-        value = float(raw)
-    except ValueError:
-        value = -1.0
-    if not 0 <= value <= 2:
-        _usage_error(f"--temperature takes a number from 0 to 2, not {raw!r}")
-    return value
-
-
-def _upstream_from_options(config: pytest.Config, target: Target) -> Target | None:
-    url = config.getoption("upstream")
-    if not url:
-        return None
-    try:
-        base_url = normalize_base_url(url)
-    except ValueError as error:
-        _usage_error(str(error).replace("--endpoint", "--upstream"))
-    key = config.getoption("upstream_api_key") or os.environ.get("LMCONFORM_UPSTREAM_API_KEY") or None
-    return replace(target, base_url=base_url, api_key=key, model=config.getoption("upstream_model"),
-                   label=f"upstream {base_url.split('://', 1)[-1]}", profile=None)
-
-
-def _target_from_options(config: pytest.Config) -> Target:
-    endpoint = config.getoption("endpoint")
-    base_url = ""
-    if endpoint:
-        try:
-            base_url = normalize_base_url(endpoint)
-        except ValueError as error:
-            _usage_error(str(error))
-    if endpoint and config.getoption("reference_fault"):
-        _usage_error("--reference-fault applies to the embedded reference server; drop it or drop --endpoint")
-    if config.getoption("reference_fault"):
-        from lmconform.reference.faults import parse_faults
-
-        try:
-            parse_faults(config.getoption("reference_fault"))
-        except ValueError as error:
-            _usage_error(str(error))
-    if config.getoption("profile") not in (None, *PROFILES):
-        _usage_error(f"--profile takes one of {', '.join(PROFILES)}, not {config.getoption('profile')!r}")
-    command = _bridge_command(config, bool(endpoint))
-    api_key = config.getoption("api_key") or os.environ.get("LMCONFORM_API_KEY") or None
-    label = config.getoption("target_name") or (base_url.split("://", 1)[-1] if base_url else
-                                                 shown_command(command, (api_key,) if api_key else ()) if command
-                                                 else "reference")
-    return Target(
-        base_url=base_url,
-        api_key=api_key,
-        model=config.getoption("model"),
-        label=label,
-        server_version=config.getoption("server_version"),
-        profile=config.getoption("profile") or (None if base_url or command else "reference"),
-        read_timeout=_positive_number(config, "lmconform_read_timeout", "--read-timeout", float),
-        max_body_bytes=_positive_number(config, "max_body_bytes", "--max-body-bytes", int),
-        fuzz_examples=_count(config, "fuzz_examples", "--fuzz-examples"),
-        repeat=_positive_number(config, "repeat", "--repeat", int),
-        max_tokens=_count(config, "max_tokens", "--max-tokens") if config.getoption("max_tokens") else None,
-        temperature=_temperature(config),
-        bridge_command=command,
-        bridge_profile=config.getoption("bridge_profile"),
-    )
-
-
-def _bridge_command(config: pytest.Config, endpoint: bool) -> tuple[str, ...]:
-    """The bridge to test; a reference server's or bridge's fault needs the embedded one."""
-    text = config.getoption("bridge_command")
-    if config.getoption("bridge_profile") not in BRIDGE_PROFILES:
-        _usage_error(f"--bridge-profile takes one of {', '.join(BRIDGE_PROFILES)}, "
-                     f"not {config.getoption('bridge_profile')!r}")
-    if config.getoption("bridge_fault"):
-        if text or endpoint:
-            _usage_error("--bridge-fault applies to the embedded reference bridge; drop it, or drop --bridge-command "
-                         "and --endpoint")
-        from lmconform.bridge import parse_faults
-
-        try:
-            parse_faults(config.getoption("bridge_fault"))
-        except ValueError as error:
-            _usage_error(str(error))
-    if text is None:
-        return ()
-    if config.getoption("reference_fault"):
-        _usage_error("--reference-fault applies to the embedded reference server; drop it or drop --bridge-command")
-    try:
-        return parse_command(text)
-    except ValueError as error:
-        _usage_error(str(error))
+    add_options(parser)
 
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "lmconform_cases(api): parameterize over the cases of one API and their checks")
     unknown = list(unmatched_patterns(config.getoption("checks") + config.getoption("exclude_checks")))
     if unknown:
-        _usage_error(f"no check id matches {', '.join(map(repr, unknown))}; `pytest suites --collect-only -q` lists them")
-    target = _target_from_options(config)
+        usage_error(f"no check id matches {', '.join(map(repr, unknown))}; `pytest suites --collect-only -q` lists them")
+    target = target_from_options(config)
     expectations = None
     if config.getoption("expect"):
         from lmconform.expectations import ExpectationError, load_expectations
@@ -216,8 +46,8 @@ def pytest_configure(config: pytest.Config) -> None:
         try:
             expectations = load_expectations(Path(config.getoption("expect")))
         except ExpectationError as error:
-            _usage_error(str(error))
-    config.stash[PLAN_KEY] = RunPlan(target, _upstream_from_options(config, target), tuple(config.getoption("checks")),
+            usage_error(str(error))
+    config.stash[PLAN_KEY] = RunPlan(target, upstream_from_options(config, target), tuple(config.getoption("checks")),
                                      tuple(config.getoption("exclude_checks")), expectations,
                                      faults=tuple(config.getoption("reference_fault")),
                                      bridge_faults=tuple(config.getoption("bridge_fault")))
@@ -239,7 +69,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     try:
         pairs = metafunc.config.stash[PLAN_KEY].pairs(marker.args[0])
     except CaseError as error:
-        _usage_error(f"bad case file: {error}")
+        usage_error(f"bad case file: {error}")
     metafunc.parametrize(("case", "check"), pairs, ids=[f"{case.slug}:{check.id}" for case, check in pairs])
 
 
@@ -269,8 +99,15 @@ def judge(lmconform_run, request: pytest.FixtureRequest):
     def judge_pair(case, check) -> None:
         verdict = lmconform_run.judge(case, check)
         if verdict is None:
+            # Not a verdict: the results record has no row for it and the HTML report no line. pytest has no
+            # outcome for "did not apply after all" (the answer decides it, after collection): a skip is closest.
+            request.node.stash[NOTHING_TO_JUDGE_KEY] = True
             pytest.skip(f"[{check.id}] nothing to judge in this answer")
-        request.node.user_properties.append((VERDICT_PROPERTY, verdict.record()))
+        record = verdict.record()
+        request.node.stash[VERDICT_KEY] = record
+        # JUnit shows user properties: plain strings a CI system can filter on.
+        request.node.user_properties.extend((f"lmconform.{name}", record[name])
+                                            for name in ("case", "check", "level", "outcome"))
         expected = verdict.expected
         allowed = expected["outcomes"] if expected else ()
         if verdict.outcome in allowed and verdict.outcome is not Outcome.OK:
@@ -289,21 +126,26 @@ def judge(lmconform_run, request: pytest.FixtureRequest):
 
 
 def verdict_record(report: pytest.TestReport) -> dict | None:
-    """The lmconform verdict record a test report carries, if it judged a (case, check) pair."""
-    for name, value in getattr(report, "user_properties", ()):
-        if name == VERDICT_PROPERTY:
-            return value
-    return None
+    """The results-record row of the verdict a test report carries, if it judged a (case, check) pair."""
+    return getattr(report, "lmconform_verdict", None)
+
+
+def nothing_to_judge(report: pytest.TestReport) -> bool:
+    """Whether the test's check applied to its case but found nothing to judge in the answer."""
+    return getattr(report, "lmconform_nothing_to_judge", False)
 
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     """A failing verdict is reported as its own text, so JUnit's message starts with `[check.id] title`
-    rather than pytest's "Failed: " prefix."""
+    rather than pytest's "Failed: " prefix; the call's report carries the verdict for the reports."""
     report = yield
     text = item.stash.get(FAILURE_TEXT_KEY, None)
     if report.when == "call" and report.failed and text:
         report.longrepr = text
+    if report.when == "call":
+        report.lmconform_verdict = item.stash.get(VERDICT_KEY, None)
+        report.lmconform_nothing_to_judge = item.stash.get(NOTHING_TO_JUDGE_KEY, False)
     return report
 
 
@@ -329,11 +171,13 @@ class VerdictRecords:
         self.started = datetime.now(timezone.utc)
         self.clock = time.monotonic()
         self.worker_target: dict | None = None
+        self.nothing_to_judge = 0  # (case, check) pairs whose check found nothing to judge in the answer
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         record = verdict_record(report)
         if report.when == "call" and record is not None:
             self.rows.append(record)
+        self.nothing_to_judge += report.when == "call" and nothing_to_judge(report)
 
     def pytest_sessionstart(self, session: pytest.Session) -> None:
         """With pytest-xdist, an unreachable target ends the run here, with exit status 3, before any worker
@@ -358,27 +202,41 @@ class VerdictRecords:
         run = self.config.stash.get(RUN_KEY, None)
         return run.target.header_record() if run is not None else self.worker_target
 
+    def record(self) -> dict | None:
+        """The results record of the verdicts reported so far; None when no suite test ran."""
+        target = self.target()
+        if target is None:
+            return None
+        return results_record(target, self.started, time.monotonic() - self.clock, self.rows)
+
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config: pytest.Config) -> None:
+    """The headline (will it work, per client and per surface) as a short table, then the count of verdicts."""
     verdicts = config.stash[RECORDS_KEY]
-    target = verdicts.target()
-    if target is None:
+    record = verdicts.record()
+    if record is None:
         return
+    from lmconform.report.headline import build_headline, headline_text
+    from lmconform.report.records import results_of
+    from lmconform.report.target_prose import describe
+
+    results = results_of(record)
     records = verdicts.rows
-    counts: dict[str, int] = {}
-    for record in records:
-        counts[record["outcome"]] = counts.get(record["outcome"], 0) + 1
-    terminalreporter.section("lmconform")
-    terminalreporter.write_line(f"target: {target['label']} {target['url']} model={target['model']} "
-                                f"version={target['server_version'] or 'unknown'}")
-    bridge = target.get("bridge")
+    counts = {outcome: sum(row["outcome"] == outcome for row in records) for outcome in Outcome}
+    terminalreporter.section("lmconform: will it work?")
+    terminalreporter.write_line(describe(results.target).sentence)
+    for line in headline_text(build_headline(results.results), terminalreporter._tw.fullwidth):
+        terminalreporter.write_line(line)
+    bridge = record["target"].get("bridge")
     if bridge:
         terminalreporter.write_line(f"bridge: {bridge['command']} model={bridge['model']} profile={bridge['profile']}")
-    terminalreporter.write_line("verdicts: " + ", ".join(f"{counts.get(o, 0)} {o}" for o in Outcome))
+    terminalreporter.write_line("verdicts: " + ", ".join(f"{counts[outcome]} {outcome}" for outcome in Outcome)
+                                + (f"; {verdicts.nothing_to_judge} case and check pairs had nothing to judge "
+                                   "(pytest counts them as skipped)" if verdicts.nothing_to_judge else ""))
     if not strict(config):
-        for record in records:
-            if record["outcome"] == Outcome.NON_STRICT:
-                terminalreporter.write_line(f"NON-STRICT {record['case']}: {record['message'].splitlines()[0]}")
+        for row in records:
+            if row["outcome"] == Outcome.NON_STRICT:
+                terminalreporter.write_line(f"NON-STRICT {row['case']}: {row['message'].splitlines()[0]}")
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
@@ -389,11 +247,14 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
             config.workeroutput["lmconform_target"] = run.target.header_record()
         return
     path = config.getoption("results_json", None)
-    verdicts = config.stash[RECORDS_KEY]
-    target = verdicts.target()
-    if path and target is not None:
+    record = config.stash[RECORDS_KEY].record()
+    if record is None:
+        return
+    if path:
         from lmconform.files import write_json_atomically
-        from lmconform.run import results_record
 
-        write_json_atomically(Path(path), results_record(target, verdicts.started, time.monotonic() - verdicts.clock,
-                                                         verdicts.rows))
+        write_json_atomically(Path(path), record)
+    if os.environ.get(STEP_SUMMARY):
+        from lmconform.report.step_summary import append_step_summary
+
+        append_step_summary(Path(os.environ[STEP_SUMMARY]), record)

@@ -8,6 +8,7 @@ import shlex
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
+from lmconform.profiles import Profile, parse_profile
 from lmconform.vocabulary import Requirement
 
 DEFAULT_READ_TIMEOUT_S = 30.0
@@ -17,14 +18,10 @@ DEFAULT_MAX_BODY_BYTES = 32 * 1024 * 1024
 # A stream that keeps sending a byte just before every read timeout would never stall, yet never end:
 # the whole exchange is bounded too.
 DEFAULT_DEADLINE_S = 300.0
-# Each example is a sequence of at most 8 requests: the default keeps a run against a local model to minutes.
-DEFAULT_FUZZ_EXAMPLES = 10
-PROFILES = ("lmstudio", "reference")
-# What each profile lets checks hold the target to: the reference server answers as LM Studio does, and more.
-PROFILE_REQUIREMENTS = {
-    "lmstudio": frozenset({Requirement.LMSTUDIO_PROFILE}),
-    "reference": frozenset({Requirement.LMSTUDIO_PROFILE, Requirement.REFERENCE_PROFILE}),
-}
+# Generated requests each generated case sends (a chain program counts as the several requests it sends): 50 for
+# each of four sources (chat and Responses, valid and invalid) keeps a run against a local model to minutes.
+DEFAULT_FUZZ_EXAMPLES = 50
+FUZZ_MODES = ("positive", "negative", "both")
 # What a bridge does with a cancelled request: `strict`, one lm/responseComplete and the result, so that a client can
 # always close it; `symposium`, neither, as Symposium's bridge does.
 BRIDGE_PROFILES = ("strict", "symposium")
@@ -50,9 +47,18 @@ class Target:
     max_tokens: int | None = None  # filled into requests that set no output cap
     temperature: float | None = None  # filled into requests that set none (0 for repeatable real-model runs)
     repeat: int = 1  # answers per case; a check's verdict is its worst over them (pass^k)
-    fuzz_examples: int = DEFAULT_FUZZ_EXAMPLES  # sequences each fuzz check tries; 0 turns fuzzing off
-    # "lmstudio" (or "reference", the embedded LM Studio-like server) turns on checks of LM Studio's exact
-    # answers, such as its Zod error for nested Responses tools; other targets are held to the OpenAI spec only.
+    fuzz_examples: int = DEFAULT_FUZZ_EXAMPLES  # requests each generated case sends; 0 turns fuzzing off
+    fuzz_mode: str = "both"  # generated valid requests ("positive"), invalid ones ("negative"), or both
+    fuzz_seed: int | None = None  # None: derandomized, the same examples every run
+    fuzz_save: str | None = None  # a cases folder (holding <api>/) to write each shrunk finding into, as a case
+    fuzz_sources: tuple[str, ...] = ("chains", "requests")  # the sources of generated cases (lmconform.fuzz) played
+    # Answers in generated wire forms per API sent through the target and straight to the upstream (the reference
+    # server), and the seed that draws them; 0 leaves the `streams` source cases out of the run.
+    stream_examples: int = 0
+    stream_seed: int = 0
+    # "lmstudio" or "lmstudio@0.3.17" (or "reference", the embedded LM Studio-like server) turns on checks of LM
+    # Studio's exact answers and its documented behaviour by version (lmconform.profiles); other targets are held
+    # to the OpenAI spec only.
     profile: str | None = None
     fingerprint: dict | None = field(default=None, compare=False)
     # A VS Code language-model bridge: the command that starts it (one process per case), the model id it offers
@@ -62,11 +68,16 @@ class Target:
     bridge_profile: str = "strict"
 
     @property
+    def profile_spec(self) -> Profile:
+        """The profile parsed: its family and the version it documents (the plugin refused any other text)."""
+        return parse_profile(self.profile)
+
+    @property
     def profile_requirements(self) -> frozenset[Requirement]:
         """The checks' requirements this target's profile (and its bridge's) meets."""
         has_bridge = self.bridge_command or self.embedded
         bridge = BRIDGE_PROFILE_REQUIREMENTS.get(self.bridge_profile, frozenset()) if has_bridge else frozenset()
-        return PROFILE_REQUIREMENTS.get(self.profile or "", frozenset()) | bridge
+        return self.profile_spec.requirements | bridge
 
     @property
     def embedded(self) -> bool:
@@ -83,6 +94,12 @@ class Target:
     def shown_command(self) -> str:
         """The bridge command as reports show it, a credential given on it as [Filtered]."""
         return shown_command(self.bridge_command, self.secrets)
+
+    @property
+    def engine(self) -> str | None:
+        """The engine the fingerprint found (LM Studio's llama.cpp or MLX runtime), if any."""
+        engine = (self.fingerprint or {}).get("engine")
+        return engine if isinstance(engine, str) else None
 
     def url(self, path: str) -> str:
         return self.base_url + path

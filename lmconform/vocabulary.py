@@ -4,6 +4,7 @@ Note) or raises (NotApplicable, Unsupported). Nothing here imports anything of l
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -78,8 +79,20 @@ class Requirement(StrEnum):
 
 
 # The surfaces in the order HOUSE_STYLE.md lists them; a surface it does not list follows, alphabetically.
-SURFACE_ORDER = ("http", "sse", "chat", "responses", "models", "errors", "generation",
-                 "client.void", "client.openai_python", "vscodelm")
+SURFACE_ORDER = ("http", "sse", "chat", "responses", "messages", "native_chat", "models", "errors", "generation",
+                 "schema", "client.void", "client.openai_python", "client.anthropic_python", "vscodelm")
+
+
+# What reports call a surface, for people; a surface missing here is shown by its id.
+SURFACE_NAMES = {
+    "http": "HTTP", "sse": "Event streams", "chat": "Chat completions", "responses": "Responses",
+    "models": "Model list", "errors": "Errors", "generation": "Answers", "proxy": "What the proxy changes",
+    "client.void": "Void", "client.openai_python": "openai SDK for Python", "vscodelm": "VS Code language models",
+}
+
+
+def surface_name(surface: str) -> str:
+    return SURFACE_NAMES.get(surface, surface)
 
 
 def surface_of(check_id: str) -> str:
@@ -92,6 +105,19 @@ def surface_of(check_id: str) -> str:
 def surface_rank(surface: str) -> tuple[int, str]:
     known = surface in SURFACE_ORDER
     return (SURFACE_ORDER.index(surface) if known else len(SURFACE_ORDER), "" if known else surface)
+
+
+def shown(value: object) -> str:
+    """A value as a message shows it: a string quoted, anything that came as JSON as JSON (`null`, `true`,
+    `{"a": [1]}`), so no message reads `None` or a tuple; anything else (a marker of absence) as it names itself."""
+    if isinstance(value, str):
+        return repr(value)
+    if isinstance(value, (int, float, list, tuple, dict, type(None))):
+        try:
+            return json.dumps(value, ensure_ascii=False, default=str)
+        except ValueError:
+            pass
+    return repr(value)
 
 
 @dataclass(frozen=True)

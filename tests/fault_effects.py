@@ -4,8 +4,11 @@ test that shows the fault changes what it names, then asserts that every fault o
 from __future__ import annotations
 
 from collections.abc import Callable
+from types import ModuleType
 
 import httpx
+
+from lmconform.reference.faults import FAULTS
 
 EffectTest = Callable[[httpx.Client], None]
 
@@ -18,3 +21,9 @@ class FaultEffects(dict[str, EffectTest]):
             return test
 
         return register
+
+
+def faults_of_module(module: ModuleType) -> set[str]:
+    """The faults a module of lmconform.reference.faults declares; each module's tests show their effects."""
+    return {name for name, fault in FAULTS.items() if fault.transform is not None
+            and fault.transform.__module__ == module.__name__}

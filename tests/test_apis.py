@@ -8,10 +8,12 @@ import pytest
 
 from lmconform.apis import APIS
 from lmconform.cases import CASES_DIR, load_cases
+from lmconform.checks import REGISTRY
 from lmconform.normalize.events import Generation, Text, ToolCallStarted
 from lmconform.run import Run
 from lmconform.run.plan import embedded_bridge
 from lmconform.target import STDIO, Target
+from lmconform.vocabulary import Outcome
 
 
 def test_every_cases_folder_is_an_api_of_the_table():
@@ -30,7 +32,18 @@ def test_a_generating_api_normalises_the_reference_servers_answers(server, api):
         run = Run(Target(base_url="", bridge_command=embedded_bridge(), bridge_model="lmconform-bridge"))
     else:
         run = Run(Target(base_url=server.base_url, model="lmconform-reference"))
-    generations = [APIS[api].normaliser(run.observe(case).exchange) for case in load_cases(api) if case.valid]
+    generations = [APIS[api].normaliser(run.observe(case).exchange) for case in load_cases(api) if not case.invalid]
     assert generations and all(isinstance(generation, Generation) for generation in generations)
     events = [event for generation in generations for event in generation.events]
     assert any(isinstance(event, Text) for event in events) and any(isinstance(event, ToolCallStarted) for event in events)
+
+
+@pytest.mark.parametrize("api", ["messages", "native_chat"])
+@pytest.mark.parametrize("where", ["/faults/no-such-route", "/elsewhere"], ids=["404", "200-unexpected-endpoint"])
+def test_a_target_without_the_route_gets_unsupported_not_failed(server, api, where):
+    # An unknown fault prefix is answered 404; an unknown path 200 "Unexpected endpoint", as LM Studio before 0.4.1
+    # answers /v1/messages.
+    run = Run(Target(base_url=server.base_url + where, model="lmconform-reference"))
+    outcomes = {verdict.outcome for case in load_cases(api) for check in REGISTRY.values() if check.applies(case)
+                if (verdict := run.judge(case, check)) is not None}
+    assert outcomes == {Outcome.UNSUPPORTED}

@@ -14,15 +14,15 @@ MAX_LINES = 400
 # From the ground up. A module may import its own floor or a lower one, never a higher one.
 FLOORS = (
     ("lmconform.vocabulary", "lmconform.exit_status", "lmconform.files", "lmconform.wire.redact",
-     "lmconform.reference"),
-    ("lmconform.target", "lmconform.expectations", "lmconform.bridge"),
+     "lmconform.reference", "lmconform.schemas"),
+    ("lmconform.target", "lmconform.profiles", "lmconform.expectations", "lmconform.bridge"),
     ("lmconform.wire",),
     ("lmconform.normalize",),
-    ("lmconform.apis", "lmconform.clients", "lmconform.fingerprint"),
+    ("lmconform.apis", "lmconform.clients", "lmconform.fingerprint", "lmconform.openapi"),
     ("lmconform.cases", "lmconform.snapshots"),
     ("lmconform.checks", "lmconform.record"),
     ("lmconform.fuzz",),
-    ("lmconform.run",),
+    ("lmconform.run", "lmconform.options"),
     ("lmconform.gate", "lmconform.plugin", "lmconform.report"),
     ("lmconform.cli", "lmconform.suites"),
 )

@@ -193,7 +193,8 @@ def test_a_detail_shows_the_first_lines_of_a_message_without_what_the_page_shows
 
 def test_the_html_header_names_each_target_with_its_counts(two_runs):
     page = render_html(build_matrix(load_results(two_runs)))
-    header = page[page.index("<thead>"):page.index("</thead>")]
+    table = page[page.index('id="matrix"'):]
+    header = table[table.index("<thead>"):table.index("</thead>")]
     for fact in ("version 0.3.29", "model qwen3", "url http://fault:1234", "fault|y 0.3.29"):
         assert fact in header
     assert "checks: ✓ 1 OK · 1 not run" in header
@@ -219,7 +220,8 @@ def test_the_markdown_table_has_symbols_surfaces_legend_and_counts(two_runs):
     lines = markdown.splitlines()
     assert any(line.startswith("Legend: ⚠ ERROR") and "blank: not run" in line for line in lines)
     assert "| **chat** | |" in markdown and "| **responses** | |" in markdown
-    assert "| fault\\|y 0.3.29 | 0.3.29 | qwen3 | http://fault:1234 | ✗ 1 FAILED · ! 1 NON-STRICT |" in lines
+    assert "| | clean 0.3.29 | fault\\|y 0.3.29 |" in lines and "| url | http://clean:1234 | http://fault:1234 |" in lines
+    assert "| checks | ✓ 1 OK · 1 not run | ✗ 1 FAILED · ! 1 NON-STRICT |" in lines
     matrix_row = next(line for line in lines if line.startswith("| chat.stream.tool\\_call.index\\_zero"))
     assert matrix_row.endswith("| MUST | ✓ | [✗](#t2-chat.stream.tool_call.index_zero) |")
     not_run_row = next(line for line in lines if line.startswith("| responses.chain.history\\_used"))

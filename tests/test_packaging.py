@@ -34,6 +34,8 @@ def test_the_wheel_carries_the_cases_and_not_the_projects_tools(installed):
     assert "lmconform/cases/case.schema.json" in names
     assert any(name.startswith("lmconform/cases/chat/") and name.endswith(".json") for name in names)
     assert "lmconform/suites/test_apis.py" in names
+    schemas = {name.removeprefix("lmconform/schemas/") for name in names if name.startswith("lmconform/schemas/")}
+    assert {"chat/chunk.json", "responses/events/output-text-delta.json", "overlays/lmstudio.json"} <= schemas
     assert not any(name.startswith(("tools/", "tests/")) or "targets/" in name for name in names)
 
 

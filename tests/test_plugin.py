@@ -47,11 +47,11 @@ def test_a_must_failure_exits_1_with_the_check_id_first_in_the_junit_message(ser
 
 
 def test_should_findings_fail_only_with_strict(server):
-    endpoint = f"{server.base_url}/faults/no-done"
-    relaxed = run_suite("--endpoint", endpoint, "--checks", "sse.*")
+    endpoint = f"{server.base_url}/faults/chunk-id-changes"
+    relaxed = run_suite("--endpoint", endpoint, "--checks", "chat.stream.chunk.*")
     assert relaxed.returncode == 0 and "NON-STRICT" in relaxed.stdout
-    strict = run_suite("--endpoint", endpoint, "--checks", "sse.*", "--strict")
-    assert strict.returncode == 1 and "[sse.framing.ends_with_done]" in strict.stdout
+    strict = run_suite("--endpoint", endpoint, "--checks", "chat.stream.chunk.*", "--strict")
+    assert strict.returncode == 1 and "[chat.stream.chunk.id_stable]" in strict.stdout
 
 
 def test_the_corrupted_name_of_a_repeated_name_is_shown_by_both_clients(server):

@@ -1,6 +1,7 @@
 """The proxy gate, as a proxy project's CI runs it: the reference server as the upstream, clean and then with one
 fault at a time, LiteLLM in the middle, lmconform in front. Which upstream defects the proxy repairs, which it
-passes through and which it turns into others must be exactly fixtures/gates/litellm.toml.
+passes through and which it turns into others must be exactly fixtures/gates/litellm.toml. So must what it does
+with the clean server's answers in generated, legal but unusual wire forms (its `[stream_fuzz]` section).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from lmconform.gate import (
 )
 from lmconform.reference import ReferenceServer
 from lmconform.reference.faults import FAULTS
+from lmconform.run.transparency import fuzz_streams, load_expected, stream_differences, stream_table
 from lmconform.target import Target
 from tools.targets import litellm_proxy
 
@@ -118,6 +120,12 @@ def test_a_row_sorts_each_check_by_where_it_fails():
     assert (row.repaired, row.passed_through, row.introduced, row.proxy_fails_anyway) == ({"a"}, {"b"}, {"c"}, {"e"})
 
 
+def test_a_check_the_clean_upstream_fails_too_is_in_no_row():
+    row = gate_row("f", straight=frozenset({"a", "u"}), proxied=frozenset({"c"}), proxied_clean=frozenset(),
+                   straight_clean=frozenset({"u", "c"}))
+    assert (row.repaired, row.passed_through, row.introduced, row.proxy_fails_anyway) == ({"a"}, set(), set(), set())
+
+
 def test_differences_name_the_fault_and_the_checks_both_ways():
     nothing = frozenset()
     expected = [GateRow("no-done", frozenset({"sse.framing.ends_with_done"}), nothing, nothing, nothing)]
@@ -140,3 +148,29 @@ def test_a_gate_file_with_a_typo_is_refused(tmp_path, text, message):
     path.write_text(text)
     with pytest.raises(ExpectationError, match=message):
         load_gate_file(path)
+
+
+# --- legal but unusual streams through LiteLLM (lmconform.run.transparency) -------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def stream_fuzz(server: ReferenceServer):
+    expected = load_expected(GATE_FILE)
+    with litellm_proxy(server.base_url, UPSTREAM_MODEL, label="litellm-stream-fuzz") as proxy:
+        found = fuzz_streams(Target(proxy.base_url, api_key=proxy.api_key, model=UPSTREAM_MODEL),
+                             Target(server.base_url, model=UPSTREAM_MODEL), expected.examples, expected.seed)
+    return expected, found
+
+
+def test_what_litellm_does_with_legal_but_unusual_streams_is_exactly_the_expected(stream_fuzz):
+    expected, found = stream_fuzz
+    print(stream_table(found))
+    differences = stream_differences(found, expected)
+    assert not differences, f"{GATE_FILE.name} [stream_fuzz]:\n" + "\n".join(differences) + "\n\n" + stream_table(found)
+    assert found.played == expected.examples
+
+
+def test_every_expected_stream_row_says_why():
+    expected = load_expected(GATE_FILE)
+    assert expected.rows and all(row.reason and not row.reason.startswith("what the proxy does:")
+                                 for row in expected.rows)

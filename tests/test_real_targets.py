@@ -8,11 +8,17 @@ per module on a free loopback port, with Gemma 3 270M at temperature 0 where a m
 run the same CPU code on every x86-64 machine (llama-cpp-python built without native flags, llama-server pinned to
 one CPU variant of Debian's ggml), so the verdicts a model decides come out the same everywhere; the expected-verdict
 files mark those rows model-dependent, and one more run under another CPU variant shows the files hold there too.
+
+The same runs, with lmconform's reference server run the same way as the baseline, make what the project publishes:
+each writes its results record to reports/real/, the compatibility matrix built from them must equal
+docs/compatibility.{md,html}, and each real server's answers must keep the shapes stored for its version in
+fixtures/snapshots/<server>-<version>/ (`make matrix-real`, `make snapshots-real` write them instead).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 from dataclasses import dataclass
@@ -23,6 +29,7 @@ import pytest
 from lmconform.checks.evaluate import Verdict
 from lmconform.checks.registry import REGISTRY
 from lmconform.expectations import Expectations, Expected
+from lmconform.files import write_json_atomically
 from lmconform.run import Run, discover
 from lmconform.target import Target
 from lmconform.vocabulary import Outcome
@@ -34,13 +41,25 @@ from tools.targets import (
     llama_cpp_python,
     llama_server,
     load_target_file,
+    reference_server,
     run_target_file,
     table,
 )
 from tools.targets.install import CPU_VARIANT, CPU_VARIANT_FLAGS, cpu_flags
 from tools.targets.process import free_port, start
+from tools.targets.published import (
+    COMPATIBILITY_HTML,
+    COMPATIBILITY_MD,
+    WRITE_COMPATIBILITY,
+    WRITE_SNAPSHOTS,
+    compare_shapes,
+    compatibility_pages,
+    page_difference,
+)
 
-TARGET_FILES = Path(__file__).resolve().parent.parent / "fixtures" / "targets"
+ROOT = Path(__file__).resolve().parent.parent
+TARGET_FILES = ROOT / "fixtures" / "targets"
+RECORDS = ROOT / "reports" / "real"  # each run's results record, for `lmconform matrix` and CI artifacts
 # The variant that stands in for a machine with other CPU features: AVX-512 where this CPU has it, else AVX without
 # AVX2. A variant's code is the same on every machine that can run it, so this comparison is too.
 OTHER_CPU_VARIANTS = (("skylakex", frozenset({"avx512f", "avx512cd", "avx512vl", "avx512dq", "avx512bw"})),
@@ -62,10 +81,19 @@ def _spec(name: str) -> TargetFile:
     return load_target_file(TARGET_FILES / f"{name}.toml")
 
 
-def _run(spec: TargetFile, running, upstream_url: str | None = None) -> TargetRun:
+def _run(spec: TargetFile, running, upstream_url: str | None = None, record: bool = True) -> TargetRun:
     started = time.monotonic()
     run = run_target_file(spec, running, upstream_url)
+    if record:
+        write_json_atomically(RECORDS / f"{spec.path.stem}.json", run.results())
     return TargetRun(spec, run, time.monotonic() - started)
+
+
+@pytest.fixture(scope="module")
+def reference_run():
+    """The baseline: lmconform's reference server, started and run as the real servers are."""
+    with reference_server() as running:
+        return _run(_spec("reference"), running)
 
 
 @pytest.fixture(scope="module")
@@ -107,7 +135,7 @@ def other_cpu_variant() -> str:
 def llama_server_other_variant_run():
     variant = other_cpu_variant()
     with llama_server(cpu_variant=variant, label=f"llama-server-{variant}") as running:
-        return _run(_spec("llama-server"), running)
+        return _run(_spec("llama-server"), running, record=False)
 
 
 @pytest.fixture(scope="module")
@@ -125,7 +153,9 @@ def litellm_llama_server_run(llama_server_running):
         return _run(spec, running, upstream_url=llama_server_running.base_url)
 
 
+# In the order of the published matrix's columns: the baseline, the servers, the proxy in front of each.
 RUNS = {
+    "reference": "reference_run",
     "llama-cpp-python": "llama_cpp_python_run",
     "lmconform-bridge-llama-cpp-python": "bridge_llama_cpp_python_run",
     "llama-server": "llama_server_run",
@@ -145,6 +175,32 @@ def test_the_verdicts_are_exactly_the_expected_ones(name, request):
     found = differences(target_run.run.verdicts, target_run.spec.expectations)
     assert not found, (f"{name} ({target_run.spec.start}): {len(found)} verdicts differ from "
                        f"{target_run.spec.path.name}\n{table(found)}")
+
+
+def test_the_published_compatibility_matrix_is_what_the_real_servers_do(request):
+    """docs/compatibility.{md,html} are built from these very runs; a verdict, a reason or a version that changed
+    shows as a diff here, so the published page never goes stale silently."""
+    records = [(name, request.getfixturevalue(fixture).run.results()) for name, fixture in RUNS.items()]
+    markdown, page = compatibility_pages(records)
+    if os.environ.get(WRITE_COMPATIBILITY):
+        COMPATIBILITY_MD.write_text(markdown, encoding="utf-8")
+        COMPATIBILITY_HTML.write_text(page, encoding="utf-8")
+        print(f"wrote {COMPATIBILITY_MD} and {COMPATIBILITY_HTML}")
+        return
+    difference = page_difference(COMPATIBILITY_MD, markdown)
+    assert not difference, f"docs/compatibility.md no longer matches the real servers (`make matrix-real` " \
+                           f"rewrites it and the HTML page):\n{difference}"
+    assert not page_difference(COMPATIBILITY_HTML, page), "docs/compatibility.html is stale: `make matrix-real`"
+
+
+@pytest.mark.parametrize("name", [name for name in RUNS if name != "reference"])
+def test_each_real_server_answers_in_the_shapes_stored_for_its_version(name, request):
+    """A new version of a server shows as a readable diff of the shapes of its answers. Where the model decides
+    whether to call a tool, a different choice is named as the model's and that case is not compared."""
+    run = request.getfixturevalue(RUNS[name]).run
+    comparison = compare_shapes(run, write=bool(os.environ.get(WRITE_SNAPSHOTS)))
+    print(f"{name}: shapes in {comparison.folder.name}\n{comparison.report()}".rstrip())
+    assert comparison.holds, comparison.report()
 
 
 def test_the_llama_server_expectations_hold_under_another_cpu_variant(llama_server_run,
@@ -222,7 +278,7 @@ def test_llama_server_streams_responses_without_sequence_number_or_output_index(
     events = chunks(run, "responses/text-stream")
     assert events[0]["type"] == "response.created" and events[-1]["type"] == "response.completed"
     assert not any("sequence_number" in event or "output_index" in event for event in events)
-    assert verdict(run, "responses/text-stream", "responses.stream.sequence_present").outcome is Outcome.INFO
+    assert verdict(run, "responses/text-stream", "responses.stream.sequence_present").outcome is Outcome.NON_STRICT
     # Without output_index the openai SDK's responses.stream() cannot place an item.
     sdk = verdict(run, "responses/text-stream", "client.openai_python.responses_stream")
     assert sdk.outcome is Outcome.FAILED and "TypeError" in sdk.message
@@ -307,3 +363,28 @@ def test_a_server_that_exits_at_start_is_reported_with_its_log(tmp_path):
 def test_the_proxy_is_only_pointed_at_loopback():
     with pytest.raises(ValueError, match="loopback"), litellm_proxy("http://upstream.invalid:1234", "m"):
         pass
+
+
+# generated requests: no false alarm over a long run. It runs here, in the stage of long runs (`make test`, not the
+# fast tests): 1,000 examples of each mode and API against the clean reference server take minutes.
+def test_a_thousand_generated_requests_of_each_mode_raise_no_false_alarm_on_the_clean_reference_server():
+    from lmconform.cases import load_cases
+    from lmconform.fuzz import requests
+    from lmconform.reference import ReferenceServer
+    from lmconform.run import RunPlan
+
+    with ReferenceServer() as server:
+        plan = RunPlan(Target(base_url=server.base_url, profile="reference", fuzz_examples=1000), probe=False)
+        run = plan.start()
+        try:
+            sources = [case for api in ("chat", "responses") for case in load_cases(api)
+                       if case.source == requests.SOURCE]
+            for case in sources:
+                for check in plan.checks:
+                    run.judge(case, check)
+            played = {case.id: len(run.examples(case)) for case in sources}
+        finally:
+            run.close()
+    assert played == {case.id: 1000 for case in sources}
+    assert {verdict.outcome for verdict in run.verdicts} == {Outcome.OK}, [
+        verdict.message for verdict in run.verdicts if verdict.outcome is not Outcome.OK][:3]

@@ -194,13 +194,17 @@ def test_body_that_is_not_json(client: httpx.Client, content: bytes) -> None:
     assert response.status_code == 400 and response.json() == {"error": "Request body must be a JSON object"}
 
 
-def test_unknown_route_answers_200(client: httpx.Client) -> None:
+def test_unknown_route_answers_404_in_lm_studios_words_as_an_openai_error(client: httpx.Client) -> None:
     response = client.post("/chat/completions", json={})
-    assert response.status_code == 200
-    assert response.json() == {"error": "Unexpected endpoint or method. (POST /chat/completions)"}
+    assert response.status_code == 404
+    assert response.json()["error"]["message"] == "Unexpected endpoint or method. (POST /chat/completions)"
     response = client.delete("/faults/stall/v1/models")
+    assert response.status_code == 404
+    assert response.json()["error"] == {"message": "Unexpected endpoint or method. (DELETE /v1/models)",
+                                        "type": "invalid_request_error", "param": None, "code": "not_found"}
+    response = client.get("/faults/unknown-route-200/v1/nothing")
     assert response.status_code == 200
-    assert response.json() == {"error": "Unexpected endpoint or method. (DELETE /v1/models)"}
+    assert response.json() == {"error": "Unexpected endpoint or method. (GET /v1/nothing)"}
 
 
 def test_models(client: httpx.Client) -> None:
@@ -226,7 +230,7 @@ def test_parse_faults() -> None:
 
 def test_catalogue_is_described() -> None:
     for name, fault in FAULTS.items():
-        assert fault.name == name and fault.api in ("chat", "models", "http", "responses")
+        assert fault.name == name and fault.api in ("chat", "models", "http", "responses", "messages", "native_chat")
         assert fault.summary and "\n" not in fault.summary and fault.seen_in
 
 
@@ -328,7 +332,7 @@ def _(client: httpx.Client) -> None:
     assert deltas(response) == [{"role": "assistant", "content": ""}, {}]
     assert finish_reasons(response) == [None, "stop"] and data_lines(response)[-1] == "[DONE]"
     message = post(client, {**TEXT_REQUEST, "stream": False}, "empty-response").json()["choices"][0]["message"]
-    assert message == {"role": "assistant", "content": ""}
+    assert message == {"role": "assistant", "content": "", "refusal": None}
 
 
 @effect("json-instead-of-sse")
@@ -463,8 +467,11 @@ def _(client: httpx.Client) -> None:
     assert post(client, refused, "tool-choice-ignored").json()["choices"][0]["finish_reason"] == "tool_calls"
 
 
-# Responses faults have their effect tests in test_reference_responses.py.
-NON_RESPONSES_FAULTS = [name for name, fault in FAULTS.items() if fault.api != "responses"]
+# Responses faults have their effect tests in test_reference_responses.py, the schema faults in test_schema_faults.py,
+# the faults and variants of docs/coverage.md in test_reference_coverage.py, the faults only generated requests find
+# in test_generated_requests.py.
+NON_RESPONSES_FAULTS = [name for name, fault in FAULTS.items() if fault.api != "responses"
+                        and fault.module == "lmconform.reference.faults.chat"]
 
 
 def test_every_fault_has_an_effect_test() -> None:

@@ -6,7 +6,8 @@ from lmconform.checks import REGISTRY, select
 from lmconform.checks.registry import ID_PATTERN, check, unmatched_patterns
 from lmconform.vocabulary import Level, Requirement, surface_of
 
-SURFACES = {"http", "sse", "chat", "responses", "models", "errors", "generation", "client", "proxy", "vscodelm"}
+SURFACES = {"http", "sse", "chat", "responses", "messages", "native_chat", "models", "errors", "generation", "schema",
+            "client", "proxy", "vscodelm"}
 
 
 def test_every_check_has_id_level_title_and_reference():

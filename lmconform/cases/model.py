@@ -99,6 +99,7 @@ class Case:
     notification: bool = False
     request_id: Any = None
     expect_code: int | None = None
+    omit: frozenset[str] = frozenset()  # fields the run must not fill in: the case is about their absence
 
     @property
     def streamed(self) -> bool:
@@ -140,6 +141,15 @@ class Case:
     def invalid(self) -> bool:
         return self.expect_status == "client_error"
 
+    def document(self, description: str | None = None) -> dict:
+        """The case as a case file holds it (lmconform/cases/case.schema.json)."""
+        request = {"method": self.method, "path": self.path,
+                   **({"raw_body": self.raw_body} if self.raw_body is not None else {"body": self.body})}
+        document = {"description": description or self.description, "provenance": self.provenance,
+                    "feature": self.feature, "request": request, "expect": {"status": self.expect_status},
+                    "turns": [turn.document() for turn in self.turns] or None, "source": self.source}
+        return {key: value for key, value in document.items() if value is not None}
+
     def body_for(self, model: str | None, max_tokens: int | None = None, temperature: float | None = None) -> Any:
         """The body as sent to a target: the run's model, output cap and temperature filled in where the case
         leaves them open (a real model with no cap can talk until its context is full)."""
@@ -149,5 +159,6 @@ class Case:
         cap_field = api_of(self.api).output_cap
         if cap_field:
             defaults[cap_field] = max_tokens
-        filled = {key: value for key, value in defaults.items() if value is not None and key not in self.body}
+        filled = {key: value for key, value in defaults.items()
+                  if value is not None and key not in self.body and key not in self.omit}
         return {**filled, **self.body}

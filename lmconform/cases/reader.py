@@ -63,6 +63,7 @@ def load_case(path: Path) -> Case:
         notification=request.get("notification", False),
         request_id=request.get("id"),
         expect_code=data["expect"].get("code"),
+        omit=frozenset(data.get("omit", ())),
     )
 
 

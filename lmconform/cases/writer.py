@@ -8,6 +8,7 @@ import re
 import secrets
 from pathlib import Path
 
+from lmconform.cases.model import Case
 from lmconform.files import write_json_atomically
 
 
@@ -18,6 +19,25 @@ def descriptions_in(folder: Path) -> set[str]:
 def next_index(folder: Path, stem: str) -> int:
     numbered = (re.fullmatch(rf"{re.escape(stem)}-(\d+)\.json", path.name) for path in folder.glob(f"{stem}-*.json"))
     return max((int(found[1]) for found in numbered if found), default=0) + 1
+
+
+def save_finding(case: Case, cases_folder: Path) -> str | None:
+    """Write a generated case with a finding as `<cases_folder>/<api>/generated-<n>.json`, so that the next run
+    plays it as a regression case; its id, or None when it could not be written."""
+    folder = cases_folder / case.api
+    generated = case.provenance.get("generated", {})
+    what = generated.get("violation") or f"{generated.get('mode', 'generated')} {generated.get('source', '')}".strip()
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        taken = descriptions_in(folder)
+        for _ in range(100):
+            index = next_index(folder, "generated")
+            description = f"Generated request {index} with a finding: {what}"[:80]
+            if description not in taken and create(folder / f"generated-{index}.json", case.document(description)):
+                return f"{case.api}/generated-{index}"
+    except OSError:
+        return None
+    return None
 
 
 def create(path: Path, document: dict) -> bool:

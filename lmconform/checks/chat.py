@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 from lmconform.checks.observed import Observed
 from lmconform.checks.refs import (
+    LMSTUDIO_ROLE_MISSING,
     LMSTUDIO_TOOL_CHOICE,
     LMSTUDIO_TOOLS,
     OPENAI_CHAT_CREATE,
@@ -13,6 +14,7 @@ from lmconform.checks.refs import (
     OPENAI_PYTHON_STREAM_HELPER,
     USAGE_CHUNK_CRASH,
     VOID_PARSER,
+    ZED_LMSTUDIO_PROVIDER,
 )
 from lmconform.checks.registry import check
 from lmconform.checks.scope import (
@@ -26,7 +28,7 @@ from lmconform.checks.scope import (
 )
 from lmconform.normalize.chat import ToolDelta
 from lmconform.normalize.events import MISSING
-from lmconform.vocabulary import Failure, Level, NotApplicable, Note
+from lmconform.vocabulary import Failure, Level, NotApplicable, Note, shown
 
 
 def _entry_source(delta: ToolDelta) -> str:
@@ -51,10 +53,10 @@ def object_matches_mode(observed: Observed) -> Iterator[Failure]:
     if observed.exchange.is_event_stream:
         for chunk in observed.chat_stream.data_chunks():
             if chunk.payload.get("object") != "chat.completion.chunk":
-                yield Failure('"object": "chat.completion.chunk"', f'"object": {chunk.payload.get("object")!r}',
+                yield Failure('"object": "chat.completion.chunk"', f'"object": {shown(chunk.payload.get("object"))}',
                               str(chunk.source))
     elif isinstance(observed.exchange.json, dict) and observed.exchange.json.get("object") != "chat.completion":
-        yield Failure('"object": "chat.completion"', f'"object": {observed.exchange.json.get("object")!r}',
+        yield Failure('"object": "chat.completion"', f'"object": {shown(observed.exchange.json.get("object"))}',
                       observed.exchange.body_excerpt())
 
 
@@ -68,31 +70,28 @@ def choices_exactly_one(observed: Observed) -> Iterator[Failure]:
             continue
         if not isinstance(choices, list) or len(choices) != 1:
             reason = "" if observed.case.asks_usage else " (stream_options.include_usage was not asked)"
-            count = len(choices) if isinstance(choices, list) else repr(choices)
+            count = len(choices) if isinstance(choices, list) else shown(choices)
             yield Failure("exactly one choice", f"{count} choices{reason}", str(chunk.source))
 
 
 @check("chat.stream.usage.reported_when_asked", level=Level.SHOULD, applies=chat_streamed_asking_usage,
        ref=OPENAI_CHAT_STREAMING, title="`stream_options.include_usage` brings a usage chunk")
 def usage_reported_when_asked(observed: Observed) -> Iterator[Failure]:
+    observed.require_documented("stream_usage")
     chunks = observed.require_stream().data_chunks()
     if not any(isinstance(chunk.payload.get("usage"), dict) for chunk in chunks):
         yield Failure("a chunk with `usage`", "no chunk carries usage", str(chunks[-1].source) if chunks else "")
 
 
-@check("chat.stream.role.assistant_first", level=Level.SHOULD, applies=chat_streamed, ref=OPENAI_CHAT_STREAMING,
-       title='the first delta says `role: "assistant"`, and no later one says otherwise')
+@check("chat.stream.role.assistant_first", level=Level.MUST, applies=chat_streamed, ref=LMSTUDIO_ROLE_MISSING,
+       title='the first delta says `role: "assistant"`')
 def role_assistant_first(observed: Observed) -> Iterator[Failure]:
+    # MUST: LangChain's function calling broke on LM Studio 0.3.9 streams whose tool-call-only answer carried no
+    # role at all. Later deltas are chat.stream.role.once's.
     chunks = [chunk for chunk in observed.require_stream().data_chunks() if chunk.choices()]
-    if not chunks:
-        return
-    if chunks[0].first_delta().get("role") != "assistant":
-        yield Failure('delta.role "assistant" in the first chunk', f"role {chunks[0].first_delta().get('role', MISSING)!r}",
-                      str(chunks[0].source))
-    for chunk in chunks[1:]:
-        role = chunk.first_delta().get("role")
-        if role not in (None, "assistant"):
-            yield Failure("no change of role", f"role {role!r}", str(chunk.source))
+    if chunks and chunks[0].first_delta().get("role") != "assistant":
+        yield Failure('delta.role "assistant" in the first chunk',
+                      f"role {shown(chunks[0].first_delta().get('role', MISSING))}", str(chunks[0].source))
 
 
 @check("chat.stream.chunk.id_stable", level=Level.SHOULD, applies=chat_streamed, ref=OPENAI_CHAT_STREAMING,
@@ -103,15 +102,18 @@ def chunk_id_stable(observed: Observed) -> Iterator[Failure]:
         first = chunks[0].payload.get("id")
         for chunk in chunks[1:]:
             if chunk.payload.get("id") != first:
-                yield Failure(f"id {first!r}", f"id {chunk.payload.get('id')!r}", str(chunk.source))
+                yield Failure(f"id {shown(first)}", f"id {shown(chunk.payload.get('id'))}", str(chunk.source))
                 return
 
 
 @check("chat.stream.finish_reason.exactly_once", level=Level.MUST, applies=chat_streamed, ref=OPENAI_CHAT_STREAMING,
-       title="exactly one chunk carries a finish_reason")
+       title="exactly one chunk carries a finish_reason (or the stream ends with an error event)")
 def finish_reason_exactly_once(observed: Observed) -> Iterator[Failure]:
     # Agents decide whether to run tools from finish_reason; without one they cannot tell "done" from "cut off".
-    chunks = observed.require_stream().data_chunks()
+    # A stream that ends with an error event instead (vLLM's form for a failure after the headers) says why.
+    if observed.require_stream().error_events():
+        raise NotApplicable("the stream ends with an error event: chat.stream.error.openai_shape judges it")
+    chunks = observed.chat_stream.data_chunks()
     finishing = [c for c in chunks if any(isinstance(ch, dict) and ch.get("finish_reason") is not None
                                           for ch in c.choices())]
     if len(finishing) != 1:
@@ -119,16 +121,19 @@ def finish_reason_exactly_once(observed: Observed) -> Iterator[Failure]:
         yield Failure("one chunk with a finish_reason", f"{len(finishing)} chunks with one", evidence)
 
 
-@check("chat.finish_reason.tool_calls_after_tool_call", level=Level.SHOULD, applies=chat_with_tools,
-       ref=OPENAI_CHAT_CREATE, title='`finish_reason` is "tool_calls" when the answer calls a tool')
+@check("chat.finish_reason.tool_calls_after_tool_call", level=Level.MUST, applies=chat_with_tools,
+       ref=ZED_LMSTUDIO_PROVIDER, title='`finish_reason` is "tool_calls" when the answer calls a tool')
 def finish_tool_calls(observed: Observed) -> Iterator[Failure]:
-    # SHOULD: several servers send "stop" (vLLM, LiteLLM); Void ignores it, agent loops that branch on it break.
+    # MUST: Zed's LM Studio provider emits the calls only on finish_reason "tool_calls" (a "stop" drops them), and
+    # agent loops branch on it. "length" is no finding: the answer ran into max_tokens, and says so.
     observed.require_success()
+    if observed.exchange.is_event_stream:
+        observed.require_documented("streamed_finish_tool_calls")
     generation = observed.generation
     end = generation.end
     # A missing finish_reason is chat.stream.finish_reason.exactly_once's finding, not this one's.
-    if generation.tool_calls() and end is not None and end.finish_reason not in (None, "tool_calls"):
-        yield Failure('finish_reason "tool_calls"', f"finish_reason {end.finish_reason!r}", str(end.source))
+    if generation.tool_calls() and end is not None and end.finish_reason not in (None, "tool_calls", "length"):
+        yield Failure('finish_reason "tool_calls"', f"finish_reason {shown(end.finish_reason)}", str(end.source))
 
 
 # --- tool-call deltas ---------------------------------------------------------------------------------------------
@@ -140,7 +145,7 @@ def index_present(observed: Observed) -> Iterator[Failure]:
     for delta in _tool_deltas(observed):
         index = delta.entry.get("index", MISSING) if isinstance(delta.entry, dict) else MISSING
         if not isinstance(index, int) or isinstance(index, bool):
-            yield Failure("an integer index", f"index {index!r}", _entry_source(delta))
+            yield Failure("an integer index", f"index {shown(index)}", _entry_source(delta))
 
 
 @check("chat.stream.tool_call.index_zero", level=Level.MUST, applies=chat_streamed_with_tools, ref=VOID_PARSER,
@@ -179,9 +184,9 @@ def type_is_function(observed: Observed) -> Iterator[Failure]:
             continue
         kind = delta.entry.get("type", MISSING)
         if delta.starts_call and kind != "function":
-            yield Failure('type "function" on the first delta', f"type {kind!r}", _entry_source(delta))
+            yield Failure('type "function" on the first delta', f"type {shown(kind)}", _entry_source(delta))
         elif not delta.starts_call and kind not in (MISSING, "function"):
-            yield Failure('no type, or "function", on a continuation', f"type {kind!r}", _entry_source(delta))
+            yield Failure('no type, or "function", on a continuation', f"type {shown(kind)}", _entry_source(delta))
 
 
 @check("chat.stream.tool_call.id_once", level=Level.MUST, applies=chat_streamed_with_tools, ref=VOID_PARSER,
@@ -190,7 +195,7 @@ def id_once(observed: Observed) -> Iterator[Failure]:
     # Void concatenates ids across deltas: a repeated id becomes "814890118814890118".
     for delta in _tool_deltas(observed):
         if not delta.starts_call and isinstance(delta.entry, dict) and delta.entry.get("id"):
-            yield Failure("no id on a continuation delta", f"id {delta.entry['id']!r} again", _entry_source(delta))
+            yield Failure("no id on a continuation delta", f"id {shown(delta.entry['id'])} again", _entry_source(delta))
 
 
 @check("chat.stream.tool_call.distinct_index_per_call", level=Level.MUST, applies=chat_streamed_with_tools,
@@ -203,8 +208,9 @@ def distinct_index_per_call(observed: Observed) -> Iterator[Failure]:
         index = delta.entry.get("index", MISSING)
         key = repr(index)
         if key in first_call_at:
-            yield Failure(f"a new index for a new call (id {delta.entry.get('id')!r})",
-                          f"index {index!r} again, already used by call {first_call_at[key]!r}", _entry_source(delta))
+            yield Failure(f"a new index for a new call (id {shown(delta.entry.get('id'))})",
+                          f"index {shown(index)} again, already used by call {shown(first_call_at[key])}",
+                          _entry_source(delta))
         else:
             first_call_at[key] = delta.entry.get("id")
 
@@ -227,6 +233,7 @@ def none_calls_no_tool(observed: Observed) -> Iterator[Failure]:
 @check("chat.tool_choice.required_calls_a_tool", level=Level.MUST, applies=tool_choice_is("required"),
        ref=OPENAI_CHAT_CREATE, title='`tool_choice: "required"` is answered with a tool call')
 def required_calls_a_tool(observed: Observed) -> Iterator[Failure]:
+    observed.require_documented("tool_choice_required")
     observed.require_success()
     if not observed.generation.tool_calls():
         text = observed.generation.text()

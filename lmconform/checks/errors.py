@@ -7,8 +7,8 @@ from collections.abc import Iterator
 from lmconform.checks.observed import Observed
 from lmconform.checks.refs import LMSTUDIO_TOOL_CHOICE, OPENAI_ERRORS
 from lmconform.checks.registry import check
-from lmconform.checks.scope import invalid_request
-from lmconform.vocabulary import Failure, Level, Note
+from lmconform.checks.scope import invalid_request, may_be_refused
+from lmconform.vocabulary import Failure, Level, NotApplicable, Note
 
 
 @check("errors.status.client_error_for_invalid_request", level=Level.MUST, applies=invalid_request, ref=OPENAI_ERRORS,
@@ -32,3 +32,35 @@ def has_error_message(observed: Observed) -> Iterator[Failure | Note]:
     else:
         yield Failure('{"error": {"message": "…"}} or {"error": "…"}',
                       f"{observed.exchange.content_type or 'untyped'} body", observed.exchange.body_excerpt())
+
+
+@check("errors.status.not_server_error", level=Level.SHOULD, applies=may_be_refused, ref=OPENAI_ERRORS,
+       title="a request a server may refuse (an unsupported option, a prompt longer than the context) is never "
+             "answered 5xx")
+def not_server_error(observed: Observed) -> Iterator[Failure]:
+    # SHOULD: a 5xx says the server failed, so clients (the openai SDKs among them) retry the same request and
+    # users report a crash; a 4xx says what to change. Both end in an error, so clients cope.
+    status = observed.exchange.status or 0
+    if status >= 500:
+        yield Failure("a 2xx answer or a 4xx refusal", f"HTTP {status}", observed.exchange.body_excerpt())
+
+
+@check("errors.body.openai_error_object", level=Level.SHOULD, applies=invalid_request, ref=OPENAI_ERRORS,
+       title='an error body is OpenAI\'s object `{"error": {"message": …}}`, or the form the profile documents for '
+             "the endpoint")
+def openai_error_object(observed: Observed) -> Iterator[Failure | Note]:
+    # SHOULD: clients that read error.message (Zed, Cline) show nothing useful for a bare string, and the openai
+    # SDKs show the whole body instead; everyone still sees an error. LM Studio's chat completions answer with a
+    # bare string, its Responses API with the object: --profile lmstudio holds each endpoint to its own form.
+    body = observed.exchange.json
+    error = body.get("error") if isinstance(body, dict) else None
+    if isinstance(error, dict) and isinstance(error.get("message"), str):
+        return
+    if not isinstance(error, str):
+        raise NotApplicable("no error message at all: errors.body.has_error_message reports it")
+    documented = observed.target.profile_spec.error_shape(observed.case.api)
+    if documented == "string":
+        yield Note(f"a bare-string error, as {observed.target.profile_spec} documents for this endpoint")
+    else:
+        yield Failure('{"error": {"message": "…", "type": …, "code": …}}', '{"error": "<a bare string>"}',
+                      observed.exchange.body_excerpt())

@@ -67,6 +67,7 @@ class Verdict:
         return {
             "case": self.case_id,
             "check": self.check.id,
+            "kind": self.check.kind,
             "level": str(self.check.level),
             "outcome": str(self.outcome),
             "title": self.check.title,

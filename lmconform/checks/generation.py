@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Iterator
 
 from lmconform.checks.observed import Observed
-from lmconform.checks.refs import LMSTUDIO_GENERATOR_ORDER, VOID_PARSER
+from lmconform.checks.refs import (
+    LMSTUDIO_GENERATOR_ORDER,
+    LMSTUDIO_STRUCTURED_OUTPUT,
+    LOCALAI_CALL_ECHOED,
+    VOID_PARSER,
+)
 from lmconform.checks.registry import check
-from lmconform.checks.scope import generates, generates_with_tools
+from lmconform.checks.scope import asks_json, generates, generates_with_tools
 from lmconform.normalize.events import (
     End,
     Text,
@@ -17,7 +24,7 @@ from lmconform.normalize.events import (
     ToolCallName,
     ToolCallStarted,
 )
-from lmconform.vocabulary import Failure, Level
+from lmconform.vocabulary import Failure, Level, NotApplicable
 
 
 @check("generation.answer.not_empty", level=Level.MUST, applies=generates, ref=VOID_PARSER,
@@ -75,6 +82,9 @@ def arguments_not_cumulative(observed: Observed) -> Iterator[Failure]:
             so_far += fragment.fragment
 
 
+# Arguments shorter than this ("{}") may appear in any text by chance.
+ECHO_MIN_CHARS = 10
+
 # Where each event may stand: the grammar of the generator API, one state per position.
 _PHASE_TEXT, _PHASE_CALL, _PHASE_DONE = "text", "call", "done"
 
@@ -110,3 +120,43 @@ def follows_grammar(observed: Observed) -> Iterator[Failure]:
             return
         elif isinstance(event, End):
             phase = _PHASE_DONE
+
+
+def _squeezed(text: str) -> str:
+    return re.sub(r"\s+", "", text)
+
+
+@check("generation.tool_call.not_echoed_in_content", level=Level.SHOULD, applies=generates_with_tools,
+       ref=LOCALAI_CALL_ECHOED, title="a tool call's arguments are not also written into the answer's text")
+def not_echoed_in_content(observed: Observed) -> Iterator[Failure]:
+    # SHOULD: the user sees the call's JSON as the answer, and an agent that keeps the text in its history feeds
+    # the call back to the model as prose; clients still run the call itself.
+    text = _squeezed(observed.generation.text())
+    for call in observed.require_tool_calls():
+        arguments = _squeezed(call.arguments_text)
+        if len(arguments) >= ECHO_MIN_CHARS and arguments in text:
+            yield Failure(f"the arguments of {call.name!r} only in the call", "the same JSON in the content too",
+                          str(call.started.source))
+
+
+def _cut(observed: Observed) -> bool:
+    end = observed.generation.end
+    return end is not None and end.finish_reason in ("length", "incomplete")
+
+
+@check("generation.structured_output.text_is_json", level=Level.SHOULD, applies=asks_json,
+       ref=LMSTUDIO_STRUCTURED_OUTPUT, title="an answer asked for as JSON (a schema, or JSON mode) is JSON")
+def text_is_json(observed: Observed) -> Iterator[Failure]:
+    # SHOULD: `responses.parse()` and `generateObject()` parse the text and raise on prose; a model may still
+    # fail a schema, so clients retry. An answer cut by its output cap is not judged.
+    observed.require_success()
+    generation = observed.generation
+    if generation.tool_calls() or _cut(observed):
+        raise NotApplicable("the answer called a tool, or was cut at its output cap")
+    text = generation.text().strip()
+    if not text:
+        raise NotApplicable("no text at all: generation.answer.not_empty reports it")
+    try:
+        json.loads(text)
+    except ValueError as error:
+        yield Failure("a JSON document", f"not JSON ({error}): {text[:120]!r}", observed.exchange.body_excerpt(300))

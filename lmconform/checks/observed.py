@@ -11,9 +11,10 @@ from lmconform.apis import api_of
 from lmconform.cases import FIRST, Case, Turn
 from lmconform.normalize.chat import ChatStream, normalize_chat_stream
 from lmconform.normalize.events import Generation, ToolCall
+from lmconform.normalize.messages import MessagesStream, message_object, normalize_messages_stream
 from lmconform.normalize.responses import ResponsesStream, normalize_responses_stream, response_object
 from lmconform.target import Target
-from lmconform.vocabulary import NotApplicable
+from lmconform.vocabulary import NotApplicable, Unsupported
 from lmconform.wire.exchange import Exchange
 from lmconform.wire.http import HttpExchange
 
@@ -46,6 +47,9 @@ class Observed:
     upstream_target: Target | None = None
     # For an example of a generated case: how it was generated and how to replay every request of it.
     example: str = ""
+    # Verdicts already given on this observation, by check id: a generated example is judged once while it is
+    # searched, and the run's verdict reuses that judgement.
+    judged: dict = field(default_factory=dict, repr=False)
 
     @property
     def request_body(self) -> Any:
@@ -75,6 +79,24 @@ class Observed:
         if not self.exchange.is_event_stream:
             raise NotApplicable(f"the answer is {self.exchange.content_type or 'untyped'}, not an event stream")
         return self.responses_stream
+
+    def require_messages_stream(self) -> MessagesStream:
+        self.require_success()
+        if not self.exchange.is_event_stream:
+            raise NotApplicable(f"the answer is {self.exchange.content_type or 'untyped'}, not an event stream")
+        return self.exchange.view(normalize_messages_stream)
+
+    @cached_property
+    def message(self) -> dict:
+        """For /v1/messages: the message a client ends up with, from the body or the stream accumulated."""
+        return message_object(self.exchange)
+
+    def require_documented(self, feature: str) -> None:
+        """A target held to a server version that documents it lacks `feature` (--profile lmstudio@0.3.14 and
+        tool_choice "required", say) is UNSUPPORTED for it, not FAILED."""
+        reason = self.target.profile_spec.lacks(feature, self.target.engine)
+        if reason:
+            raise Unsupported(reason)
 
     def require_tool_calls(self) -> list[ToolCall]:
         self.require_success()

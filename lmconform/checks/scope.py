@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+import re
+
 from lmconform.apis import api_of
 from lmconform.cases import Case
 from lmconform.normalize.vscodelm import CANCEL, CHAT_RESPONSE
@@ -24,6 +27,11 @@ def invalid_request(case: Case) -> bool:
     return case.invalid and over_http(case)
 
 
+def refusal_expected(case: Case) -> bool:
+    """The request, or one of the turns (an unknown previous_response_id), is to be refused with an error body."""
+    return over_http(case) and (case.invalid or any(turn.unknown_previous_id for turn in case.turns))
+
+
 def streamed(case: Case) -> bool:
     return case.streamed and not case.invalid
 
@@ -40,6 +48,10 @@ def generates_with_tools(case: Case) -> bool:
 
 def chat_answer(case: Case) -> bool:
     return case.api == "chat" and not case.invalid
+
+
+def chat_body(case: Case) -> bool:
+    return chat_answer(case) and not case.streamed
 
 
 def chat_streamed(case: Case) -> bool:
@@ -86,6 +98,10 @@ def responses_streamed(case: Case) -> bool:
     return responses_answer(case) and case.streamed
 
 
+def responses_body(case: Case) -> bool:
+    return responses_answer(case) and not case.streamed
+
+
 def _answers_a_call(case: Case) -> bool:
     """The input ends with a function_call_output: the model is to use the result, not to call again."""
     items = case.body.get("input") if isinstance(case.body, dict) else None
@@ -93,9 +109,31 @@ def _answers_a_call(case: Case) -> bool:
         and items[-1].get("type") == "function_call_output"
 
 
+def _name_words(name) -> set[str]:
+    """The words of a tool name a request would use to ask for it: `get_weather`, `getWeather` → weather (and get,
+    but words under four letters are too common to count as asking)."""
+    spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", name) if isinstance(name, str) else ""
+    return {word.lower() for word in re.split(r"[^A-Za-z0-9]+", spaced) if len(word) >= 4}
+
+
+def _input_text(case: Case) -> str:
+    given = case.body.get("input") if isinstance(case.body, dict) else None
+    return json.dumps(given, ensure_ascii=False) if not isinstance(given, str) else given
+
+
+def asks_for_a_tool(case: Case) -> bool:
+    """A call is due: `tool_choice` forces one, or the input asks for a tool by a word of its name."""
+    choice = case.tool_choice
+    if choice == "required" or isinstance(choice, dict):
+        return True
+    said = set(re.findall(r"[a-z0-9]+", _input_text(case).lower()))
+    return choice != "none" and any(_name_words(tool.get("name")) & said for tool in case.tools
+                                    if isinstance(tool, dict))
+
+
 def responses_flattened_tools(case: Case) -> bool:
     return (responses_answer(case) and case.valid and bool(case.tools) and not any(map(_nested, case.tools))
-            and not _answers_a_call(case))
+            and not _answers_a_call(case) and asks_for_a_tool(case))
 
 
 def responses_nested_tools(case: Case) -> bool:
@@ -184,3 +222,108 @@ def vscodelm_error_code(code: int):
 
     applies.__name__ = f"vscodelm_error_code_{-code}"
     return applies
+def messages_answer(case: Case) -> bool:
+    return case.api == "messages" and not case.invalid
+
+
+def messages_streamed(case: Case) -> bool:
+    return messages_answer(case) and case.streamed
+
+
+def messages_not_streamed(case: Case) -> bool:
+    return messages_answer(case) and not case.streamed
+
+
+def messages_with_tools(case: Case) -> bool:
+    return messages_answer(case) and bool(case.tools)
+
+
+def messages_tool_choice_is(kind: str):
+    def applies(case: Case) -> bool:
+        return messages_with_tools(case) and isinstance(case.tool_choice, dict) and case.tool_choice.get("type") == kind
+
+    applies.__name__ = f"messages_tool_choice_is_{kind}"
+    return applies
+
+
+def messages_parallel_disabled(case: Case) -> bool:
+    return messages_with_tools(case) and isinstance(case.tool_choice, dict) \
+        and case.tool_choice.get("disable_parallel_tool_use") is True
+
+
+def messages_tool_result_turn(case: Case) -> bool:
+    return messages_answer(case) and any(turn.answers_call_of for turn in case.turns)
+
+
+def messages_asking_thinking(case: Case) -> bool:
+    thinking = case.body.get("thinking") if isinstance(case.body, dict) else None
+    return messages_answer(case) and isinstance(thinking, dict) and thinking.get("type") in ("enabled", "adaptive")
+
+
+def messages_with_stop_sequences(case: Case) -> bool:
+    return messages_answer(case) and bool(isinstance(case.body, dict) and case.body.get("stop_sequences"))
+
+
+def messages_refusable(case: Case) -> bool:
+    """A Messages request a server may (or must) refuse: its error body is Anthropic's to shape."""
+    return case.api == "messages" and not case.valid
+
+
+def messages_without_max_tokens(case: Case) -> bool:
+    return case.api == "messages" and "max_tokens" in case.omit \
+        and not (isinstance(case.body, dict) and "max_tokens" in case.body)
+
+
+def native_answer(case: Case) -> bool:
+    return case.api == "native_chat" and not case.invalid
+
+
+def native_streamed(case: Case) -> bool:
+    return native_answer(case) and case.streamed
+
+
+def native_stored(case: Case) -> bool:
+    """A native chat the server is to store (the default): its result carries a response_id."""
+    return native_answer(case) and not (isinstance(case.body, dict) and case.body.get("store") is False)
+
+
+def native_chain(case: Case) -> bool:
+    return native_answer(case) and any(turn.previous for turn in case.turns)
+
+
+def native_recall(case: Case) -> bool:
+    return native_chain(case) and any(turn.recall for turn in case.turns)
+
+
+def may_be_refused(case: Case) -> bool:
+    """A request servers legitimately answer either way (a 2xx, or a 4xx for what they do not support)."""
+    return case.expect_status == "success_or_client_error"
+
+
+def _format_type(case: Case) -> str | None:
+    """The output format a case asks for: chat's `response_format.type`, or Responses' `text.format.type`."""
+    body = case.body if isinstance(case.body, dict) else {}
+    if case.api == "chat":
+        holder = body.get("response_format")
+    else:
+        text = body.get("text")
+        holder = text.get("format") if isinstance(text, dict) else None
+    kind = holder.get("type") if isinstance(holder, dict) else None
+    return kind if isinstance(kind, str) else None
+
+
+def asks_json(case: Case) -> bool:
+    """A request that asks for JSON output (a JSON schema, or any JSON object)."""
+    return generates(case) and _format_type(case) in ("json_schema", "json_object")
+
+
+def chat_json_object(case: Case) -> bool:
+    return chat_answer(case) and _format_type(case) == "json_object"
+
+
+def chat_parallel_calls_off(case: Case) -> bool:
+    return chat_with_tools(case) and case.body.get("parallel_tool_calls") is False
+
+
+def responses_tool_choice_required(case: Case) -> bool:
+    return responses_answer(case) and bool(case.tools) and case.tool_choice == "required"

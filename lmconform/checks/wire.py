@@ -2,14 +2,23 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 from lmconform.checks.observed import Observed
-from lmconform.checks.refs import LMCONFORM_LIMITS, OPENAI_CHAT_CREATE, OPENAI_CHAT_STREAMING, VOID_PARSER, WHATWG_SSE
+from lmconform.checks.refs import (
+    GPTEL_OPENAI,
+    LMCONFORM_LIMITS,
+    OPENAI_CHAT_CREATE,
+    OPENAI_CHAT_STREAMING,
+    OPENAI_PYTHON_SSE_ID,
+    VOID_PARSER,
+    WHATWG_SSE,
+)
 from lmconform.checks.registry import check
 from lmconform.checks.scope import chat_streamed, over_http, streamed, valid_request
 from lmconform.normalize.chat import read_chunks
-from lmconform.vocabulary import Failure, Level
+from lmconform.vocabulary import Failure, Level, shown
 from lmconform.wire.exchange import NOT_JSON
 
 
@@ -40,7 +49,7 @@ def content_type_event_stream(observed: Observed) -> Iterator[Failure]:
     observed.require_success()
     exchange = observed.exchange
     if not exchange.is_event_stream:
-        yield Failure("Content-Type: text/event-stream", f"Content-Type: {exchange.headers.get('content-type')!r}",
+        yield Failure("Content-Type: text/event-stream", f"Content-Type: {shown(exchange.headers.get('content-type'))}",
                       exchange.body_excerpt())
 
 
@@ -63,11 +72,12 @@ def data_is_json(observed: Observed) -> Iterator[Failure]:
             yield Failure("a JSON payload", f"{chunk.event.data[:120]!r}", str(chunk.source))
 
 
-@check("sse.framing.ends_with_done", level=Level.SHOULD, applies=chat_streamed, ref=OPENAI_CHAT_STREAMING,
+@check("sse.framing.ends_with_done", level=Level.MUST, applies=chat_streamed, ref=GPTEL_OPENAI,
        title="the stream ends with `data: [DONE]`")
 def ends_with_done(observed: Observed) -> Iterator[Failure]:
-    # SHOULD: the openai SDKs end cleanly without it, but clients that wait for the sentinel hang. Chat only:
-    # the Responses API ends with response.completed and sends no [DONE].
+    # MUST: gptel hands tool calls over only at [DONE] (they are lost without it), and clients that wait for the
+    # sentinel hang; the openai SDKs end cleanly without it. Chat only: the Responses API ends with
+    # response.completed and sends no [DONE].
     chunks = observed.require_stream().chunks
     if not any(chunk.done for chunk in chunks):
         last = str(chunks[-1].source) if chunks else "(no events)"
@@ -82,3 +92,27 @@ def nothing_after_done(observed: Observed) -> Iterator[Failure]:
     if done_at is not None:
         for chunk in chunks[done_at + 1:]:
             yield Failure("nothing after [DONE]", "another event", str(chunk.source))
+
+
+_LINE_END = re.compile(rb"\r\n|\r|\n")
+_DATA, _EVENT, _ID = re.compile(rb"data(:|$)"), re.compile(rb"event(:|$)"), re.compile(rb"id(:|$)")
+
+
+@check("sse.framing.no_empty_event_after_id", level=Level.MUST, applies=streamed, ref=OPENAI_PYTHON_SSE_ID,
+       title="once an event has set `id:`, no block without data or event name is closed by a blank line")
+def no_empty_event_after_id(observed: Observed) -> Iterator[Failure]:
+    # MUST: the standard dispatches nothing for a block without data, but the openai Python SDK (to 3.54 at
+    # least) keeps the last event id and dispatches such a block as an event with empty data, then fails to parse
+    # it as JSON. Keep-alive comments are fine in a stream without ids, or inside an event.
+    observed.require_stream()
+    seen_id, block = False, []
+    for line in _LINE_END.split(observed.exchange.body):
+        if line:
+            block.append(line)
+        elif block:
+            if seen_id and not any(_DATA.match(part) or _EVENT.match(part) for part in block):
+                yield Failure("a data line in every block once ids are set", "a comment-only block",
+                              b"\n".join(block).decode("utf-8", "backslashreplace")[:200])
+                return
+            seen_id = seen_id or any(_ID.match(part) for part in block)
+            block = []

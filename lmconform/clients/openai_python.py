@@ -170,7 +170,7 @@ def _replayed(exchange: HttpExchange) -> Iterator[_Replay]:
         try:
             yield replay
         except Exception as exc:  # noqa: BLE001
-            replay.raised = _describe(exc)
+            replay.raised = describe_exception(exc)
         finally:
             replay.client.close()
             replay.warnings = tuple(dict.fromkeys(str(w.message) for w in caught))
@@ -236,7 +236,7 @@ def _readable_responses_tool(tool: dict[str, Any]) -> bool:
     return True
 
 
-def _describe(exc: Exception) -> str:
+def describe_exception(exc: Exception) -> str:
     text = str(exc)
     if text:
         return f"{type(exc).__name__}: {text}"

@@ -71,7 +71,15 @@ class ChatStream:
     generation: Generation = field(default_factory=Generation)
 
     def data_chunks(self) -> list[ChatChunk]:
-        """Chunks before [DONE] whose payload is a JSON object."""
+        """Chunks before [DONE] whose payload is a JSON object, error events left out."""
+        return [chunk for chunk in self._before_done() if not is_error_event(chunk.payload)]
+
+    def error_events(self) -> list[ChatChunk]:
+        """Events before [DONE] that report a failure instead of carrying a chunk: `{"error": …}` without choices
+        (how vLLM and LM Studio report a failure after the stream started)."""
+        return [chunk for chunk in self._before_done() if is_error_event(chunk.payload)]
+
+    def _before_done(self) -> list[ChatChunk]:
         result = []
         for chunk in self.chunks:
             if chunk.done:
@@ -79,6 +87,10 @@ class ChatStream:
             if isinstance(chunk.payload, dict):
                 result.append(chunk)
         return result
+
+
+def is_error_event(payload: Any) -> bool:
+    return isinstance(payload, dict) and bool(payload.get("error")) and "choices" not in payload
 
 
 def read_chunks(exchange: HttpExchange) -> list[ChatChunk]:

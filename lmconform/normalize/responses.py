@@ -74,9 +74,11 @@ def response_id(exchange: HttpExchange) -> str | None:
     return answer_id if isinstance(answer_id, str) and answer_id else None
 
 
-def continuation(request: dict, turn: dict, previous_id: str | None, call: tuple[str, str] | None) -> dict:
+def continuation(request: dict, turn: dict, previous_id: str | None, call: tuple[str, str] | None,
+                 answered: Any = None) -> dict:
     """A further turn's body: the request's fields, but `turn`'s instead of its input and previous_response_id;
-    `call` (call_id, output) answers a function call with a function_call_output item."""
+    `call` (call_id, output) answers a function call with a function_call_output item. The answer that made the
+    call (`answered`) is the server's to remember: it is not sent again."""
     body = {key: value for key, value in request.items() if key not in ("input", "previous_response_id")}
     body.update(turn)
     if call is not None:

@@ -16,7 +16,7 @@ from lmconform.wire.sse import parse_sse
 
 # The endpoints the suite has cases for: (method, path) -> (case folder, the endpoint's part of the file name).
 ENDPOINTS = {(api.method, api.path): (api.name, api.slug) for api in APIS.values()}
-FEATURES = {"responses": "responses"}
+FEATURES = {"responses": "responses", "messages": "messages", "native_chat": "native_chat"}
 # A recorder script names what it is doing in this header; it becomes the case's description and is not recorded.
 LABEL_HEADER = "x-lmconform-label"
 # Hop-by-hop and framing headers: the transport's, not the client's.
@@ -30,16 +30,19 @@ VOLATILE_HEADERS = frozenset({"x-stainless-os", "x-stainless-arch", "x-stainless
 UNKNOWN_PREVIOUS_MARKER = "resp_lmconform_recorded_unknown_previous"
 NOT_JSON = object()  # a body that does not parse, kept as the raw_body it was
 _AGENTS_USER_AGENT = re.compile(r"Agents/Python (\S+)")
-_STAINLESS_LANGUAGES = {"python": "openai-python", "js": "openai-node"}
+_STAINLESS_LANGUAGES = {"python": "python", "js": "node"}
+# The SDK families Stainless builds, by the product their user agent names (`Anthropic/Python 2.12.0`).
+_STAINLESS_FAMILIES = {"anthropic": "anthropic"}
 
 
 def client_identity(headers: Mapping[str, str]) -> tuple[str, str]:
-    """The client's name and version as its headers tell them: `("openai-python", "3.54.0")`. The agents SDK
-    drives the openai SDK, so its version says which openai SDK too: `("openai-agents", "0.24.0 (openai-python
-    3.54.0)")`."""
+    """The client's name and version as its headers tell them: `("openai-python", "3.54.0")`,
+    `("anthropic-python", "2.12.0")`. The agents SDK drives the openai SDK, so its version says which openai SDK
+    too: `("openai-agents", "0.24.0 (openai-python 3.54.0)")`."""
     agent = headers.get("user-agent", "")
     language, package = headers.get("x-stainless-lang"), headers.get("x-stainless-package-version")
-    sdk = (_STAINLESS_LANGUAGES.get(language, f"openai-{language}"), package) if language and package else None
+    family = _STAINLESS_FAMILIES.get(agent.split("/", 1)[0].lower(), "openai")
+    sdk = (f"{family}-{_STAINLESS_LANGUAGES.get(language, language)}", package) if language and package else None
     if found := _AGENTS_USER_AGENT.match(agent):
         return "openai-agents", f"{found[1]} ({' '.join(sdk)})" if sdk else found[1]
     if sdk:
@@ -149,7 +152,9 @@ def description(name: str, captured: Captured, body: Any, index: int, taken: set
     else:
         tools = body.get("tools")
         count = len(tools) if isinstance(tools, list) else 0
-        kind = "chat completion" if captured.path.endswith("/chat/completions") else "response"
+        endpoint = ENDPOINTS.get((captured.method, captured.path.split("?", 1)[0]))
+        kind = {"chat": "chat completion", "messages": "message", "native_chat": "native chat"}.get(
+            endpoint[0] if endpoint else "", "response")
         what = ("streamed " if body.get("stream") is True else "") + kind + (f" with {count} tools" if count else "")
     description = f"{name}: {what}"
     if description[:80] not in taken:

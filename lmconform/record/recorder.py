@@ -126,7 +126,7 @@ class Recorder:
 
     def _record(self, captured: Captured, answer: Answer) -> None:
         where = f"{captured.method} {captured.path}"
-        endpoint = ENDPOINTS.get((captured.method, captured.path))
+        endpoint = ENDPOINTS.get((captured.method, captured.path.split("?", 1)[0]))
         if endpoint is None:
             self.report(f"not kept: {where}: the suite has no cases for this endpoint")
             return

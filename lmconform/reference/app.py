@@ -1,8 +1,14 @@
 """The reference server's ASGI application.
 
+A route it does not serve is answered 404 with LM Studio's wording; LM Studio itself answers 200 (the
+`unknown-route-200` fault).
+
 Faults come from two places: the app's own set, and a path prefix `/faults/<name>[,<name>...]` in front of any
 route. The prefix lets one running server answer as every fault at once, so a suite can test a check against
 the whole catalogue without starting a server per fault.
+
+A path prefix `/streams/<form>` (a seed, or `SEED:FEATURE,...`: lmconform.reference.streams) streams every answer
+in that generated wire form instead; a request can also name one in its body (`lmconform-stream=<form>`).
 """
 
 from __future__ import annotations
@@ -19,30 +25,38 @@ from starlette.types import Receive, Scope, Send
 
 from lmconform.reference.chat import DEFAULT_MODEL, chat_completions
 from lmconform.reference.faults import Stage, apply, parse_faults
+from lmconform.reference.faults.coverage_chat import UNKNOWN_ROUTE_200
+from lmconform.reference.messages import create_message
+from lmconform.reference.native_chat import native_chat
 from lmconform.reference.responses import create_response, get_response
 from lmconform.reference.store import DEFAULT_STORE_SIZE, ResponseStore
+from lmconform.reference.streams import DEFAULT_PAUSE_S, parse_form
 
 _FAULT_PREFIX = re.compile(r"/faults/([^/]*)(/.*)?")
+_STREAM_PREFIX = re.compile(r"/streams/([^/]*)(/.*)?")
 # A path that ends in an id is looked up by its pattern; the endpoint reads the id from the path.
 _ID_PATH = re.compile(r"(/v1/responses/)[^/]+")
 
 
 async def list_models(request: Request, faults: frozenset[str]) -> Response:
-    model = {"id": DEFAULT_MODEL, "object": "model", "owned_by": "organization_owner"}
-    return apply(Stage.MODELS_REPLY, faults, JSONResponse({"object": "list", "data": [model]}))
+    entry = {"id": DEFAULT_MODEL, "object": "model", "owned_by": "organization_owner"}  # LM Studio's: no `created`
+    models = apply(Stage.MODELS_LIST, faults, [entry])
+    return apply(Stage.MODELS_REPLY, faults, JSONResponse({"object": "list", "data": models}))
 
 
 _ENDPOINTS: dict[tuple[str, str], Callable[[Request, frozenset[str]], Awaitable[Response]]] = {
     ("GET", "/v1/models"): list_models,
     ("POST", "/v1/chat/completions"): chat_completions,
     ("POST", "/v1/responses"): create_response,
+    ("POST", "/v1/messages"): create_message,
+    ("POST", "/api/v1/chat"): native_chat,
     ("GET", "/v1/responses/{id}"): get_response,
 }
 
 
 class _Dispatcher:
-    """Every method and path, routed by hand: LM Studio answers 200 to whatever it does not serve, where a
-    Starlette route would answer 404 or 405."""
+    """Every method and path, routed by hand, so that an unknown route gets LM Studio's words and, with the
+    `unknown-route-200` fault, LM Studio's status."""
 
     def __init__(self, faults: frozenset[str]) -> None:
         self.faults = faults
@@ -60,17 +74,32 @@ class _Dispatcher:
             except ValueError as error:
                 return JSONResponse({"error": str(error)}, status_code=404)
             path = prefix[2] or "/"
+        streams = _STREAM_PREFIX.fullmatch(path)
+        if streams is not None:
+            try:
+                request.state.stream_form = parse_form(streams[1])
+            except ValueError as error:
+                return JSONResponse({"error": str(error)}, status_code=404)
+            path = streams[2] or "/"
         endpoint = _ENDPOINTS.get((request.method, _ID_PATH.sub(r"\1{id}", path)))
         if endpoint is None:
-            return JSONResponse({"error": f"Unexpected endpoint or method. ({request.method} {path})"})
+            message = f"Unexpected endpoint or method. ({request.method} {path})"
+            if UNKNOWN_ROUTE_200 in faults:  # LM Studio's answer, word for word
+                return JSONResponse({"error": message})
+            return JSONResponse({"error": {"message": message, "type": "invalid_request_error", "param": None,
+                                           "code": "not_found"}}, 404)
         return await endpoint(request, faults)
 
 
-def create_app(faults: frozenset[str] = frozenset(), store_size: int = DEFAULT_STORE_SIZE) -> Starlette:
+def create_app(faults: frozenset[str] = frozenset(), store_size: int = DEFAULT_STORE_SIZE,
+               stream_pause: float = DEFAULT_PAUSE_S) -> Starlette:
     """The server, with `faults` on every request and room for `store_size` responses to chain from. Set
     `app.state.stopping` (a threading.Event) when the server stops, so that streams held open on purpose (the
-    `stall` fault) end instead of delaying the shutdown."""
+    `stall` fault) end instead of delaying the shutdown. `stream_pause` is the pause after a write of a generated
+    form that a reader must get on its own (0 in process, where every write is a message anyway)."""
     app = Starlette(routes=[Route("/{path:path}", _Dispatcher(parse_faults(faults)))])
     app.state.stopping = threading.Event()
+    app.state.stream_pause = stream_pause
     app.state.store = ResponseStore(store_size)
+    app.state.native_store = ResponseStore(store_size)  # LM Studio's own stored chats, apart from /v1/responses
     return app

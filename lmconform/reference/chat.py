@@ -19,11 +19,24 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
 from lmconform.reference.faults import Stage, apply
-from lmconform.reference.model import Plan, ToolCall, arguments_json, compact_json, decide, request_seed, usage
+from lmconform.reference.faults.generated import UNKNOWN_ROLE_ACCEPTED, crash
+from lmconform.reference.model import (
+    CONTEXT_WORDS,
+    Plan,
+    ToolCall,
+    arguments_json,
+    compact_json,
+    decide,
+    prompt_words,
+    request_seed,
+    usage,
+)
+from lmconform.reference.streams import last_user_text, render_chat, requested_form, streamed, thought, untagged
 
 DEFAULT_MODEL = "lmconform-reference"
 ROLES = ("system", "user", "assistant", "tool", "developer")
 TOOL_CHOICES = ("none", "auto", "required")
+RESPONSE_FORMATS = ("text", "json_object", "json_schema")
 
 FRAGMENT_CHARS = 8  # characters of arguments per streamed delta
 SSE_HEADERS = {"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
@@ -35,20 +48,37 @@ async def chat_completions(request: Request, faults: frozenset[str]) -> Response
     except (ValueError, RecursionError):
         body = None
     body = apply(Stage.CHAT_REQUEST, faults, body)
-    error = validate(body)
+    error = validate(body, faults)
     if error is not None:
         return apply(Stage.CHAT_REFUSAL, faults, JSONResponse({"error": error}, status_code=400))
+    if prompt_words(body["messages"]) > CONTEXT_WORDS:
+        refusal = JSONResponse({"error": f"The prompt ({prompt_words(body['messages'])} tokens) does not fit the "
+                                         f"context of {CONTEXT_WORDS} tokens"}, status_code=400)
+        return apply(Stage.CHAT_CONTEXT_OVERFLOW, faults, refusal)
+    crashed = crash(body, faults)
+    if crashed is not None:
+        return crashed
 
-    plan = apply(Stage.CHAT_PLAN, faults, decide(body))
-    counts = usage(body, plan)
+    try:
+        form = requested_form(request, body, faults)
+    except ValueError as error:
+        return JSONResponse({"error": str(error)}, status_code=400)
+    read = untagged(body) if form is not None else body  # what the model reads
+    plan = apply(Stage.CHAT_PLAN, faults, decide(read))
+    counts = usage(read, plan)
     model = body["model"] if isinstance(body.get("model"), str) and body["model"] else DEFAULT_MODEL
     envelope = _Envelope(request_seed(body), int(time.time()), model)
     tool_calls = apply(Stage.CHAT_TOOL_CALLS, faults, [_tool_call(call) for call in plan.tool_calls])
     if body.get("stream") is not True:
-        return JSONResponse(_completion_body(plan, tool_calls, counts, envelope))
+        body = apply(Stage.CHAT_BODY, faults, _completion_body(plan, tool_calls, counts, envelope))
+        return JSONResponse(apply(Stage.CHAT_OBJECT, faults, body))
     per_call = [_call_deltas(position, call) for position, call in enumerate(tool_calls)]
     per_call = apply(Stage.CHAT_TOOL_CALL_DELTAS, faults, per_call)
     chunks = _stream_chunks(plan, per_call, counts if _usage_requested(body) else None, envelope)
+    if form is not None:
+        reasoning = thought(last_user_text(read["messages"]))
+        return streamed(render_chat(chunks, reasoning, form), SSE_HEADERS, request.app.state)
+    chunks = [apply(Stage.CHAT_OBJECT, faults, chunk) for chunk in chunks]
     lines = apply(Stage.CHAT_STREAM, faults, [*chunks, "[DONE]"])
     frames = apply(Stage.CHAT_SSE, faults, _sent([_data(line) for line in lines]), request.app.state.stopping)
     return StreamingResponse(frames, headers=SSE_HEADERS)
@@ -59,7 +89,7 @@ def reject_json_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
-def validate(body: Any) -> str | None:
+def validate(body: Any, faults: frozenset[str] = frozenset()) -> str | None:
     """The message of the 400 body for this request, or None when it is acceptable. The tool_choice messages are
     LM Studio's word for word; LM Studio's wording for the others is not on record, so they follow its style."""
     if not isinstance(body, dict):
@@ -69,9 +99,16 @@ def validate(body: Any) -> str | None:
         return "'messages' field is required"
     if not isinstance(messages, list) or not messages:
         return "'messages' must be a non-empty array"
+    roles = () if UNKNOWN_ROLE_ACCEPTED in faults else ROLES
     for i, message in enumerate(messages):
-        if not isinstance(message, dict) or not isinstance(message.get("role"), str) or message["role"] not in ROLES:
+        if not isinstance(message, dict) or not isinstance(message.get("role"), str) or \
+                (roles and message["role"] not in roles):
             return f"'messages[{i}].role' must be one of: {', '.join(ROLES)}"
+        problem = _message_problem(message)
+        if problem is not None:
+            return f"'messages[{i}]{problem}"
+    if body.get("stream") is not None and not isinstance(body["stream"], bool):
+        return "'stream' must be a boolean"
     tools = body.get("tools")
     if tools is not None:
         if not isinstance(tools, list):
@@ -86,6 +123,28 @@ def validate(body: Any) -> str | None:
         return f"Invalid tool_choice value: '{tool_choice}'. {supported}"
     if tool_choice is not None and not isinstance(tool_choice, str):
         return f"Invalid tool_choice type: '{_js_typeof(tool_choice)}'. {supported}"
+    return _response_format_problem(body.get("response_format"))
+
+
+def _response_format_problem(response_format: Any) -> str | None:
+    if response_format is None:
+        return None
+    kind = response_format.get("type") if isinstance(response_format, dict) else None
+    if kind not in RESPONSE_FORMATS:
+        return f"'response_format.type' must be one of: {', '.join(RESPONSE_FORMATS)}"
+    schema = (response_format.get("json_schema") or {}) if kind == "json_schema" else {}
+    if kind == "json_schema" and not isinstance(schema.get("schema") if isinstance(schema, dict) else None, dict):
+        return "'response_format.json_schema.schema' must be an object"
+    return None
+
+
+def _message_problem(message: dict[str, Any]) -> str | None:
+    """What is wrong with a message whose role is known: its content's type, or a tool result without its call."""
+    content = message.get("content")
+    if not (isinstance(content, str | list) or (content is None and message["role"] != "user")):
+        return ".content' must be a string or an array of content parts"
+    if message["role"] == "tool" and not isinstance(message.get("tool_call_id"), str):
+        return ".tool_call_id' is required for role 'tool'"
     return None
 
 
@@ -168,8 +227,10 @@ def _call_deltas(position: int, call: dict[str, Any]) -> list[dict[str, Any]]:
 def _stream_chunks(plan: Plan, per_call: list[list[dict[str, Any]]], counts: dict[str, int] | None,
                    envelope: _Envelope) -> list[dict[str, Any]]:
     deltas: list[dict[str, Any]] = [{"role": "assistant", "content": ""}]
-    # Word by word with its spaces, so the pieces concatenate back to the text exactly.
-    deltas += ({"content": piece} for piece in re.findall(r"\S+\s*|\s+", plan.text))
+    # Word by word with its spaces, so the pieces concatenate back to the text exactly. Reasoning comes first, in
+    # `reasoning` as LM Studio sends gpt-oss's since 0.3.23.
+    deltas += ({"reasoning": piece} for piece in _pieces(plan.reasoning or ""))
+    deltas += ({"content": piece} for piece in _pieces(plan.text))
     deltas += ({"tool_calls": [entry]} for entries in per_call for entry in entries)
     chunks = [envelope.chunk([_delta_choice(delta)]) for delta in deltas]
     chunks.append(envelope.chunk([_delta_choice({}, plan.finish_reason)]))
@@ -178,9 +239,16 @@ def _stream_chunks(plan: Plan, per_call: list[list[dict[str, Any]]], counts: dic
     return chunks
 
 
+def _pieces(text: str) -> list[str]:
+    return re.findall(r"\S+\s*|\s+", text)
+
+
 def _completion_body(plan: Plan, tool_calls: list[dict[str, Any]], counts: dict[str, int],
                      envelope: _Envelope) -> dict[str, Any]:
-    message: dict[str, Any] = {"role": "assistant", "content": plan.text if plan.text or not tool_calls else None}
+    message: dict[str, Any] = {"role": "assistant", "content": plan.text if plan.text or not tool_calls else None,
+                               "refusal": None}
+    if plan.reasoning:
+        message["reasoning"] = plan.reasoning
     if tool_calls:
         message["tool_calls"] = tool_calls
     choice = {"index": 0, "message": message, "logprobs": None, "finish_reason": plan.finish_reason}

@@ -11,7 +11,7 @@ import hashlib
 import json
 import re
 import string
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 
@@ -27,6 +27,11 @@ class Plan:
     text: str
     tool_calls: tuple[ToolCall, ...] = ()
     finish_reason: str | None = "stop"
+    reasoning: str | None = None  # thought before the answer, when the request asks for reasoning
+
+
+# More words of prompt than this do not fit the model's context: the request is refused, as a real server must.
+CONTEXT_WORDS = 4096
 
 
 def request_seed(body: dict[str, Any]) -> int:
@@ -48,9 +53,52 @@ def content_text(content: Any) -> str:
 
 
 def decide(body: dict[str, Any]) -> Plan:
+    """The answer to a valid request: its tool calls or text (JSON when a response format asks for it), with a
+    thought first when reasoning was asked for, cut at the request's output cap."""
+    plan = _answer(body)
+    if body.get("reasoning_effort") is not None and not plan.tool_calls:
+        plan = replace(plan, reasoning=f"Thinking about: {_last_user_text(body['messages'])}")
+    return capped(plan, output_cap(body))
+
+
+def output_cap(body: dict[str, Any]) -> int | None:
+    """The request's cap on output tokens; -1 (as Zed sends) or none is no cap."""
+    cap = body.get("max_completion_tokens", body.get("max_tokens"))
+    return cap if isinstance(cap, int) and not isinstance(cap, bool) and cap > 0 else None
+
+
+def capped(plan: Plan, cap: int | None) -> Plan:
+    """The plan cut at `cap` words of text, finished by "length" when it was cut."""
+    words = re.findall(r"\S+\s*", plan.text)
+    if cap is None or plan.tool_calls or len(words) <= cap:
+        return plan
+    return replace(plan, text="".join(words[:cap]).rstrip(), finish_reason="length")
+
+
+def prompt_words(messages: list[dict[str, Any]]) -> int:
+    return sum(len(content_text(m.get("content")).split()) for m in messages)
+
+
+def _last_user_text(messages: list[dict[str, Any]]) -> str:
+    return next((content_text(m.get("content")) for m in reversed(messages) if m["role"] == "user"), "")
+
+
+def _structured(body: dict[str, Any], prompt: str) -> str | None:
+    """The answer as JSON when `response_format` asks for it: an example of the schema, or an object."""
+    response_format = body.get("response_format")
+    kind = response_format.get("type") if isinstance(response_format, dict) else None
+    if kind == "json_schema":
+        return arguments_json(schema_arguments((response_format.get("json_schema") or {}).get("schema"), prompt))
+    if kind == "json_object":
+        return arguments_json({"text": f"You said: {prompt}"})
+    return None
+
+
+def _answer(body: dict[str, Any]) -> Plan:
     messages = body["messages"]
     last = messages[-1]
-    if last["role"] == "tool":
+    # A tool's result is answered in words, unless the request requires a tool call still (OpenAI's "required").
+    if last["role"] == "tool" and not (body.get("tools") and body.get("tool_choice") == "required"):
         return Plan(f"The {_tool_name(messages, last)} tool returned: {content_text(last.get('content'))}")
     prompt = next((content_text(m.get("content")) for m in reversed(messages) if m["role"] == "user"), "")
     tools = body.get("tools") or []
@@ -69,7 +117,8 @@ def decide(body: dict[str, Any]) -> Plan:
                 for i, tool in enumerate(chosen)
             )
             return Plan("", calls, "tool_calls")
-    return Plan(f"You said: {prompt}")
+    structured = _structured(body, prompt)
+    return Plan(structured if structured is not None else f"You said: {prompt}")
 
 
 _REMEMBER = re.compile(r"remember (?:the word )?['\"]?(\w+)", re.IGNORECASE)
@@ -92,7 +141,7 @@ def recall(messages: list[dict[str, Any]]) -> Plan | None:
 
 def usage(body: dict[str, Any], plan: Plan) -> dict[str, int]:
     """Token counts as whitespace-separated words: a stand-in that is stable and easy to recompute."""
-    prompt = sum(len(content_text(m.get("content")).split()) for m in body["messages"])
+    prompt = prompt_words(body["messages"])
     answer = [plan.text, *(arguments_json(call.arguments) for call in plan.tool_calls)]
     completion = sum(len(part.split()) for part in answer)
     return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}

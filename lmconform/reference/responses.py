@@ -21,6 +21,7 @@ from starlette.responses import Response, StreamingResponse
 
 from lmconform.reference.chat import SSE_HEADERS
 from lmconform.reference.faults import Stage, apply
+from lmconform.reference.faults.coverage_responses import STRUCTURED_OUTPUT_IGNORED
 from lmconform.reference.faults.responses import (
     CHAIN_IGNORED,
     FORK_SHARES_STATE,
@@ -38,6 +39,8 @@ from lmconform.reference.responses_render import (
 )
 from lmconform.reference.responses_validation import Rejected, Turn, call_message, json_body, turn_of
 from lmconform.reference.store import ResponseStore
+from lmconform.reference.streams import Form, render_responses, requested_form, streamed, untagged
+from lmconform.reference.streams import thought as generated_thought
 
 
 async def create_response(request: Request, faults: frozenset[str]) -> Response:
@@ -47,25 +50,37 @@ async def create_response(request: Request, faults: frozenset[str]) -> Response:
         turn = turn_of(body, faults)
         earlier, root = _chain(store, turn.previous_id, faults)
         _check_call_ids(earlier, turn.input)
+        form = _form(request, body, faults)
     except Rejected as rejected:
-        return rejected.response()
+        rejected.error = apply(Stage.RESPONSES_ERROR, faults, rejected.error)
+        return apply(Stage.RESPONSES_REFUSAL, faults, rejected.response())
 
     conversation = turn.input if CHAIN_IGNORED in faults else [*earlier, *turn.input]
+    if form is not None:
+        conversation = untagged(conversation)
     instructions = [{"role": "system", "content": turn.instructions}] if turn.instructions else []
     # An input of reasoning items alone leaves the model nothing to read: it answers as to an empty prompt.
     chat_body = _chat_body(turn, [*instructions, *conversation] or [{"role": "user", "content": ""}])
+    if STRUCTURED_OUTPUT_IGNORED in faults:
+        chat_body.pop("response_format", None)
     plan = recall(chat_body["messages"]) or decide(chat_body)
-    thought = f"Thinking about: {_last_user_text(chat_body['messages'])}" if turn.reasoning else None
+    prompt = _last_user_text(chat_body["messages"])
+    # A generated form's answer also reasons when the prompt asks it to think (lmconform.reference.streams).
+    thought = f"Thinking about: {prompt}" if turn.reasoning else generated_thought(prompt) if form else None
     output = output_items(plan, thought)
-    response = apply(Stage.RESPONSES_OBJECT, faults, response_object(turn, output, usage(chat_body, plan)))
+    truncated = plan.finish_reason == "length"
+    response = apply(Stage.RESPONSES_OBJECT, faults, response_object(turn, output, usage(chat_body, plan), truncated))
     if turn.store:
         history = [*conversation, *_as_messages(output)]
         store.add(response["id"], as_json(response), history, root or response["id"])
     if not turn.stream:
-        return Response(as_json(response), media_type="application/json")
+        return Response(as_json(apply(Stage.RESPONSES_BODY, faults, response)), media_type="application/json")
+    if form is not None:
+        return streamed(render_responses(stream_events(response), form), SSE_HEADERS, request.app.state)
     events = apply(Stage.RESPONSES_EVENTS, faults, stream_events(response))
     frames = apply(Stage.RESPONSES_FRAMES, faults, numbered(events))
-    return StreamingResponse(iter([frame(name, data) for name, data in frames]), headers=SSE_HEADERS)
+    sent = apply(Stage.RESPONSES_SSE, faults, [frame(name, data) for name, data in frames])
+    return StreamingResponse(iter(sent), headers=SSE_HEADERS)
 
 
 async def get_response(request: Request, faults: frozenset[str]) -> Response:
@@ -74,6 +89,13 @@ async def get_response(request: Request, faults: frozenset[str]) -> Response:
     if entry is None:
         return Rejected(f"Response with id '{response_id}' not found.", None, None, 404).response()
     return Response(entry.body, media_type="application/json")
+
+
+def _form(request: Request, body: Any, faults: frozenset[str]) -> Form | None:
+    try:
+        return requested_form(request, body, faults)
+    except ValueError as error:
+        raise Rejected(str(error), None, None) from None
 
 
 def _chain(store: ResponseStore, previous_id: str | None,
@@ -108,8 +130,18 @@ def _chat_body(turn: Turn, messages: list[dict[str, Any]]) -> dict[str, Any]:
     if isinstance(choice, dict):
         tools, choice = [tool for tool in tools if tool["name"] == choice["name"]], "required"
     functions = [{key: tool[key] for key in ("name", "description", "parameters") if key in tool} for tool in tools]
-    return {"messages": messages, "tools": [{"type": "function", "function": function} for function in functions],
-            "tool_choice": choice, "parallel_tool_calls": turn.parallel_tool_calls}
+    body = {"messages": messages, "tools": [{"type": "function", "function": function} for function in functions],
+            "tool_choice": choice, "parallel_tool_calls": turn.parallel_tool_calls,
+            "max_tokens": turn.max_output_tokens}
+    if turn.text_format is not None:  # the chat model knows the same formats as `response_format`
+        body["response_format"] = _as_response_format(turn.text_format)
+    return body
+
+
+def _as_response_format(text_format: dict[str, Any]) -> dict[str, Any]:
+    if text_format.get("type") == "json_schema":
+        return {"type": "json_schema", "json_schema": {"schema": text_format.get("schema")}}
+    return {"type": text_format.get("type")}
 
 
 def _last_user_text(messages: list[dict[str, Any]]) -> str:

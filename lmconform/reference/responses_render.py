@@ -24,7 +24,7 @@ def output_items(plan: Plan, thought: str | None) -> list[dict[str, Any]]:
         reasoning = [{"type": "reasoning_text", "text": thought}]
         items.append({"id": new_id("rs"), "type": "reasoning", "summary": [], "content": reasoning})
     if plan.text or not plan.tool_calls:
-        text = [{"type": "output_text", "text": plan.text, "annotations": []}]
+        text = [{"type": "output_text", "text": plan.text, "annotations": [], "logprobs": []}]
         items.append({"id": new_id("msg"), "type": "message", "role": "assistant", "status": "completed",
                       "content": text})
     items += ({"id": new_id("fc"), "type": "function_call", "call_id": f"call_{secrets.randbelow(10**16):016d}",
@@ -33,20 +33,38 @@ def output_items(plan: Plan, thought: str | None) -> list[dict[str, Any]]:
     return items
 
 
-def response_object(turn: Turn, output: list[dict[str, Any]], counts: dict[str, int]) -> dict[str, Any]:
+def response_object(turn: Turn, output: list[dict[str, Any]], counts: dict[str, int],
+                    truncated: bool = False) -> dict[str, Any]:
+    """The finished response, with every member OpenAI's Response object requires: the nullable ones null, the
+    request's settings echoed (the tools with `strict` and `parameters`, which OpenAI's echo always carries).
+    `truncated` when the output stopped at max_output_tokens, which makes it incomplete."""
+    now = int(time.time())
     return {
         "id": new_id("resp"),
         "object": "response",
-        "created_at": int(time.time()),
-        "status": "completed",
+        "created_at": now,
+        "completed_at": None if truncated else now,
+        "status": "incomplete" if truncated else "completed",
+        "error": None,
+        "incomplete_details": {"reason": "max_output_tokens"} if truncated else None,
         "model": turn.model,
+        "instructions": turn.instructions,
         "output": output,
         "previous_response_id": turn.previous_id,
-        "tools": turn.tools,
+        "tools": [_echoed(tool) for tool in turn.tools],
         "tool_choice": turn.tool_choice,
-        "usage": {"input_tokens": counts["prompt_tokens"], "output_tokens": counts["completion_tokens"],
-                  "total_tokens": counts["total_tokens"], "output_tokens_details": {"reasoning_tokens": 0}},
+        "parallel_tool_calls": turn.parallel_tool_calls is not False,
+        "temperature": turn.temperature,
+        "top_p": turn.top_p,
+        "metadata": turn.metadata or {},
+        "usage": {"input_tokens": counts["prompt_tokens"], "input_tokens_details": {"cached_tokens": 0},
+                  "output_tokens": counts["completion_tokens"], "output_tokens_details": {"reasoning_tokens": 0},
+                  "total_tokens": counts["total_tokens"]},
     }
+
+
+def _echoed(tool: dict[str, Any]) -> dict[str, Any]:
+    return {"parameters": None, "strict": None, **tool} if tool.get("type") == "function" else tool
 
 
 def as_json(value: Any) -> bytes:
@@ -55,13 +73,16 @@ def as_json(value: Any) -> bytes:
 
 def stream_events(response: dict[str, Any]) -> list[dict[str, Any]]:
     """Every event of the stream in order, without sequence numbers."""
-    opening = {**response, "status": "in_progress", "output": [], "usage": None}  # nothing is counted yet
+    # Nothing is counted, nor cut, nor finished yet.
+    opening = {**response, "status": "in_progress", "completed_at": None, "incomplete_details": None, "output": [],
+               "usage": None}
     found = [{"type": "response.created", "response": opening}, {"type": "response.in_progress", "response": opening}]
     for index, item in enumerate(response["output"]):
         found.append({"type": "response.output_item.added", "output_index": index, "item": _opened(item)})
         found += _content_events(item, index)
         found.append({"type": "response.output_item.done", "output_index": index, "item": item})
-    found.append({"type": "response.completed", "response": response})
+    terminal = "response.incomplete" if response.get("status") == "incomplete" else "response.completed"
+    found.append({"type": terminal, "response": response})
     return found
 
 

@@ -18,6 +18,12 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from lmconform.reference.chat import DEFAULT_MODEL, reject_json_constant
+from lmconform.reference.faults.coverage_responses import (
+    EMPTY_PARAMETERS_REJECTED,
+    MULTI_ITEM_INPUT_REJECTED,
+    TEXT_FORMAT_REQUIRED,
+)
+from lmconform.reference.faults.generated import UNKNOWN_TOOL_CHOICE_ACCEPTED
 from lmconform.reference.faults.responses import FLATTENED_TOOLS_REJECTED, FUNCTION_CALL_OUTPUT_REJECTED, is_nested_tool
 from lmconform.reference.model import content_text
 from lmconform.reference.store import MAX_BODY_BYTES
@@ -27,6 +33,7 @@ TOOL_CHOICES = ("none", "auto", "required")
 EFFORTS = ("low", "medium", "high")
 TEXT_PARTS = ("input_text", "output_text")
 ITEM_TYPES = ("message", "function_call", "function_call_output", "reasoning")
+TEXT_FORMATS = ("text", "json_object", "json_schema")
 
 _ABSENT = object()  # a key not in the body, which Zod reports as "Required" where null is a wrong type
 
@@ -52,11 +59,16 @@ class Turn:
     tools: list[dict[str, Any]]
     tool_choice: str | dict[str, Any]
     parallel_tool_calls: bool | None
+    temperature: float | None  # echoed, as OpenAI does; null when the request sets none
+    top_p: float | None
+    metadata: dict[str, Any] | None
     previous_id: str | None
     reasoning: bool
     store: bool
     stream: bool
     model: str
+    max_output_tokens: int | None = None
+    text_format: dict[str, Any] | None = None  # `text.format`, when it asks for more than text
 
 
 async def json_body(request: Request) -> Any:
@@ -87,6 +99,8 @@ def turn_of(body: Any, faults: frozenset[str]) -> Turn:
         raise Rejected("Required", "input", "invalid_type")
     if isinstance(given, str):
         messages = [{"role": "user", "content": given}]
+    elif isinstance(given, list) and len(given) > 1 and MULTI_ITEM_INPUT_REJECTED in faults:
+        raise Rejected("Only one input item is supported.", "input", "unsupported_value")
     elif isinstance(given, list) and given:
         messages = [message for i, item in enumerate(given) if (message := _input_item(i, item, faults))]
     elif isinstance(given, list):
@@ -101,14 +115,36 @@ def turn_of(body: Any, faults: frozenset[str]) -> Turn:
         input=messages,
         instructions=_field(body, "instructions", "string", "instructions"),
         tools=tools,
-        tool_choice=_tool_choice(body.get("tool_choice")),
+        tool_choice=_tool_choice(body.get("tool_choice"), tools, faults),
         parallel_tool_calls=_field(body, "parallel_tool_calls", "boolean", "parallel_tool_calls"),
+        temperature=_field(body, "temperature", "number", "temperature"),
+        top_p=_field(body, "top_p", "number", "top_p"),
+        metadata=_field(body, "metadata", "object", "metadata"),
         previous_id=_field(body, "previous_response_id", "string", "previous_response_id"),
         reasoning=effort is not None,
         store=_field(body, "store", "boolean", "store") is not False,
         stream=_field(body, "stream", "boolean", "stream") is True,
         model=_field(body, "model", "string", "model") or DEFAULT_MODEL,
+        max_output_tokens=_field(body, "max_output_tokens", "number", "max_output_tokens"),
+        text_format=_text_format(_field(body, "text", "object", "text"), faults),
     )
+
+
+def _text_format(text: dict[str, Any] | None, faults: frozenset[str]) -> dict[str, Any] | None:
+    """`text.format` when it asks for JSON; a `text` without `format` means plain text."""
+    if text is None:
+        return None
+    text_format = text.get("format", _ABSENT)
+    if text_format is _ABSENT and TEXT_FORMAT_REQUIRED in faults:
+        raise Rejected("Required", "text.format", "missing_required_parameter")
+    if text_format is _ABSENT or text_format is None:
+        return None
+    if not isinstance(text_format, dict):
+        raise Rejected(f"Expected object, received {_zod_type(text_format)}", "text.format", "invalid_type")
+    kind = _enum(text_format.get("type", _ABSENT), TEXT_FORMATS, "text.format.type")
+    if kind == "json_schema":
+        _field(text_format, "schema", "object", "text.format.schema", required=True)
+    return text_format if kind != "text" else None
 
 
 def _zod_type(value: Any) -> str:
@@ -196,15 +232,20 @@ def _tool(i: int, tool: Any, faults: frozenset[str]) -> dict[str, Any]:
     if not _field(tool, "name", "string", f"{param}.name", required=True):
         raise Rejected("String must contain at least 1 character(s)", f"{param}.name", "too_small")
     _field(tool, "description", "string", f"{param}.description")
-    _field(tool, "parameters", "object", f"{param}.parameters")
+    parameters = _field(tool, "parameters", "object", f"{param}.parameters")
+    if parameters == {} and EMPTY_PARAMETERS_REJECTED in faults:
+        raise Rejected("Invalid input", param, "custom")
     return tool
 
 
-def _tool_choice(choice: Any) -> str | dict[str, Any]:
+def _tool_choice(choice: Any, tools: list[dict[str, Any]], faults: frozenset[str]) -> str | dict[str, Any]:
     if choice is None:
         return "auto"
     if choice in TOOL_CHOICES:
         return choice
     if isinstance(choice, dict) and choice.get("type") == "function" and isinstance(choice.get("name"), str):
+        if choice["name"] not in {tool.get("name") for tool in tools} and UNKNOWN_TOOL_CHOICE_ACCEPTED not in faults:
+            raise Rejected(f"Tool choice '{choice['name']}' not found in 'tools' parameter.", "tool_choice",
+                           "invalid_value")
         return choice
     raise Rejected("Invalid input", "tool_choice", "invalid_union")

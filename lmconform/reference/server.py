@@ -15,6 +15,7 @@ from starlette.applications import Starlette
 from lmconform.reference.app import create_app
 from lmconform.reference.faults import parse_faults
 from lmconform.reference.store import DEFAULT_STORE_SIZE
+from lmconform.reference.streams import DEFAULT_PAUSE_S
 
 # Streams held open on purpose end as soon as the server stops; this only bounds a client that stops reading.
 _GRACEFUL_SHUTDOWN_SECONDS = 1
@@ -57,8 +58,8 @@ class ReferenceServer:
     """
 
     def __init__(self, faults: Iterable[str] = (), host: str = "127.0.0.1", port: int = 0,
-                 store_size: int = DEFAULT_STORE_SIZE) -> None:
-        self.app = create_app(parse_faults(faults), store_size)
+                 store_size: int = DEFAULT_STORE_SIZE, stream_pause: float = DEFAULT_PAUSE_S) -> None:
+        self.app = create_app(parse_faults(faults), store_size, stream_pause)
         self.host = host
         self.port = port
         self._server: _Server | None = None
@@ -106,7 +107,8 @@ class ReferenceServer:
         self.stop()
 
 
-def serve_forever(host: str, port: int, faults: Iterable[str] = (), store_size: int = DEFAULT_STORE_SIZE) -> None:
+def serve_forever(host: str, port: int, faults: Iterable[str] = (), store_size: int = DEFAULT_STORE_SIZE,
+                  stream_pause: float = DEFAULT_PAUSE_S) -> None:
     """Serve in the foreground with uvicorn's usual console logging, until interrupted."""
-    app = create_app(parse_faults(faults), store_size)
+    app = create_app(parse_faults(faults), store_size, stream_pause)
     _Server(_config(app, host=host, port=port), app).run()

@@ -1,11 +1,16 @@
-"""The HTML report of one run (`pytest suites --html PATH`): pytest-html, with lmconform's verdicts in it.
+"""The HTML report of one run (`pytest suites --html PATH`): pytest-html's page with lmconform's report first.
 
-Its hooks add the Case, Check id, Level, Target and Outcome columns, a table of outcomes per surface at the top,
-and under each finding its Expected/Actual, the offending events, the curl, the client verdicts on the same case
-and the full exchange. They also name the target in the environment table and keep secrets out of that table.
+lmconform's sections (run_page.py: will it work, the target, the findings by check, every verdict, the exchanges)
+open the page; pytest's own table follows, with lmconform's outcome beside pytest's, and the environment table
+comes last. pytest's table leaves out two kinds of test, as pytest-html lets a plugin do by emptying a row:
+- a verdict that is OK: "Every verdict" lists it (under its ✓ OK box), and a table that renders each of its rows
+  in the browser on every click is unusable with thousands of them (a report of 10,000 verdicts must stay usable);
+- a (case, check) pair that had nothing to judge in the answer: it is not a verdict at all, so the results record
+  has no row for it and neither has this page. pytest counts it as skipped, since the answer, not collection,
+  decides it; the page and the terminal say how many there were.
 
-pytest-html inserts every fragment given to it as HTML (cells, extras, environment values, the summary), so each
-string placed in one here goes through `html.escape`: model output, headers and error bodies are the endpoint's.
+pytest-html inserts every fragment given to it as HTML (cells, logs, environment values, the summary), so each
+string placed in one here is escaped: model output, headers and error bodies are the endpoint's.
 """
 
 from __future__ import annotations
@@ -14,53 +19,50 @@ import html
 import json
 import os
 import re
-from collections import Counter
 
 import pytest
 from pytest_html import extras
 from pytest_metadata.plugin import metadata_key
 
-from lmconform.checks.evaluate import Verdict
-from lmconform.plugin import PLAN_KEY, RECORDS_KEY, RUN_KEY, verdict_record
-from lmconform.report.matrix import OUTCOMES, css_class
+from lmconform.plugin import PLAN_KEY, RECORDS_KEY, RUN_KEY, nothing_to_judge, verdict_record
+from lmconform.report.findings_html import case_anchor
+from lmconform.report.records import RunResults, results_of
+from lmconform.report.run_page import cases_to_show, run_page
+from lmconform.report.target_prose import describe
 from lmconform.target import Target
-from lmconform.vocabulary import Outcome, outcome_css, surface_of, surface_rank
+from lmconform.vocabulary import Outcome, outcome_css
 from lmconform.wire.exchange import Exchange
 from lmconform.wire.http import HttpExchange
 from lmconform.wire.redact import FILTERED, redact_headers, redact_text
 from lmconform.wire.stdio import StdioExchange
 
-# A streamed answer can run to megabytes, and a self-contained report carries one copy per finding.
+# A streamed answer can run to megabytes, and a self-contained report carries one copy per case with a finding.
 EXCHANGE_BODY_CAP = 64 * 1024
-# Findings: these rows open onto the whole story of the case. Other non-OK rows show their message only.
-FINDINGS = {Outcome.FAILED, Outcome.NON_STRICT, Outcome.ERROR}
 # (name, header): the name is the cell's `col-<name>` class, which pytest-html's sorting reads as `\w+`.
-COLUMNS = (("case", "Case"), ("check", "Check id"), ("level", "Level"), ("target", "Target"),
-           ("outcome", "Outcome"))
+COLUMNS = (("outcome", "lmconform"),)
 FIRST_COLUMN = 2  # after pytest-html's Result and Test
 # Names of environment variables and metadata entries whose values are credentials ("author" is a name).
 SECRET_NAME = re.compile(r"key|token|secret|passw|pwd|auth(?!or)|credential|cookie|signature|private", re.IGNORECASE)
 SHORTEST_SECRET = 8  # shorter values of secret-named variables ("1", "true") would blank out ordinary words
 URL_USERINFO = re.compile(r"(?<=://)[^/@\s]+@")
-ENVIRONMENT_NAMES = {"url": "Target URL", "label": "Target label", "model": "Model", "server_version": "Server version",
-                     "profile": "Profile", "fingerprint": "Fingerprint", "bridge": "Bridge"}
 
-STYLE = """
-.lmconform-summary { margin: .5em 0 1em; }
-.lmconform-summary caption { text-align: left; font-weight: bold; padding-bottom: .3em; }
-.lmconform-summary th, .lmconform-summary td { border: 1px solid #c8c8c8; padding: .2em .6em; }
-.lmconform-summary thead th { background: #f4f4f4; }
-.lmconform-summary th[scope=row] { text-align: left; font-weight: normal; }
-.lmconform-summary td { text-align: right; min-width: 3.5em; }
-.lmconform-summary td.none { color: #b0b0b0; background: none; }
-""" + outcome_css(".lmconform-summary ") + "\n" + outcome_css("td.col-outcome") + """
+# pytest-html lays out title, environment, summary and table in that order; lmconform's report comes right after
+# the title, pytest's table after it, and the environment (which the target block says in words) last.
+STYLE = outcome_css("td.col-outcome") + """
 td.col-outcome { font-weight: bold; white-space: nowrap; }
-.lmconform-finding h4 { margin: .8em 0 .2em; }
-.lmconform-finding pre { white-space: pre-wrap; overflow-wrap: anywhere; background: #f7f7f7;
-                         border: 1px solid #ddd; padding: .5em; margin: .2em 0; }
-.lmconform-finding details pre { max-height: 40em; overflow: auto; }
-.lmconform-finding summary { cursor: pointer; font-weight: bold; margin-top: .8em; }
-.lmconform-clients td, .lmconform-clients th { text-align: left; vertical-align: top; padding: .1em .6em .1em 0; }
+body { display: flex; flex-direction: column; }
+body > * { align-self: stretch; }
+#title, body > p { order: 0; }
+.summary { order: 1; }
+#results-table { order: 2; }
+#environment-header { order: 3; }
+#environment { order: 4; align-self: flex-start; }
+footer { order: 5; }
+.summary__data > h2:first-child { display: none; }
+.lmc-pytest { color: #1d1d1d; font-size: 13px; }
+.lmc-row { margin: .2em 0; font-size: 13px; }
+.lmc-row a { color: #1a56a8; }
+.logwrapper:not(:has(.log)) { display: none; }
 """
 
 
@@ -74,6 +76,7 @@ class HtmlReport:
 
     def __init__(self, config: pytest.Config) -> None:
         self.config = config
+        self.results: RunResults | None = None
 
     @property
     def target(self) -> Target:
@@ -90,46 +93,54 @@ class HtmlReport:
 
     def pytest_html_results_table_row(self, report, cells: list[str]) -> None:
         record = verdict_record(report)
-        values = dict.fromkeys((name for name, _ in COLUMNS), "")
-        outcome_class = ""
+        if nothing_to_judge(report) or (record is not None and record["outcome"] == Outcome.OK):
+            cells.clear()  # pytest-html leaves a row without cells out of the page and of its counts
+            return
+        outcome = Outcome(record["outcome"]) if record else None
+        cell = (f'<td class="col-outcome {outcome.css_class}">{html.escape(outcome)}</td>' if outcome
+                else '<td class="col-outcome"></td>')
+        cells[FIRST_COLUMN:FIRST_COLUMN] = [cell]
+
+    def pytest_html_results_table_html(self, report, data: list[str]) -> None:
+        """A verdict's row says in one line what it found and links to the finding (the page tells the whole
+        story there, once); a skip says its reason, not the (file, line, text) tuple pytest keeps it as."""
+        record = verdict_record(report)
         if record is not None:
-            values.update(case=record["case"], check=record["check"], level=record["level"],
-                          target=self.target.label, outcome=record["outcome"])
-            outcome_class = f" {css_class(record['outcome'])}"
-        cells[FIRST_COLUMN:FIRST_COLUMN] = [
-            f'<td class="col-{name}{outcome_class if name == "outcome" else ""}">{html.escape(values[name])}</td>'
-            for name, _ in COLUMNS
-        ]
+            data[:] = []
+        elif report.skipped and isinstance(report.longrepr, tuple) and len(report.longrepr) == 3:
+            data[:] = [html.escape(str(report.longrepr[2]).removeprefix("Skipped: "))]
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_makereport(self):
         report = yield
         record = verdict_record(report)
-        if report.when == "call" and record is not None and record["outcome"] != Outcome.OK:
-            report.extras = [*getattr(report, "extras", []), extras.html(self._finding_html(record))]
+        if record is not None and record["outcome"] != Outcome.OK:
+            e = html.escape
+            line = e(record["message"].splitlines()[2] if record["outcome"] == Outcome.UNSUPPORTED else
+                     f"[{record['check']}] {record['outcome']} on {record['case']}")
+            anchor = "not-offered" if record["outcome"] == Outcome.UNSUPPORTED else \
+                case_anchor(record["check"], record["case"])
+            link = f'<a href="#{anchor}">{line}: the finding</a>'
+            report.extras = [*getattr(report, "extras", []), extras.html(f'<p class="lmc-row">{link}</p>')]
         return report
-
-    def _finding_html(self, record: dict) -> str:
-        e = html.escape
-        parts = ['<div class="lmconform-finding">', "<h4>Expected / Actual</h4>", f"<pre>{e(record['message'])}</pre>"]
-        if record["outcome"] in FINDINGS:
-            if record["evidence"]:
-                parts += ["<h4>Offending events</h4>", f"<pre>{e(record['evidence'])}</pre>"]
-            if record["curl"]:
-                parts += ["<h4>Reproduce</h4>", f"<pre>{e(record['curl'])}</pre>"]
-            run = self.config.stash[RUN_KEY]
-            observed = run.observations()[record["case"]]
-            parts += _clients_html(run.client_verdicts(observed.case))
-            parts += [f"<details><summary>Full exchange of {e(record['case'])}</summary>",
-                      f"<pre>{e(exchange_text(observed.exchange, observed.target.secrets))}</pre></details>"]
-        parts.append("</div>")
-        return "\n".join(parts)
 
     def pytest_html_results_summary(self, prefix: list[str], summary: list[str], postfix: list[str], session) -> None:
         prefix.append(f"<style>{STYLE}</style>")
         verdicts = self.config.stash[RECORDS_KEY]
-        if verdicts.target() is not None:
-            prefix.append(summary_table(verdicts.rows, verdicts.target()))
+        if self.results is None:
+            return
+        # The exchanges are the process's own: under pytest-xdist the workers keep theirs, and the findings show
+        # without them.
+        run = self.config.stash.get(RUN_KEY, None)
+        observed = run.observations() if run is not None else {}
+        exchanges = {case: exchange_text(observed[case].exchange, observed[case].target.secrets)
+                     for case in cases_to_show(self.results) if case in observed}
+        prefix.append(run_page(self.results, exchanges, verdicts.nothing_to_judge))
+        passed = sum(row.outcome == Outcome.OK for row in self.results.results)
+        prefix.append('<h2 class="lmc-pytest">pytest\'s view</h2><p class="lmc-pytest">The tests of the run as pytest '
+                      "saw them, with lmconform's outcome beside pytest's (a SHOULD finding passes unless --strict). "
+                      f"Left out: the {passed} tests whose verdict is OK (in Every verdict, above) and the "
+                      f"{verdicts.nothing_to_judge} that had nothing to judge; the counts below are of the others.</p>")
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionstart(self, session: pytest.Session) -> None:
@@ -142,11 +153,14 @@ class HtmlReport:
         pytest-html reads the environment table at session start and keeps pytest-metadata's dict itself, which it
         renders after this hook (its own runs last): entries added here reach the report.
         """
-        record = self.config.stash[RECORDS_KEY].target()
+        record = self.config.stash[RECORDS_KEY].record()
         if record is not None:  # no suite test ran (the project's own tests, say): there is no target to describe
-            self.config.stash[metadata_key].update(
-                {title: html.escape(_environment_value(record.get(name))) for name, title in ENVIRONMENT_NAMES.items()
-                 if name in record})
+            self.results = results_of(record)
+            prose = describe(self.results.target)
+            entries = {"Target": prose.sentence, **dict(prose.facts)}
+            if prose.evidence:
+                entries["Fingerprint evidence"] = "; ".join(prose.evidence)
+            self.config.stash[metadata_key].update({name: html.escape(text) for name, text in entries.items()})
         self._filter_environment()
 
     def _filter_environment(self) -> None:
@@ -170,28 +184,6 @@ def _without_secrets(value, secrets: tuple[str, ...]):
     return value
 
 
-def _environment_value(value) -> str:
-    if value is None:
-        return "unknown"
-    if isinstance(value, dict):
-        return ", ".join(f"{name}: {item}" for name, item in value.items())
-    return str(value)
-
-
-def _clients_html(verdicts: list[Verdict]) -> list[str]:
-    if not verdicts:
-        return []
-    e = html.escape
-    rows = []
-    for verdict in verdicts:
-        said = verdict.check.title if verdict.outcome is Outcome.OK else verdict.message
-        rows.append(f'<tr><td><code>{e(verdict.check.id)}</code></td>'
-                    f'<td class="col-outcome {css_class(verdict.outcome)}">{e(verdict.outcome)}</td>'
-                    f"<td><pre>{e(said)}</pre></td></tr>")
-    return ["<h4>What the clients say about this answer</h4>",
-            '<table class="lmconform-clients">', *rows, "</table>"]
-
-
 def exchange_text(exchange: Exchange, secrets: tuple[str, ...]) -> str:
     """The request as sent and the answer as received: status, headers, and the body as text up to the cap; over
     stdio, the case's whole conversation with the process, line by line."""
@@ -209,37 +201,9 @@ def exchange_text(exchange: Exchange, secrets: tuple[str, ...]) -> str:
     lines += ["", answer[:EXCHANGE_BODY_CAP].decode("utf-8", errors="replace")]
     if len(answer) > EXCHANGE_BODY_CAP:
         lines.append(f"[… {len(answer) - EXCHANGE_BODY_CAP} more bytes: the report shows the first "
-                     f"{EXCHANGE_BODY_CAP} of {len(answer)}; the curl above fetches it all]")
+                     f"{EXCHANGE_BODY_CAP} of {len(answer)}; the finding's curl fetches it all]")
     if exchange.truncated:
         lines.append(f"[the capture stopped reading at the {exchange.max_body_bytes} byte cap (--max-body-bytes)]")
     if exchange.error:
         lines.append(f"[{exchange.error}]")
     return redact_text("\n".join(lines), secrets)
-
-
-def summary_table(rows: list[dict], target: dict) -> str:
-    """Outcomes per surface, worst outcome first, surfaces in the order the matrix uses."""
-    counts: dict[str, Counter] = {}
-    for row in rows:
-        counts.setdefault(surface_of(row["check"]), Counter())[row["outcome"]] += 1
-    e = html.escape
-    bridge = target.get("bridge")
-    where = target["url"] if not bridge or target["url"].startswith("stdio: ") \
-        else f"{target['url']}, bridge {bridge['command']}"
-    caption = f"lmconform verdicts on {target['label']} ({where}), model {target['model'] or 'unknown'}"
-    head = "".join(f'<th scope="col" class="{css_class(outcome)}">{OUTCOMES[outcome].symbol} {outcome}</th>'
-                   for outcome in OUTCOMES)
-    table_rows = []
-    for surface in sorted(counts, key=surface_rank):
-        cells = "".join(_count_cell(outcome, counts[surface][outcome]) for outcome in OUTCOMES)
-        table_rows.append(f'<tr><th scope="row">{e(surface)}</th>{cells}<td>{sum(counts[surface].values())}</td></tr>')
-    total = sum(counts.values(), Counter())
-    cells = "".join(_count_cell(outcome, total[outcome]) for outcome in OUTCOMES)
-    return (f'<table class="lmconform-summary"><caption>{e(caption)}</caption>'
-            f'<thead><tr><th scope="col">Surface</th>{head}<th scope="col">Total</th></tr></thead>'
-            f'<tbody>{"".join(table_rows)}</tbody>'
-            f'<tfoot><tr><th scope="row">all</th>{cells}<td>{sum(total.values())}</td></tr></tfoot></table>')
-
-
-def _count_cell(outcome: str, count: int) -> str:
-    return f'<td class="{css_class(outcome) if count else "none"}">{count}</td>'

@@ -6,6 +6,12 @@ with their Expected/Actual lines and a curl that reproduces them.
 
 It reads only results records (INTERFACES.md), never the check registry, so it renders records written by other
 versions of the suite. Every string it takes from a file is escaped: a model's answer may hold markup.
+
+A verdict that the target's known-verdicts file marks model-dependent (the outcome follows the tokens a model
+picked, not what the server does with them) does not decide its cell: the cell shows the other verdicts, with
+≈ beside them, and the details list the outcomes such a verdict may take. A stable matrix (`--stable`, the
+published one) also leaves out what changes from run to run for the same verdicts (addresses, start times,
+counts a model's choices can move, event excerpts, curls), so it changes only when a verdict does.
 """
 
 from __future__ import annotations
@@ -15,7 +21,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 from itertools import groupby
 
+from lmconform.report.headline import Headline, Line, build_headline
 from lmconform.report.records import CaseResult, RunResults
+from lmconform.report.target_prose import build_words, exact_version, kind_name
 from lmconform.vocabulary import OUTCOME_STYLES, WORST_FIRST, Outcome, surface_of, surface_rank
 
 # Worst first: a cell shows the first of these among its cases.
@@ -31,6 +39,9 @@ MESSAGE_LINES = 8  # the level line and the first two failures: Expected, Actual
 LINE_CHARS = 400  # an Event line can carry a whole body excerpt; the curl reproduces it in full
 NOT_RUN = "not run"
 NOT_RUN_MEANING = "no case of the run exercised the check"
+MODEL_SYMBOL = "≈"
+MODEL_MEANING = ("a verdict the model decides, not the server (marked model-dependent in the target's expected "
+                 "verdicts): it does not decide the cell; the details say which outcomes it may take")
 
 
 @dataclass(frozen=True)
@@ -51,28 +62,53 @@ class Row:
 
 @dataclass
 class Cell:
-    """The outcomes of one check over one run's cases."""
+    """The outcomes of one check over one run's cases; the model-dependent ones apart."""
 
     counts: Counter = field(default_factory=Counter)
     not_passed: list[CaseResult] = field(default_factory=list)
+    model_dependent: list[CaseResult] = field(default_factory=list)
 
     def add(self, result: CaseResult) -> None:
+        if result.known is not None and result.known.model_dependent:
+            self.model_dependent.append(result)
+            return
         self.counts[result.outcome] += 1
         if result.outcome != "OK":
             self.not_passed.append(result)
 
     @property
-    def outcome(self) -> str:
-        return min(self.counts, key=RANK.__getitem__)
+    def outcome(self) -> str | None:
+        """The worst outcome of the verdicts the server decides; None when the model decides them all."""
+        return min(self.counts, key=RANK.__getitem__) if self.counts else None
+
+    @property
+    def symbol(self) -> str:
+        symbol = OUTCOMES[self.outcome].symbol if self.outcome else ""
+        return f"{symbol} {MODEL_SYMBOL}".strip() if self.model_dependent else symbol
+
+    @property
+    def has_details(self) -> bool:
+        return bool(self.not_passed or self.model_dependent)
+
+    def may_take(self) -> list[str]:
+        """The outcomes the model-dependent verdicts may take, worst first."""
+        allowed = {outcome for result in self.model_dependent for outcome in result.known.outcomes}
+        return [outcome for outcome in OUTCOMES if outcome in allowed]
 
     @property
     def not_passed_cases(self) -> list[str]:
         return [result.case for result in self.not_passed]
 
-    def summary(self) -> str:
-        """`FAILED 1, OK 8 of 9 cases`, worst first."""
-        parts = [f"{outcome} {self.counts[outcome]}" for outcome in OUTCOMES if self.counts[outcome]]
-        total = sum(self.counts.values())
+    def summary(self, stable: bool = False) -> str:
+        """`FAILED 1, OK 8 of 9 cases`, worst first; stable: the outcomes alone, since how many cases a check
+        judges can follow what a model said (a call, or none)."""
+        outcomes = [outcome for outcome in OUTCOMES if self.counts[outcome]]
+        model = f"model-dependent ({' or '.join(self.may_take())})" if self.model_dependent else ""
+        if stable:
+            return ", ".join([*outcomes, *filter(None, [model])])
+        parts = [f"{outcome} {self.counts[outcome]}" for outcome in outcomes]
+        parts += [f"{len(self.model_dependent)} {model}"] if model else []
+        total = sum(self.counts.values()) + len(self.model_dependent)
         return f"{', '.join(parts)} of {total} case{'s' if total != 1 else ''}"
 
 
@@ -81,6 +117,8 @@ class Matrix:
     columns: tuple[Column, ...]
     rows: tuple[Row, ...]
     cells: dict[tuple[str, str], Cell]  # (column anchor, check id) -> cell; absent where the check did not run
+    stable: bool = False
+    headlines: dict[str, Headline] = field(default_factory=dict)  # column anchor -> will it work
 
     def cell(self, column: Column, row: Row) -> Cell | None:
         return self.cells.get((column.anchor, row.check))
@@ -93,13 +131,13 @@ class Matrix:
         counts = Counter()
         for row in self.rows:
             cell = self.cell(column, row)
-            counts[cell.outcome if cell else NOT_RUN] += 1
+            counts[(cell.outcome or MODEL_SYMBOL) if cell else NOT_RUN] += 1
         return counts
 
 
 # --- building ----------------------------------------------------------------------------------------------------
 
-def build_matrix(runs: list[RunResults]) -> Matrix:
+def build_matrix(runs: list[RunResults], stable: bool = False) -> Matrix:
     columns = tuple(Column(name=name, anchor=f"t{number}", run=run)
                     for number, (name, run) in enumerate(zip(column_names(runs), runs), start=1))
     first_seen: dict[str, CaseResult] = {}
@@ -113,7 +151,8 @@ def build_matrix(runs: list[RunResults]) -> Matrix:
     rows = tuple(Row(check=result.check, surface=surface_of(result.check), level=result.level,
                      title=result.title or headline_title(result), anchor=anchor)
                  for result, anchor in zip(ordered, anchors))
-    return Matrix(columns=columns, rows=rows, cells=cells)
+    headlines = {column.anchor: build_headline(column.run.results, stable) for column in columns}
+    return Matrix(columns=columns, rows=rows, cells=cells, stable=stable, headlines=headlines)
 
 
 def column_names(runs: list[RunResults]) -> list[str]:
@@ -168,14 +207,50 @@ def message_excerpt(result: CaseResult) -> list[str]:
     return shown
 
 
-def target_facts(column: Column) -> list[tuple[str, str]]:
+def target_facts(column: Column, stable: bool = False) -> list[tuple[str, str]]:
+    """What the header of a column says about its target; stable: what stays the same from run to run."""
     target = column.run.target
-    return [("version", target.server_version or "unknown"), ("model", target.model or "unknown"),
+    if stable:
+        return [("server", kind_name(target)), ("version", exact_version(target) or "unknown"),
+                ("model", target.model or "unknown"), ("built", build_words(target) or "as packaged")]
+    return [("version", exact_version(target) or "unknown"), ("model", target.model or "unknown"),
             ("url", target.url), ("started", target.started or "unknown")]
+
+
+def stable_reason(result: CaseResult) -> str:
+    """Why a verdict is not OK, in words that stay the same from run to run: the known-verdicts file's reason;
+    without one, the check's title alone (what happened may carry ids the server made up)."""
+    return result.known.reason if result.known else f"{result.title or result.check} (no reason recorded)"
 
 
 def counts_text(counts: Counter) -> list[str]:
     """`✗ 4 FAILED · ✓ 40 OK · 3 not run`, worst first like the legend."""
     parts = [f"{OUTCOMES[outcome].symbol} {counts[outcome]} {outcome}" for outcome in OUTCOMES
              if counts[outcome]]
+    parts += [f"{MODEL_SYMBOL} {counts[MODEL_SYMBOL]} model-dependent"] if counts[MODEL_SYMBOL] else []
     return parts + ([f"{counts[NOT_RUN]} {NOT_RUN}"] if counts[NOT_RUN] else [])
+
+
+def headline_grid(matrix: Matrix) -> list[tuple[str, list[tuple[str, dict[str, Line]]]]]:
+    """The headline of every column side by side: ("Client", [(name, {column anchor: line})]), then ("Surface",
+    …); names in the order the columns first show them."""
+    grid = []
+    for title, group_of in (("Client", lambda headline: headline.clients),
+                            ("Surface", lambda headline: headline.surfaces)):
+        names: dict[str, dict[str, Line]] = {}
+        for column in matrix.columns:
+            for line in group_of(matrix.headlines[column.anchor]):
+                names.setdefault(line.name, {})[column.anchor] = line
+        if names:
+            grid.append((title, list(names.items())))
+    return grid
+
+
+def why_anchor(column: Column, line: Line) -> str:
+    return f"why-{column.anchor}-{line.key}"
+
+
+def model_line(result: CaseResult, stable: bool) -> str:
+    """A model-dependent verdict in words: the outcomes it may take, why, and (not stable) what it was this time."""
+    text = f"{result.case} may be {' or '.join(result.known.outcomes)}: {result.known.reason}"
+    return text if stable else f"{text} (this run: {result.outcome})"

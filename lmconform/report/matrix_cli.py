@@ -1,4 +1,4 @@
-"""`lmconform matrix RESULTS.json... -o matrix.html [--markdown matrix.md]`."""
+"""`lmconform matrix RESULTS.json... -o matrix.html [--markdown matrix.md] [--stable] [--title TITLE]`."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 from lmconform.exit_status import USAGE_ERROR
 from lmconform.report.matrix import build_matrix
-from lmconform.report.matrix_html import render_html
+from lmconform.report.matrix_html import DEFAULT_TITLE, render_html
 from lmconform.report.matrix_markdown import render_markdown
 from lmconform.report.records import MatrixError, load_results
 
@@ -23,16 +23,20 @@ def register(subparsers) -> argparse.ArgumentParser:
     parser.add_argument("-o", "--output", required=True, type=Path, metavar="PATH", help="the HTML page to write")
     parser.add_argument("--markdown", type=Path, metavar="PATH",
                         help="also write the matrix as a GitHub-flavoured Markdown table")
+    parser.add_argument("--stable", action="store_true",
+                        help="leave out what changes between runs with the same verdicts (addresses, start times, "
+                             "case counts, event excerpts, curls): for a matrix kept in version control")
+    parser.add_argument("--title", default=DEFAULT_TITLE, help=f"the page's title (default: {DEFAULT_TITLE!r})")
     parser.set_defaults(handler=run_matrix)
     return parser
 
 
 def run_matrix(args: argparse.Namespace) -> int:
     try:
-        matrix = build_matrix(load_results(args.results))
-        write_text(args.output, render_html(matrix))
+        matrix = build_matrix(load_results(args.results), stable=args.stable)
+        write_text(args.output, render_html(matrix, args.title))
         if args.markdown:
-            write_text(args.markdown, render_markdown(matrix))
+            write_text(args.markdown, render_markdown(matrix, args.title))
     except MatrixError as error:
         print(f"lmconform matrix: {error}", file=sys.stderr)
         return USAGE_ERROR

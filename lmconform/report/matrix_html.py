@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import html
 
+from lmconform.report.headline import STATUS_STYLE, legend, status_colours
 from lmconform.report.matrix import (
+    MODEL_MEANING,
+    MODEL_SYMBOL,
     NOT_RUN,
     NOT_RUN_MEANING,
     OUTCOMES,
@@ -16,10 +19,16 @@ from lmconform.report.matrix import (
     counts_text,
     css_class,
     detail_anchor,
+    headline_grid,
     message_excerpt,
+    model_line,
+    stable_reason,
     target_facts,
+    why_anchor,
 )
 from lmconform.vocabulary import outcome_css
+
+DEFAULT_TITLE = "lmconform conformance matrix"
 
 STYLE = """
 body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; margin: 1.5em; color: #1d1d1d; }
@@ -45,20 +54,29 @@ td.cell a { color: inherit; text-decoration: none; display: block; }
 pre { white-space: pre-wrap; overflow-wrap: anywhere; background: #f7f7f7; border: 1px solid #ddd;
       padding: .5em; margin: .3em 0; font-size: .9em; }
 pre.curl { background: #f2f5f9; }
-"""
+td.status { white-space: nowrap; font-weight: bold; }
+td.status a { color: inherit; }
+.why li { margin: .2em 0; }
+.model { background: #ffffff; }
+""" + "\n".join(f"td.status.{status.replace(' ', '-')} {{ background: {background}; color: {colour}; }}"
+                for status in STATUS_STYLE for background, colour in [status_colours(status)])
 
 
-def render_html(matrix: Matrix) -> str:
-    """One self-contained page: inline CSS, no script, no external resource."""
+def render_html(matrix: Matrix, title: str = DEFAULT_TITLE, intro: str = "") -> str:
+    """One self-contained page: inline CSS, no script, no external resource. `intro`: HTML placed under the
+    title as it is (the caller's own words)."""
     e = html.escape
     parts = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
-        "<title>lmconform conformance matrix</title>",
+        f"<title>{e(title)}</title>",
         f"<style>{STYLE}</style>",
         "</head><body>",
-        "<h1>lmconform conformance matrix</h1>",
+        f"<h1>{e(title)}</h1>",
+        intro,
+        *html_headline(matrix),
+        "<h2>Checks</h2>",
         f"<p>{len(matrix.rows)} checks &times; {len(matrix.columns)} targets. A cell shows the worst outcome of "
         "the check over the target's cases; a cell that is not OK links to its cases below.</p>",
         html_legend(),
@@ -82,15 +100,50 @@ def render_html(matrix: Matrix) -> str:
 def html_legend() -> str:
     items = [f'<li><span class="badge {css_class(outcome)}">{style.symbol}</span> <b>{outcome}</b>: '
              f"{style.meaning}</li>" for outcome, style in OUTCOMES.items()]
+    items.append(f'<li><span class="badge model">{MODEL_SYMBOL}</span> <b>model-dependent</b>: {MODEL_MEANING}</li>')
     items.append(f'<li><span class="badge not-run">&nbsp;</span> <b>blank</b>: {NOT_RUN}, {NOT_RUN_MEANING}</li>')
-    return '<h2>Legend</h2>\n<ul class="legend">\n' + "\n".join(items) + "\n</ul>"
+    return '<h3>Legend</h3>\n<ul class="legend">\n' + "\n".join(items) + "\n</ul>"
+
+
+def html_headline(matrix: Matrix) -> list[str]:
+    """Will it work, per client and per surface, one column per target; then why, for each that does not
+    simply work."""
+    e = html.escape
+    parts = ['<h2 id="will-it-work">Will it work?</h2>',
+             '<p class="legend">' + " · ".join(f"<b>{symbol} {status}</b>: {e(meaning)}"
+                                               for symbol, status, meaning in legend()) + "</p>"]
+    whys = []
+    for title, names in headline_grid(matrix):
+        parts.append('<table class="matrix headline"><thead><tr>'
+                     f'<th scope="col">{title}</th>'
+                     + "".join(f'<th scope="col"><div class="name">{e(column.name)}</div></th>'
+                               for column in matrix.columns) + "</tr></thead><tbody>")
+        for name, by_column in names:
+            cells = []
+            for column in matrix.columns:
+                line = by_column.get(column.anchor)
+                if line is None:
+                    cells.append('<td class="not-run"></td>')
+                    continue
+                verdict = e(line.verdict)
+                if line.why:
+                    verdict = f'<a href="#{why_anchor(column, line)}">{verdict}</a>'
+                    whys.append(f'<li id="{why_anchor(column, line)}"><b>{e(column.name)}</b> · {e(line.name)}: '
+                                f"{e(line.verdict)}: {e(line.why)}</li>")
+                cells.append(f'<td class="status {line.status.replace(" ", "-")}">{verdict}</td>')
+            parts.append(f'<tr><th scope="row">{e(name)}</th>{"".join(cells)}</tr>')
+        parts.append("</tbody></table>")
+    if whys:
+        parts += ["<h3>Why</h3>", '<ul class="why">', *whys, "</ul>"]
+    return parts
 
 
 def html_header(matrix: Matrix) -> str:
     e = html.escape
     cells = ['<th scope="col">Check</th>']
     for column in matrix.columns:
-        facts = "".join(f'<div class="fact">{name} {e(value)}</div>' for name, value in target_facts(column))
+        facts = "".join(f'<div class="fact">{name} {e(value)}</div>'
+                        for name, value in target_facts(column, matrix.stable))
         counts = " · ".join(e(part) for part in counts_text(matrix.column_counts(column)))
         cells.append(f'<th scope="col" id="target-{column.anchor}"><div class="name">{e(column.name)}</div>'
                      f'{facts}<div class="counts">checks: {counts}</div></th>')
@@ -107,12 +160,12 @@ def html_cell(column: Column, row: Row, cell: Cell | None) -> str:
     e = html.escape
     if cell is None:
         return f'<td class="cell not-run" title="{e(column.name)}: {NOT_RUN}"></td>'
-    style = OUTCOMES[cell.outcome]
-    tooltip = e(f"{column.name}: {row.check}: {cell.outcome} ({cell.summary()})")
-    symbol = style.symbol
-    if cell.outcome != "OK":
+    tooltip = e(f"{column.name}: {row.check}: {cell.outcome or 'model-dependent'} ({cell.summary()})")
+    symbol = cell.symbol
+    if cell.has_details:
         symbol = f'<a href="#{e(detail_anchor(column, row))}">{symbol}</a>'
-    return f'<td class="cell {css_class(cell.outcome)}" title="{tooltip}">{symbol}</td>'
+    kind = css_class(cell.outcome) if cell.outcome else "model"
+    return f'<td class="cell {kind}" title="{tooltip}">{symbol}</td>'
 
 
 def html_details(matrix: Matrix) -> list[str]:
@@ -122,24 +175,28 @@ def html_details(matrix: Matrix) -> list[str]:
              "message, and a curl that reproduces each.</p>"]
     for column in matrix.columns:
         shown = [(row, cell) for row in matrix.rows
-                 if (cell := matrix.cell(column, row)) is not None and cell.not_passed]
+                 if (cell := matrix.cell(column, row)) is not None and cell.has_details]
         if not shown:
             continue
         parts.append(f"<h3>{e(column.name)}</h3>")
         for row, cell in shown:
-            style = OUTCOMES[cell.outcome]
+            badge = (f'<span class="badge {css_class(cell.outcome)}">{OUTCOMES[cell.outcome].symbol} {cell.outcome}'
+                     "</span>" if cell.outcome else f'<span class="badge model">{MODEL_SYMBOL}</span>')
             parts.append(f'<section class="detail" id="{e(detail_anchor(column, row))}">')
-            parts.append(f'<h4><span class="badge {css_class(cell.outcome)}">{style.symbol} {cell.outcome}</span> '
-                         f"<code>{e(row.check)}</code> {e(row.title)}</h4>")
-            parts.append(f"<p>{e(column.name)} · {e(row.level)} · {e(cell.summary())} · "
+            parts.append(f"<h4>{badge} <code>{e(row.check)}</code> {e(row.title)}</h4>")
+            parts.append(f"<p>{e(column.name)} · {e(row.level)} · {e(cell.summary(matrix.stable))} · "
                          f'<a href="#check-{e(row.anchor)}">back to the matrix</a></p>')
             for result in cell.not_passed:
                 case_style = OUTCOMES[result.outcome]
                 parts.append(f'<div class="case"><div><span class="badge {css_class(result.outcome)}">'
                              f"{case_style.symbol} {result.outcome}</span> <code>{e(result.case)}</code></div>")
-                parts.append(f'<pre class="message">{e(chr(10).join(message_excerpt(result)))}</pre>')
-                if result.curl:
+                said = stable_reason(result) if matrix.stable else chr(10).join(message_excerpt(result))
+                parts.append(f'<pre class="message">{e(said)}</pre>')
+                if result.curl and not matrix.stable:
                     parts.append(f'<pre class="curl">{e(result.curl)}</pre>')
                 parts.append("</div>")
+            for result in cell.model_dependent:
+                parts.append(f'<div class="case"><span class="badge model">{MODEL_SYMBOL}</span> '
+                             f"{e(model_line(result, matrix.stable))}</div>")
             parts.append("</section>")
     return parts

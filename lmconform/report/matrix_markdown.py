@@ -1,11 +1,13 @@
-"""The matrix as GitHub-flavoured Markdown, for a README or a pull-request comment."""
+"""The matrix as GitHub-flavoured Markdown, for a README, a pull-request comment or the published compatibility
+page: will it work (per client and surface, per target) first, then the targets, the checks, and the details."""
 
 from __future__ import annotations
 
-import html
-import re
-
+from lmconform.report.headline import legend
+from lmconform.report.markdown import md
 from lmconform.report.matrix import (
+    MODEL_MEANING,
+    MODEL_SYMBOL,
     NOT_RUN,
     OUTCOMES,
     Cell,
@@ -14,30 +16,33 @@ from lmconform.report.matrix import (
     Row,
     counts_text,
     detail_anchor,
+    headline_grid,
     message_excerpt,
+    model_line,
+    stable_reason,
     target_facts,
+    why_anchor,
 )
 
-MARKDOWN_ACTIVE = re.compile(r"([\\`*_~\[\]|])")
+DEFAULT_TITLE = "lmconform conformance matrix"
 
 
-def md(text: str) -> str:
-    """Text from a results file made inert in GitHub Markdown: HTML escaped, markup and `|` backslashed, and
-    newlines turned into `<br>` so a table cell stays on its line."""
-    lines = (MARKDOWN_ACTIVE.sub(r"\\\1", html.escape(line, quote=False)) for line in text.splitlines() or [""])
-    return "<br>".join(lines)
-
-
-def render_markdown(matrix: Matrix) -> str:
-    legend = " · ".join(f"{style.symbol} {outcome}: {style.meaning}" for outcome, style in OUTCOMES.items())
-    lines = ["# lmconform conformance matrix", "", f"Legend: {legend} · blank: {NOT_RUN}", "",
-             "| Target | Version | Model | URL | Checks |", "| --- | --- | --- | --- | --- |"]
-    for column in matrix.columns:
-        facts = dict(target_facts(column))
-        counts = " · ".join(counts_text(matrix.column_counts(column)))
-        lines.append(f"| {md(column.name)} | {md(facts['version'])} | {md(facts['model'])} | {md(facts['url'])} "
-                     f"| {counts} |")
-    lines += ["", "| Check | Level | " + " | ".join(md(column.name) for column in matrix.columns) + " |",
+def render_markdown(matrix: Matrix, title: str = DEFAULT_TITLE, intro: str = "") -> str:
+    """`intro`: Markdown placed under the title as it is (the caller's own words)."""
+    lines = [f"# {md(title)}", ""]
+    if intro:
+        lines += [intro, ""]
+    lines += headline_markdown(matrix)
+    lines += ["", "## Targets", "", "| | " + " | ".join(md(column.name) for column in matrix.columns) + " |",
+              "| --- |" + " --- |" * len(matrix.columns)]
+    facts = [dict(target_facts(column, matrix.stable)) for column in matrix.columns]
+    for name in facts[0] if facts else ():
+        lines.append(f"| {name} | " + " | ".join(md(fact[name]) for fact in facts) + " |")
+    lines.append("| checks | " + " | ".join(" · ".join(counts_text(matrix.column_counts(column)))
+                                            for column in matrix.columns) + " |")
+    legend_text = " · ".join(f"{style.symbol} {outcome}: {style.meaning}" for outcome, style in OUTCOMES.items())
+    lines += ["", "## Checks", "", f"Legend: {legend_text} · {MODEL_SYMBOL}: {MODEL_MEANING} · blank: {NOT_RUN}", "",
+              "| Check | Level | " + " | ".join(md(column.name) for column in matrix.columns) + " |",
               "| --- | --- | " + " | ".join(":---:" for _ in matrix.columns) + " |"]
     for surface, rows in matrix.surfaces():
         lines.append(f"| **{md(surface)}** | |" + " |" * len(matrix.columns))
@@ -48,19 +53,50 @@ def render_markdown(matrix: Matrix) -> str:
     for column in matrix.columns:
         for row in matrix.rows:
             cell = matrix.cell(column, row)
-            if cell is None or not cell.not_passed:
-                continue
-            symbol = OUTCOMES[cell.outcome].symbol
-            lines += ["", f'<a id="{detail_anchor(column, row)}"></a>',
-                      f"### {symbol} {cell.outcome} · {md(column.name)} · {md(row.check)}", "",
-                      f"{md(row.title)} ({md(row.level)}; {md(cell.summary())})", ""]
-            lines += [f"- {OUTCOMES[result.outcome].symbol} {result.outcome} {md(result.case)}<br>"
-                      + md("\n".join(message_excerpt(result))) for result in cell.not_passed]
+            if cell is not None and cell.has_details:
+                lines += details(matrix, column, row, cell)
     return "\n".join(lines) + "\n"
+
+
+def headline_markdown(matrix: Matrix) -> list[str]:
+    """Will it work: a table of clients and one of surfaces, targets as columns; then why, for each that is not
+    simply working."""
+    lines = ["## Will it work?", "",
+             " · ".join(f"{symbol} {status}: {md(meaning)}" for symbol, status, meaning in legend())]
+    whys = []
+    for title, names in headline_grid(matrix):
+        lines += ["", f"| {title} | " + " | ".join(md(column.name) for column in matrix.columns) + " |",
+                  "| --- |" + " --- |" * len(matrix.columns)]
+        for name, by_column in names:
+            cells = []
+            for column in matrix.columns:
+                line = by_column.get(column.anchor)
+                if line is None:
+                    cells.append("")
+                elif line.why:
+                    cells.append(f"[{line.verdict}](#{why_anchor(column, line)})")
+                    whys.append(f'- <a id="{why_anchor(column, line)}"></a>**{md(column.name)}** · {md(line.name)}: '
+                                f"{line.verdict}: {md(line.why)}")
+                else:
+                    cells.append(line.verdict)
+            lines.append(f"| {md(name)} | " + " | ".join(cells) + " |")
+    if whys:
+        lines += ["", "### Why", "", *whys]
+    return lines
+
+
+def details(matrix: Matrix, column: Column, row: Row, cell: Cell) -> list[str]:
+    shown = f"{OUTCOMES[cell.outcome].symbol} {cell.outcome}" if cell.outcome else MODEL_SYMBOL
+    lines = ["", f'<a id="{detail_anchor(column, row)}"></a>', f"### {shown} · {md(column.name)} · {md(row.check)}",
+             "", f"{md(row.title)} ({md(row.level)}; {md(cell.summary(matrix.stable))})", ""]
+    for result in cell.not_passed:
+        said = stable_reason(result) if matrix.stable else "\n".join(message_excerpt(result))
+        lines.append(f"- {OUTCOMES[result.outcome].symbol} {result.outcome} {md(result.case)}<br>{md(said)}")
+    lines += [f"- {MODEL_SYMBOL} {md(model_line(result, matrix.stable))}" for result in cell.model_dependent]
+    return lines
 
 
 def markdown_cell(column: Column, row: Row, cell: Cell | None) -> str:
     if cell is None:
         return ""
-    symbol = OUTCOMES[cell.outcome].symbol
-    return symbol if cell.outcome == "OK" else f"[{symbol}](#{detail_anchor(column, row)})"
+    return cell.symbol if not cell.has_details else f"[{cell.symbol}](#{detail_anchor(column, row)})"

@@ -6,14 +6,26 @@ Only the record is read, never the check registry, so records written by other v
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from lmconform.vocabulary import Outcome
+from lmconform.vocabulary import Outcome, surface_of
+
+KINDS = ("wire", "client", "differential")
 
 
 class MatrixError(Exception):
     """A results file that cannot be read as a results record, or an output that cannot be written."""
+
+
+@dataclass(frozen=True)
+class Known:
+    """The entry of a known-verdicts file (--expect) a verdict was expected to match."""
+
+    outcomes: tuple[str, ...]
+    reason: str
+    model_dependent: bool = False  # the outcome depends on what the model said, not on what the server does
+    file: str = ""
 
 
 @dataclass(frozen=True)
@@ -27,6 +39,34 @@ class CaseResult:
     title: str = ""
     message: str = ""
     curl: str = ""
+    evidence: str = ""
+    kind: str = "wire"  # "wire", "client" (replayed through a client) or "differential"
+    known: Known | None = None
+
+    @property
+    def surface(self) -> str:
+        return surface_of(self.check)
+
+    @property
+    def api(self) -> str:
+        """The API of the case: the first part of `<api>/<slug>`."""
+        return self.case.partition("/")[0]
+
+    def lines(self, prefix: str) -> list[str]:
+        """The message's lines that start with `prefix` (`Expected:`, `Actual:`…), the prefix taken off."""
+        return [line[len(prefix):].strip() for line in self.message.splitlines() if line.startswith(prefix)]
+
+    @property
+    def reason(self) -> str:
+        """What happened, in one line: the first `Actual:` of the message, else the reason given for an ERROR or
+        UNSUPPORTED, else what was observed; a passing verdict has none."""
+        if self.outcome == Outcome.OK:
+            return ""
+        for prefix in ("Actual:", f"{self.outcome}:", "Observed:"):
+            found = self.lines(prefix)
+            if found:
+                return found[0]
+        return self.title
 
 
 @dataclass(frozen=True)
@@ -36,6 +76,10 @@ class RunTarget:
     model: str = ""
     server_version: str = ""
     started: str = ""
+    profile: str = ""
+    fingerprint: dict = field(default_factory=dict)  # kind, version_bracket, engine, evidence, and how it was built
+    lmconform: str = ""  # the version of lmconform that wrote the record
+    bridge: dict = field(default_factory=dict)  # a VS Code bridge tested: its command, model and profile
 
 
 @dataclass(frozen=True)
@@ -59,6 +103,10 @@ def load_run(path: Path) -> RunResults:
         raise MatrixError(f"{path}: cannot read: {error.strerror or error}") from None
     except ValueError as error:
         raise MatrixError(f"{path}: not JSON ({error})") from None
+    return read_document(document, path)
+
+
+def read_document(document: object, path: Path) -> RunResults:
     if not isinstance(document, dict):
         raise MatrixError(f"{path}: not a results record: the top level is not an object")
     target = field_of(document, "target", dict, path, "the record")
@@ -71,6 +119,10 @@ def load_run(path: Path) -> RunResults:
             model=text_field(target, "model", path, "target", required=False),
             server_version=text_field(target, "server_version", path, "target", required=False),
             started=text_field(document, "started", path, "the record", required=False),
+            profile=text_field(target, "profile", path, "target", required=False),
+            bridge=target.get("bridge") if isinstance(target.get("bridge"), dict) else {},
+            fingerprint=target["fingerprint"] if isinstance(target.get("fingerprint"), dict) else {},
+            lmconform=text_field(document, "lmconform", path, "the record", required=False),
         ),
         results=tuple(case_result(row, path, f"results[{index}]") for index, row in enumerate(rows)),
     )
@@ -82,15 +134,44 @@ def case_result(row: object, path: Path, where: str) -> CaseResult:
     outcome = text_field(row, "outcome", path, where)
     if outcome not in set(Outcome):
         raise MatrixError(f"{path}: {where}.outcome {outcome!r:.60} is not one of {', '.join(Outcome)}")
+    check = text_field(row, "check", path, where)
+    kind = text_field(row, "kind", path, where, required=False) or kind_of(check)
+    if kind not in KINDS:
+        raise MatrixError(f"{path}: {where}.kind {kind!r:.60} is not one of {', '.join(KINDS)}")
     return CaseResult(
         case=text_field(row, "case", path, where),
-        check=text_field(row, "check", path, where),
+        check=check,
         level=text_field(row, "level", path, where),
         outcome=outcome,
         title=text_field(row, "title", path, where, required=False),
         message=text_field(row, "message", path, where, required=False),
         curl=text_field(row, "curl", path, where, required=False),
+        evidence=text_field(row, "evidence", path, where, required=False),
+        kind=kind,
+        known=known_of(row.get("expected")),
     )
+
+
+def kind_of(check: str) -> str:
+    """The kind of a check, for records written before rows carried it: client checks are on `client.*`
+    surfaces, differential ones on `proxy`."""
+    surface = surface_of(check)
+    return "client" if surface.startswith("client.") else "differential" if surface == "proxy" else "wire"
+
+
+def known_of(entry: object) -> Known | None:
+    """The known-verdicts entry beside a row, when it is well formed; anything else is no entry."""
+    if not isinstance(entry, dict) or not isinstance(entry.get("reason"), str):
+        return None
+    outcomes = entry.get("outcomes")
+    outcomes = tuple(outcome for outcome in outcomes if outcome in set(Outcome)) if isinstance(outcomes, list) else ()
+    return Known(outcomes, entry["reason"], entry.get("model_dependent") is True,
+                 entry["file"] if isinstance(entry.get("file"), str) else "")
+
+
+def results_of(document: dict, source: Path = Path("results.json")) -> RunResults:
+    """A results record already in memory (a run's `results()`), read as a file would be."""
+    return read_document(document, source)
 
 
 def field_of(record: dict, key: str, kind: type, path: Path, where: str):

@@ -14,6 +14,7 @@ from lmconform.checks import select
 from lmconform.checks.registry import Check
 from lmconform.expectations import Expectations
 from lmconform.fingerprint import fingerprint
+from lmconform.fuzz.streams import SOURCE as STREAMS
 from lmconform.run.run import Run, applies, discover, discover_bridge
 from lmconform.target import HTTP, STDIO, Target
 from lmconform.vocabulary import Requirement
@@ -56,10 +57,12 @@ class RunPlan:
 
     def pairs(self, api: str) -> list[tuple[Case, Check]]:
         """Every case of `api` with every selected check that judges it, in case then check order; none when the
-        target has no address for the API's transport (an HTTP endpoint has no bridge, and a bridge no HTTP API)."""
+        target has no address for the API's transport (an HTTP endpoint has no bridge, and a bridge no HTTP API).
+        The sources of generated wire forms take part only when the run sends some (--upstream-fuzz)."""
         if not self.target.reaches(APIS[api].transport):
             return []
-        return [(case, check) for case in load_cases(api) for check in self.checks if applies(check, case)]
+        cases = [case for case in load_cases(api) if case.source != STREAMS or self.target.stream_examples]
+        return [(case, check) for case in cases for check in self.checks if applies(check, case)]
 
     def start(self) -> Run:
         """The run against the target, found and fingerprinted; raises TargetUnreachable when nothing answers.

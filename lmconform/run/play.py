@@ -55,8 +55,11 @@ def play(case: Case, target: Target, upstream: Target | None = None) -> Observed
 def _turn_body(case: Case, request: dict, turn: Turn, answers: dict[str, HttpExchange]) -> dict:
     api = api_of(case.api)
     previous_id = _answer_id(case, turn.previous, answers) if turn.previous else None
-    call = (_first_call_id(case, turn.answers_call_of, answers), turn.call_output) if turn.answers_call_of else None
-    return api.continuation(request, turn.body, previous_id, call)
+    call = answered = None
+    if turn.answers_call_of:
+        answered = _answered(turn.answers_call_of, answers)
+        call = (_first_call_id(case, turn.answers_call_of, answers), turn.call_output)
+    return api.continuation(request, turn.body, previous_id, call, answered)
 
 
 def _answered(name: str, answers: dict[str, HttpExchange]) -> HttpExchange:

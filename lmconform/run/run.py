@@ -6,19 +6,21 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import replace
-from datetime import UTC, datetime
+from datetime import datetime, timezone
+from pathlib import Path
 
 from lmconform import __version__
 from lmconform.cases import Case, load_cases
+from lmconform.cases.writer import save_finding
 from lmconform.checks.evaluate import Verdict, evaluate, worst_of
 from lmconform.checks.observed import Observed
 from lmconform.checks.registry import REGISTRY, Check
 from lmconform.expectations import Expectations
-from lmconform.fuzz import chains
+from lmconform.fuzz import SOURCES, streams
 from lmconform.normalize.vscodelm import CHAT_INFORMATION
 from lmconform.run.play import play
 from lmconform.target import Target
-from lmconform.vocabulary import Outcome
+from lmconform.vocabulary import Outcome, Requirement
 from lmconform.wire.http import route_missing, send
 from lmconform.wire.stdio import StdioTransport
 
@@ -29,9 +31,34 @@ SHRUNK_OUTCOMES = frozenset({Outcome.FAILED, Outcome.NON_STRICT})
 def applies(check: Check, case: Case) -> bool:
     """Whether `check` judges `case`, decided from the case alone; for a source of generated cases, from an example
     holding every kind of step it can generate."""
-    if case.source == chains.SOURCE:
-        return check.applies(chains.representative(case))
+    if case.source == streams.SOURCE:
+        return check.applies(streams.representative(case))
+    if case.source:
+        return any(check.applies(example) for example in SOURCES[case.source].representatives(case))
     return check.applies(case)
+
+
+def judged(check: Check, observed: Observed) -> Verdict | None:
+    """The verdict of `check` on `observed`, evaluated once however often it is asked for (checks only read)."""
+    if check.id not in observed.judged:
+        observed.judged[check.id] = evaluate(check, observed)
+    return observed.judged[check.id]
+
+
+class _FindingOf:
+    """Whether a generated example has a finding: judged by every check that applies, selected or not (what a search
+    sends never depends on selection). Once one has, shrinking looks for the same finding only: the checks that
+    failed first, which keeps each step of shrinking cheap and the shrunk example about the same defect."""
+
+    def __init__(self) -> None:
+        self.checks = [check for check in REGISTRY.values() if not check.requires]
+
+    def __call__(self, observed: Observed) -> bool:
+        failing = [check for check in self.checks if check.applies(observed.case)
+                   and (verdict := judged(check, observed)) is not None and verdict.outcome in SHRUNK_OUTCOMES]
+        if failing and len(failing) < len(self.checks):
+            self.checks = failing
+        return bool(failing)
 
 
 class TargetUnreachable(Exception):
@@ -77,7 +104,7 @@ class Run:
         self.upstream = upstream
         self.checks = checks if checks is not None else list(REGISTRY.values())  # the selected ones
         self._on_close = on_close
-        self.started = datetime.now(UTC)
+        self.started = datetime.now(timezone.utc)
         self._clock = time.monotonic()
         self._examples: dict[str, list[Observed]] = {}
         self._verdicts: dict[tuple[str, str], Verdict | None] = {}
@@ -88,9 +115,12 @@ class Run:
         return self.examples(case)[0]
 
     def examples(self, case: Case) -> list[Observed]:
-        """Every answer a case is judged on: one; K with --repeat K; a source's generated examples."""
+        """Every answer a case is judged on: one; K with --repeat K; a source's generated examples. A streams source
+        sends none without --upstream-fuzz: it is then its own plain request, played as any case."""
         if case.id not in self._examples:
-            if case.source == chains.SOURCE:
+            if case.source == streams.SOURCE and self.target.stream_examples:
+                self._examples[case.id] = self._stream_searched(case)
+            elif case.source and case.source != streams.SOURCE:
                 self._examples[case.id] = self._searched(case)
             else:
                 first = play(case, self.target, self.upstream)
@@ -106,6 +136,8 @@ class Run:
         """Decided from the feature's first valid case: a 404 to an invalid request is an answer, not a missing route."""
         if not case.feature:
             return False
+        if self.target.profile_spec.lacks(case.feature):  # --profile lmstudio@0.3.28: no /v1/responses yet
+            return True
         probe = next((c for c in load_cases(case.api) if c.feature == case.feature and c.valid and not c.source),
                      None)
         if probe is None or probe.id == case.id:
@@ -114,23 +146,42 @@ class Run:
 
     def _searched(self, case: Case) -> list[Observed]:
         """A source's examples: those that kept every invariant, and the shrunk one that did not."""
+        source = SOURCES[case.source]
+        if case.source not in self.target.fuzz_sources or \
+                self.target.fuzz_mode not in ("both", "negative" if case.invalid else "positive"):
+            return []
         feature_missing = self._feature_missing(case)
 
         def play_example(example: Case) -> Observed:
             observed = play(example, self.target, self.upstream)
             observed.feature_missing = feature_missing
-            observed.example = chains.describe(observed)
+            observed.example = source.describe(observed)
             return observed
 
-        found = chains.search(case, play_example, self._has_finding, self.target.fuzz_examples)
+        found = source.search(case, play_example, _FindingOf(), self.target.fuzz_examples, self.target.fuzz_seed)
+        if found.finding is not None and self.target.fuzz_save:
+            saved = save_finding(found.finding.case, Path(self.target.fuzz_save))
+            found.finding.example += f"\nSaved as the case {saved}" if saved else f"\nNot saved under {self.target.fuzz_save}"
+            found.finding.judged.clear()  # judged again when asked, with where it was saved
         return [*found.kept, *([found.finding] if found.finding else [])]
 
-    @staticmethod
-    def _has_finding(observed: Observed) -> bool:
-        """Judged by every check that applies, selected or not: what a search sends never depends on selection."""
-        return any(verdict is not None and verdict.outcome in SHRUNK_OUTCOMES
-                   for check in REGISTRY.values() if not check.requires and check.applies(observed.case)
-                   for verdict in [evaluate(check, observed)])
+    def _stream_searched(self, case: Case) -> list[Observed]:
+        """A streams source's examples through the target (a proxy) and straight to the upstream: those without a
+        finding, and each finding shrunk to the smallest form that still has it."""
+        feature_missing = self._feature_missing(case)
+
+        def play_example(example: Case) -> Observed:
+            observed = play(example, self.target, self.upstream)
+            observed.feature_missing = feature_missing
+            observed.example = streams.describe(observed)
+            return observed
+
+        # Judged by every check the run could hold the target to, selected or not, as for chains.
+        available = self.target.profile_requirements | ({Requirement.UPSTREAM} if self.upstream else frozenset())
+        checks = [check for check in REGISTRY.values() if check.requires <= available]
+        found = streams.search(case, play_example, streams.findings_by(checks), self.target.stream_examples,
+                               self.target.stream_seed)
+        return [*found.kept, *(finding.observed for finding in found.findings)]
 
     def observations(self) -> dict[str, Observed]:
         """Every case played so far, by case id, with its (first) exchange: for reports that show the exchange."""
@@ -141,6 +192,11 @@ class Run:
         any verdict is, so a report shows a finding beside the clients' verdicts on the same bytes."""
         verdicts = [self.judge(case, check) for check in self.checks if check.kind == "client" and applies(check, case)]
         return [verdict for verdict in verdicts if verdict is not None]
+
+    @property
+    def nothing_to_judge(self) -> int:
+        """(case, check) pairs judged so far whose check found nothing to judge in the answer: not verdicts."""
+        return sum(verdict is None for verdict in self._verdicts.values())
 
     def close(self) -> None:
         """End what the run started (the embedded reference server)."""
@@ -158,7 +214,9 @@ class Run:
 
     def _verdict(self, case: Case, check: Check) -> Verdict | None:
         examples = self.examples(case)
-        verdicts = [verdict for verdict in (evaluate(check, observed) for observed in examples
+        # An example of generated forms that the upstream's own answer fails too passed through (streams.judged).
+        judge = streams.judged if case.source == streams.SOURCE else judged
+        verdicts = [verdict for verdict in (judge(check, observed) for observed in examples
                                             if check.applies(observed.case)) if verdict is not None]
         if not verdicts:
             return None

@@ -1,4 +1,7 @@
-"""Shape snapshots: taken only when asked for, since a run for a report must not fail for want of snapshots."""
+"""Shape snapshots: taken only when asked for, since a run for a report must not fail for want of snapshots.
+
+A run that neither compares nor writes them deselects the shape tests before any runs: they are no part of it,
+and a report of the run lists no line for them. The terminal says why they were left out."""
 
 from __future__ import annotations
 
@@ -10,6 +13,7 @@ from lmconform.snapshots import shape_extension, snapshot_folder
 from lmconform.snapshots.diff import shape_diff
 
 SHAPE_FIXTURE = "assert_shape"
+LEFT_OUT_KEY = pytest.StashKey[str]()
 
 
 def _reason_to_skip(config: pytest.Config) -> str | None:
@@ -29,9 +33,16 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     reason = _reason_to_skip(config)
     if reason is None:
         return
-    for item in items:
-        if SHAPE_FIXTURE in getattr(item, "fixturenames", ()):
-            item.add_marker(pytest.mark.skip(reason=reason))
+    shapes = [item for item in items if SHAPE_FIXTURE in getattr(item, "fixturenames", ())]
+    if shapes:
+        config.hook.pytest_deselected(items=shapes)
+        items[:] = [item for item in items if SHAPE_FIXTURE not in getattr(item, "fixturenames", ())]
+        config.stash[LEFT_OUT_KEY] = f"{len(shapes)} shape tests left out: {reason}"
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:
+    if LEFT_OUT_KEY in config.stash:
+        terminalreporter.write_line(config.stash[LEFT_OUT_KEY])
 
 
 @pytest.fixture(scope="session")

@@ -5,9 +5,10 @@ cache (`recorders`; see tools.targets.install.user_cache_dir).
     python -m tools.recorders.clients run BASE_URL      # every recorder against a running `lmconform record`
     python -m tools.recorders.clients run BASE_URL openai-node      # only some
 
-The suite's own openai SDK drives openai_python.py. The openai npm package and the openai-agents SDK are pinned
-here, so that a re-recording compares the same versions with the committed cases; the agents SDK gets a
-virtualenv of its own because it may need another openai version than the suite's.
+The suite's own openai and anthropic SDKs (pinned in pyproject.toml) drive openai_python.py and
+anthropic_python.py. The openai npm package and the openai-agents SDK are pinned here, so that a re-recording
+compares the same versions with the committed cases; the agents SDK gets a virtualenv of its own because it may
+need another openai version than the suite's.
 """
 
 from __future__ import annotations
@@ -72,6 +73,10 @@ def _openai_python() -> tuple[list[str], dict[str, str]]:
     return [sys.executable, str(HERE / "openai_python.py")], {}
 
 
+def _anthropic_python() -> tuple[list[str], dict[str, str]]:
+    return [sys.executable, str(HERE / "anthropic_python.py")], {}
+
+
 def _openai_node() -> tuple[list[str], dict[str, str]]:
     return ["node", str(HERE / "openai_node.mjs")], {"LMCONFORM_NODE_MODULES": str(node_modules())}
 
@@ -83,7 +88,8 @@ def _openai_agents() -> tuple[list[str], dict[str, str]]:
 
 # Each recorder by the client name the recording endpoint gives its cases: its command line (less the base URL)
 # and extra environment, installing what it needs first.
-RECORDERS = {"openai-python": _openai_python, "openai-node": _openai_node, "openai-agents": _openai_agents}
+RECORDERS = {"openai-python": _openai_python, "openai-node": _openai_node, "openai-agents": _openai_agents,
+             "anthropic-python": _anthropic_python}
 
 
 def run(base_url: str, names: tuple[str, ...] = tuple(RECORDERS), environment: dict[str, str] | None = None) -> None:

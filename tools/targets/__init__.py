@@ -16,10 +16,11 @@ from tools.targets.servers import (
     litellm_proxy,
     llama_cpp_python,
     llama_server,
+    reference_server,
 )
 
 __all__ = [
     "MODEL_ID", "Difference", "InstallError", "RunningTarget", "TargetFile", "TargetStartError", "default_cache_dir",
     "differences", "install_all", "litellm_proxy", "llama_cpp_python", "llama_server", "load_target_file",
-    "run_target_file", "table",
+    "reference_server", "run_target_file", "table",
 ]

@@ -9,7 +9,8 @@
     temperature = 0
     apis = ["chat", "models", "responses"]
     exclude = ["…"]          # or checks = ["…"]: globs over check ids
-    fuzz_examples = 0        # generated Responses chains per fuzz check
+    fuzz_examples = 0        # generated requests per generated case (0: none)
+    fuzz_sources = ["chains"] # which sources of generated cases play (default: all)
     upstream = true          # a proxy: also compare each answer with its upstream's (the proxy.diff checks)
     bridge = true            # the target is lmconform's reference VS Code bridge in front of the server (apis:
                              # ["vscodelm"]), started with the model, max_tokens and temperature above
@@ -38,7 +39,8 @@ from lmconform.target import DEFAULT_FUZZ_EXAMPLES, Target
 from lmconform.vocabulary import Outcome
 from tools.targets.process import RunningTarget
 
-RUN_KEYS = {"model", "max_tokens", "temperature", "apis", "checks", "exclude", "fuzz_examples", "upstream", "bridge"}
+RUN_KEYS = {"model", "max_tokens", "temperature", "apis", "checks", "exclude", "fuzz_examples", "fuzz_sources",
+            "upstream"}
 
 
 @dataclass(frozen=True)
@@ -53,6 +55,7 @@ class TargetFile:
     checks: tuple[str, ...]
     exclude: tuple[str, ...]
     fuzz_examples: int
+    fuzz_sources: tuple[str, ...]
     upstream: bool
     expectations: Expectations
     bridge: bool = False
@@ -67,7 +70,7 @@ class TargetFile:
                           server_version=server_version)
         return Target(base_url=base_url, api_key=api_key, model=self.model, label=label or self.label,
                       server_version=server_version, max_tokens=self.max_tokens, temperature=self.temperature,
-                      fuzz_examples=self.fuzz_examples)
+                      fuzz_examples=self.fuzz_examples, fuzz_sources=self.fuzz_sources)
 
 
     def bridge_command(self, base_url: str, api_key: str | None = None) -> tuple[str, ...]:
@@ -99,7 +102,8 @@ def load_target_file(path: Path) -> TargetFile:
     return TargetFile(path=path, label=data["label"], start=data["start"], model=run.get("model"),
                       max_tokens=run.get("max_tokens"), temperature=run.get("temperature"), apis=apis,
                       checks=checks, exclude=exclude, fuzz_examples=run.get("fuzz_examples", DEFAULT_FUZZ_EXAMPLES),
-                      upstream=run.get("upstream", False), expectations=expectations, bridge=run.get("bridge", False))
+                      fuzz_sources=tuple(run.get("fuzz_sources", Target.fuzz_sources)),
+                      upstream=run.get("upstream", False), expectations=expectations)
 
 
 def run_target_file(spec: TargetFile, running: RunningTarget, upstream_url: str | None = None) -> Run:

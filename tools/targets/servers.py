@@ -12,12 +12,15 @@ import os
 import re
 import secrets
 import subprocess
+import sys
 import tempfile
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from lmconform import __version__ as LMCONFORM_VERSION
+from lmconform.reference.chat import DEFAULT_MODEL as REFERENCE_MODEL
 from tools.targets.install import (
     CPU_VARIANT,
     CPU_VARIANT_FLAGS,
@@ -73,6 +76,18 @@ def llama_cpp_python(cache: Path | None = None) -> Iterator[RunningTarget]:
     with _serving(start(command, port=port, label="llama-cpp-python", model=MODEL_ID,
                         log_path=cache / "logs" / "llama-cpp-python.log",
                         server_version=_version(venv, "llama_cpp_python"), build=build)) as running:
+        yield running
+
+
+@contextmanager
+def reference_server(cache: Path | None = None) -> Iterator[RunningTarget]:
+    """lmconform's reference server as `lmconform serve` runs it, in a process of its own: the baseline the real
+    servers are shown beside. Its version is lmconform's."""
+    cache = cache or default_cache_dir()
+    port = free_port()
+    command = [sys.executable, "-m", "lmconform.cli", "serve", "--host", LOOPBACK, "--port", str(port)]
+    with _serving(start(command, port=port, label="reference", model=REFERENCE_MODEL,
+                        log_path=cache / "logs" / "reference.log", server_version=LMCONFORM_VERSION)) as running:
         yield running
 
 

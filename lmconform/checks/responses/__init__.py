@@ -1,3 +1,4 @@
-"""`/v1/responses` checks, by what they judge: tools, conversations kept by the server, and the event stream."""
+"""`/v1/responses` checks, by what they judge: tools, the response object, conversations kept by the server, and
+the event stream."""
 
-from lmconform.checks.responses import chain, stream, tools  # noqa: F401  (registration)
+from lmconform.checks.responses import body, chain, stream, tools  # noqa: F401  (registration)

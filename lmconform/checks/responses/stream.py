@@ -7,19 +7,36 @@ from collections.abc import Iterator
 from typing import Any
 
 from lmconform.checks.observed import Observed
-from lmconform.checks.refs import OPEN_RESPONSES_SPEC, OPENAI_RESPONSES_STREAMING
+from lmconform.checks.refs import (
+    OPEN_RESPONSES_SCHEMAS,
+    OPEN_RESPONSES_SPEC,
+    OPENAI_PYTHON_RESPONSES_HELPER,
+    OPENAI_RESPONSES_STREAMING,
+    VLLM_EVENT_STACK,
+)
 from lmconform.checks.registry import check
 from lmconform.checks.scope import responses_streamed
 from lmconform.normalize.responses import TERMINAL_EVENTS, ResponsesEvent
-from lmconform.vocabulary import Failure, Level
+from lmconform.vocabulary import Failure, Level, shown
+
+
+def _is_done_sentinel(event: ResponsesEvent) -> bool:
+    return event.event.data.strip() == "[DONE]"
 
 
 def _events(observed: Observed) -> list[ResponsesEvent]:
-    return observed.require_responses_stream().events
+    """The stream's events, without a `data: [DONE]` after the last one: no Responses event, but a sentinel some
+    servers and proxies append (LiteLLM), which Open Responses' parser and the openai SDK skip."""
+    events = observed.require_responses_stream().events
+    return events[:-1] if events and _is_done_sentinel(events[-1]) else events
+
+
+# An `error` event ends a stream too: OpenAI sends one when it is overloaded mid-answer.
+STREAM_ENDS = (*TERMINAL_EVENTS, "error")
 
 
 @check("responses.stream.lifecycle", level=Level.MUST, applies=responses_streamed, ref=OPENAI_RESPONSES_STREAMING,
-       title="`response.created` comes first and once; one terminal event comes last")
+       title="`response.created` comes first and once; one terminal event (or `error`) comes last")
 def lifecycle(observed: Observed) -> Iterator[Failure]:
     events = _events(observed)
     types = [event.type for event in events]
@@ -28,11 +45,11 @@ def lifecycle(observed: Observed) -> Iterator[Failure]:
                       str(events[0].source) if events else "")
     if types.count("response.created") > 1:
         yield Failure("response.created once", f"{types.count('response.created')} times")
-    terminals = [i for i, kind in enumerate(types) if kind in TERMINAL_EVENTS]
+    terminals = [i for i, kind in enumerate(types) if kind in STREAM_ENDS]
     if len(terminals) != 1 or terminals[0] != len(events) - 1:
         last = str(events[-1].source) if events else ""
-        yield Failure(f"one of {', '.join(TERMINAL_EVENTS)}, last", f"{len(terminals)} terminal events; "
-                      f"last event {types[-1] if types else None!r}", last)
+        yield Failure(f"one of {', '.join(STREAM_ENDS)}, last", f"{len(terminals)} terminal events; "
+                      f"last event {shown(types[-1]) if types else 'none'}", last)
 
 
 def _item_events(events: list[ResponsesEvent]) -> Iterator[ResponsesEvent]:
@@ -106,18 +123,19 @@ def deltas_match_done(observed: Observed) -> Iterator[Failure]:
         elif event.type == "response.function_call_arguments.delta":
             arguments[event.get("item_id")] = arguments.get(event.get("item_id"), "") + str(event.get("delta", ""))
         elif event.type == "response.output_text.done" and texts.get(key, "") != event.get("text"):
-            yield Failure(f"text {texts.get(key, '')[:120]!r} (the deltas)", f"done says {event.get('text')!r}"[:200],
+            yield Failure(f"text {texts.get(key, '')[:120]!r} (the deltas)",
+                          f"done says {shown(event.get('text'))}"[:200],
                           str(event.source))
         elif event.type == "response.function_call_arguments.done":
             item_id = event.get("item_id")
             # A call with no arguments may send no delta at all; then only done and the final object are compared.
             if item_id in arguments and arguments[item_id] != event.get("arguments"):
                 yield Failure(f"arguments {arguments[item_id][:120]!r} (the deltas)",
-                              f"done says {event.get('arguments')!r}"[:200], str(event.source))
+                              f"done says {shown(event.get('arguments'))}"[:200], str(event.source))
             item = final.get(item_id)
             if item is not None and item.get("arguments") != event.get("arguments"):
-                yield Failure(f"final arguments {event.get('arguments')!r} (as done)"[:200],
-                              f"{item.get('arguments')!r}"[:200], str(event.source))
+                yield Failure(f"final arguments {shown(event.get('arguments'))} (as done)"[:200],
+                              f"{shown(item.get('arguments'))}"[:200], str(event.source))
 
 
 @check("responses.stream.function_call_arguments_done", level=Level.SHOULD, applies=responses_streamed,
@@ -134,7 +152,7 @@ def function_call_arguments_done(observed: Observed) -> Iterator[Failure]:
             item = event.get("item")
             if isinstance(item, dict) and item.get("type") == "function_call" \
                     and item.get("id") not in finished_arguments:
-                yield Failure(f"response.function_call_arguments.done for item {item.get('id')!r} first",
+                yield Failure(f"response.function_call_arguments.done for item {shown(item.get('id'))} first",
                               "response.output_item.done without it", str(event.source))
                 return
 
@@ -152,10 +170,11 @@ def sequence_increasing(observed: Observed) -> Iterator[Failure]:
             previous = number
 
 
-@check("responses.stream.sequence_present", level=Level.INFO, applies=responses_streamed,
-       ref=OPENAI_RESPONSES_STREAMING, title="events carry `sequence_number`")
+@check("responses.stream.sequence_present", level=Level.SHOULD, applies=responses_streamed,
+       ref=OPEN_RESPONSES_SCHEMAS, title="events carry `sequence_number`")
 def sequence_present(observed: Observed) -> Iterator[Failure]:
-    # INFO: optional in practice (llama.cpp omits it); clients that reorder or resume need it.
+    # SHOULD: OpenAI's events and Open Responses' schemas require it, and clients that reorder or resume a stream
+    # need it; the openai SDKs and Zed read streams without it (llama.cpp omits it).
     missing = [event for event in _events(observed) if not isinstance(event.get("sequence_number"), int)]
     if missing:
         yield Failure("a sequence_number on every event", f"{len(missing)} events without one", str(missing[0].source))
@@ -169,4 +188,61 @@ def event_field_matches_type(observed: Observed) -> Iterator[Failure]:
         has_field = any(line.startswith(b"event:") for line in event.event.raw.splitlines())
         if has_field and event.event.event != event.type:
             yield Failure(f"event: {event.type}", f"event: {event.event.event}", str(event.source))
+            return
+
+
+_TEXT_EVENTS = ("response.output_text.", "response.content_part.")
+
+
+@check("responses.stream.parts_nested", level=Level.MUST, applies=responses_streamed, ref=VLLM_EVENT_STACK,
+       title="text events come between their part's `response.content_part.added` and `.done`")
+def parts_nested(observed: Observed) -> Iterator[Failure]:
+    # MUST: the openai SDK's stream helper files a text delta under a part it must have seen added (IndexError
+    # otherwise); vLLM's event-stack validator requires every part closed after its text, before its item.
+    open_parts: set = set()
+    for event in _events(observed):
+        kind = event.type or ""
+        key = (event.get("item_id"), event.get("content_index"))
+        if kind == "response.content_part.added":
+            open_parts.add(key)
+        elif kind.startswith("response.output_text.") or kind == "response.content_part.done":
+            if key not in open_parts:
+                yield Failure(f"response.content_part.added for item {key[0]!r}, part {key[1]!r} first",
+                              f"{kind} outside an open part", str(event.source))
+                return
+            if kind == "response.content_part.done":
+                open_parts.discard(key)
+        elif kind == "response.output_item.done":
+            item = event.get("item") if isinstance(event.get("item"), dict) else {}
+            if any(item_id == item.get("id") for item_id, _ in open_parts):
+                yield Failure("its parts done before the item", "response.output_item.done with a part still open",
+                              str(event.source))
+                return
+
+
+@check("responses.stream.text_event_indexes", level=Level.MUST, applies=responses_streamed,
+       ref=OPENAI_PYTHON_RESPONSES_HELPER,
+       title="text and content-part events carry `item_id`, `output_index` and `content_index`")
+def text_event_indexes(observed: Observed) -> Iterator[Failure]:
+    # MUST: the openai SDK's stream helper looks the part up by output_index and content_index: without them it
+    # raises (RuntimeError, TypeError), as on llama.cpp's llama-server.
+    for event in _events(observed):
+        if not (event.type or "").startswith(_TEXT_EVENTS):
+            continue
+        wrong = [name for name, kind in (("item_id", str), ("output_index", int), ("content_index", int))
+                 if not isinstance(event.get(name), kind) or isinstance(event.get(name), bool)]
+        if wrong:
+            yield Failure("item_id, output_index and content_index", f"{event.type} without {', '.join(wrong)}",
+                          str(event.source))
+            return
+
+
+@check("responses.stream.text_delta_logprobs", level=Level.SHOULD, applies=responses_streamed,
+       ref=OPEN_RESPONSES_SCHEMAS, title="`response.output_text.delta` events carry a `logprobs` list")
+def text_delta_logprobs(observed: Observed) -> Iterator[Failure]:
+    # SHOULD: OpenAI sends it (empty unless asked) and Open Responses' schema requires it; the openai SDKs read
+    # deltas without it.
+    for event in _events(observed):
+        if event.type == "response.output_text.delta" and not isinstance(event.get("logprobs"), list):
+            yield Failure('"logprobs": [] on every text delta', "a delta without it", str(event.source))
             return

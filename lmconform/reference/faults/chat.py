@@ -75,7 +75,8 @@ async def _silence(stopping: threading.Event, seconds: float) -> None:
 @fault("tool-index-missing", Stage.CHAT_TOOL_CALL_DELTAS, api="chat",
        summary="streamed tool_calls entries carry no `index` key (stream only)",
        seen_in="ollama#7881, openai-python PR#3246",
-       findings={"chat.stream.tool_call.index_present", "chat.stream.tool_call.distinct_index_per_call", SDK_RAISES,
+       findings={"schema.chat.chunk.must", "chat.stream.tool_call.index_present",
+                 "chat.stream.tool_call.distinct_index_per_call", SDK_RAISES,
                  *VOID})
 def index_missing(calls: list[list[Entry]]) -> list[list[Entry]]:
     return [[{key: value for key, value in entry.items() if key != "index"} for entry in call] for call in calls]
@@ -93,7 +94,8 @@ def index_from_one(calls: list[list[Entry]]) -> list[list[Entry]]:
        summary="`arguments` is a JSON object, not a string: whole in the first tool delta, or in the message "
                "(stream and non-stream)",
        seen_in="llama.cpp#20198, litellm PR#37792",
-       findings={"generation.tool_call.arguments_are_strings", "generation.tool_call.arguments_json_object",
+       findings={"schema.chat.chunk.must", "schema.chat.completion.must", "generation.tool_call.arguments_are_strings",
+                 "generation.tool_call.arguments_json_object",
                  "client.void.tool_call_parsed", SDK_DIFFERS})
 def arguments_object(calls: list[Entry]) -> list[Entry]:
     return _arguments_changed(calls, json.loads)
@@ -143,7 +145,7 @@ def one_index(calls: list[list[Entry]]) -> list[list[Entry]]:
 @fault("type-null-continuation", Stage.CHAT_TOOL_CALL_DELTAS, api="chat",
        summary='continuation tool call deltas carry `"type": null` (stream only)',
        seen_in="seen on a Python LLM stack",
-       findings={"chat.stream.tool_call.type_is_function", SDK_RAISES})
+       findings={"schema.chat.chunk.must", "chat.stream.tool_call.type_is_function", SDK_RAISES})
 def type_null_continuation(calls: list[list[Entry]]) -> list[list[Entry]]:
     return [[opening, *({**entry, "type": None} for entry in rest)] for opening, *rest in calls]
 
@@ -194,7 +196,7 @@ def chunk_not_json(lines: list[Line]) -> list[Line]:
        summary="a request that deserves a 400 validation error gets HTTP 500 text/plain instead",
        seen_in="llama-cpp-python's server",
        findings={"errors.status.client_error_for_invalid_request", "errors.body.has_error_message",
-                 "chat.tool_choice.object_form_answered"},
+                 "chat.tool_choice.object_form_answered", "errors.status.not_server_error"},
        proxy_findings={"proxy.diff.status_preserved", "proxy.diff.error_body_preserved"})
 def server_error(refusal: Response) -> Response:
     return PlainTextResponse("Internal Server Error", status_code=500)
@@ -203,7 +205,7 @@ def server_error(refusal: Response) -> Response:
 @fault("models-missing", Stage.MODELS_REPLY, api="models",
        summary="`GET /v1/models` answers 404 text/plain",
        seen_in="mock servers",
-       findings={"http.status.success_for_valid_request", "models.list.openai_shape"})
+       findings={"http.status.success_for_valid_request"})
 def models_missing(reply: Response) -> Response:
     return PlainTextResponse("Not Found", status_code=404)
 
@@ -260,8 +262,9 @@ async def stall(frames: Frames, stopping: threading.Event) -> Frames:
 
 @fault("tool-id-missing", Stage.CHAT_TOOL_CALLS, api="chat",
        summary="a tool call has no `id`: first delta or message (stream and non-stream)",
-       seen_in="servers that stream OpenAI-style calls without ids",
-       findings={"chat.stream.tool_call.starts_with_id_and_name"})
+       seen_in="servers that stream OpenAI-style calls without ids; llama.cpp b4761 (ggml-org/llama.cpp#11992)",
+       findings={"schema.chat.completion.must", "chat.stream.tool_call.starts_with_id_and_name",
+                 "chat.message.tool_call.id_nonempty"})
 def tool_id_missing(calls: list[Entry]) -> list[Entry]:
     return [{key: value for key, value in call.items() if key != "id"} for call in calls]
 
@@ -270,7 +273,7 @@ def tool_id_missing(calls: list[Entry]) -> list[Entry]:
        summary="`finish_reason` is never set: null in the finish chunk and the message choice "
                "(stream and non-stream)",
        seen_in="servers that end a stream without a finish reason",
-       findings={"chat.stream.finish_reason.exactly_once"})
+       findings={"schema.chat.completion.should", "chat.stream.finish_reason.exactly_once"})
 def finish_reason_missing(plan: Plan) -> Plan:
     return replace(plan, finish_reason=None)
 
@@ -300,7 +303,7 @@ def chunk_id_changes(lines: list[Line]) -> list[Line]:
 @fault("object-not-chunk", Stage.CHAT_STREAM, api="chat",
        summary='stream chunks say `"object": "chat.completion"` (stream only)',
        seen_in="servers that reuse the non-stream object type",
-       findings={"chat.object.matches_mode", SDK_RAISES})
+       findings={"schema.chat.chunk.must", "chat.object.matches_mode", SDK_RAISES})
 def object_not_chunk(lines: list[Line]) -> list[Line]:
     return _each_chunk(lines, lambda chunk: {**chunk, "object": "chat.completion"})
 

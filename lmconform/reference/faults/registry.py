@@ -8,12 +8,13 @@ renders (a chain it does not follow, a rule its validation adds) is a `flag` the
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any, TypeVar
 
-APIS = ("chat", "responses", "models", "http")
+APIS = ("chat", "responses", "messages", "native_chat", "models", "http")
 
 Value = TypeVar("Value")
 
@@ -24,26 +25,49 @@ class Stage(Enum):
     CHAT_REQUEST = "the chat request body as parsed, before validation"
     CHAT_REFUSAL = "the 400 response to an invalid chat request"
     CHAT_PLAN = "the model's Plan, before its tokens are counted"
+    CHAT_CONTEXT_OVERFLOW = "the 400 response to a chat request whose prompt does not fit the context"
     CHAT_TOOL_CALLS = "the message's tool_calls entries, which the stream cuts into deltas"
     CHAT_TOOL_CALL_DELTAS = "the streamed tool_calls entries of each call, its opening delta first"
+    CHAT_OBJECT = "each chunk of a stream, or the non-stream body, as the server renders it"
+    CHAT_BODY = "the non-stream chat.completion body, as returned"
     CHAT_STREAM = "what the data lines of a stream carry: chunk objects, then the string [DONE]"
     CHAT_SSE = "the bytes of a stream as they are sent, an event at a time; also given the server's stopping Event"
+    MODELS_LIST = "the model entries GET /v1/models lists"
     MODELS_REPLY = "the response to GET /v1/models"
     RESPONSES_REQUEST = "the Responses request body as parsed, before validation"
+    RESPONSES_ERROR = "the error object of a refused Responses request"
+    RESPONSES_REFUSAL = "the error response to a Responses request that was refused"
     RESPONSES_OBJECT = "the response object, as it is returned, stored and streamed"
+    RESPONSES_BODY = "the response object as the non-stream body sends it (not as it is stored or streamed)"
     RESPONSES_EVENTS = "the events of a stream in order, before they are numbered"
     RESPONSES_FRAMES = "the numbered events, each with the name its SSE `event:` line gives it"
+    MESSAGES_REQUEST = "the Messages request body as parsed, before validation"
+    MESSAGES_REFUSAL = "the error response to a Messages request the server refuses"
+    MESSAGES_OBJECT = "the message object, as it is returned and streamed"
+    MESSAGES_BODY = "the message object as the non-stream answer returns it"
+    MESSAGES_EVENTS = "the events of a Messages stream in order"
+    MESSAGES_FRAMES = "the events of a Messages stream, each with the name its SSE `event:` line gives it (or None)"
+    NATIVE_REQUEST = "the native chat request body as parsed, before validation"
+    NATIVE_RESULT = "the native chat result, as it is returned and carried by chat.end"
+    NATIVE_EVENTS = "the events of a native chat stream in order"
+    NATIVE_FRAMES = "the events of a native chat stream, each with the name its SSE `event:` line gives it"
+    RESPONSES_SSE = "the bytes of each event of a stream, in order"
 
 
 @dataclass(frozen=True)
 class Fault:
     """One defect. `api` is what it breaks: "chat" (chat completion content), "responses" (the Responses API:
-    its validation, its stored conversations and its event stream), "models" (the model list) or "http" (status,
-    content type, SSE framing or timing of the response rather than the JSON it carries).
+    its validation, its stored conversations and its event stream), "messages" (Anthropic's Messages API),
+    "native_chat" (LM Studio's own /api/v1/chat), "models" (the model list) or "http" (status, content type, SSE
+    framing or timing of the response rather than the JSON it carries).
 
     `findings` are the checks that fail when the whole suite runs against the reference server with this fault;
     `proxy_findings` those that fail in differential mode, the clean server being the upstream and the server
-    with this fault the proxy. `transform` changes the value of `stage`; a flag has neither."""
+    with this fault the proxy. `transform` changes the value of `stage`; a flag has neither.
+
+    A `variant` is no defect: a form real servers legitimately send differently from OpenAI (a `timings` key, a
+    keep-alive comment). It is served like a fault so that the suite can be run against it, and its findings may
+    only be INFO-level checks: anything more is a false alarm of a check."""
 
     name: str
     api: str
@@ -53,6 +77,8 @@ class Fault:
     proxy_findings: frozenset[str] = frozenset()
     stage: Stage | None = None
     transform: Callable[..., Any] | None = None
+    variant: bool = False
+    module: str = ""  # the module that declared it: its effect tests live beside that module's others
 
 
 FAULTS: dict[str, Fault] = {}
@@ -63,7 +89,19 @@ def fault(name: str, stage: Stage, *, api: str, summary: str, seen_in: str, find
           proxy_findings: Iterable[str] = ()) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Register the decorated function as fault `name`, applied to the value of `stage`."""
     def register(transform: Callable[..., Any]) -> Callable[..., Any]:
-        _add(Fault(name, api, summary, seen_in, frozenset(findings), frozenset(proxy_findings), stage, transform))
+        _add(Fault(name, api, summary, seen_in, frozenset(findings), frozenset(proxy_findings), stage, transform,
+                   module=transform.__module__))
+        return transform
+
+    return register
+
+
+def variant(name: str, stage: Stage, *, api: str, summary: str, seen_in: str,
+            findings: Iterable[str] = ()) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Register the decorated function as variant `name`: a valid form, applied to the value of `stage`."""
+    def register(transform: Callable[..., Any]) -> Callable[..., Any]:
+        _add(Fault(name, api, f"variant: {summary}", seen_in, frozenset(findings), frozenset(), stage, transform,
+                   variant=True, module=transform.__module__))
         return transform
 
     return register
@@ -72,7 +110,8 @@ def fault(name: str, stage: Stage, *, api: str, summary: str, seen_in: str, find
 def flag(name: str, *, api: str, summary: str, seen_in: str, findings: Iterable[str],
          proxy_findings: Iterable[str] = ()) -> str:
     """Register fault `name` as a flag, which an endpoint tests with `name in faults`; returns the name."""
-    _add(Fault(name, api, summary, seen_in, frozenset(findings), frozenset(proxy_findings)))
+    module = sys._getframe(1).f_globals.get("__name__", "")
+    _add(Fault(name, api, summary, seen_in, frozenset(findings), frozenset(proxy_findings), module=module))
     return name
 
 

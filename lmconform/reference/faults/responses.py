@@ -49,7 +49,7 @@ FLATTENED_TOOLS_REJECTED = flag(
     "flattened-tools-rejected", api="responses",
     summary='flattened Responses tools are rejected as if nested: 400 "Required" at `tools.<i>.function`',
     seen_in="servers that validate Responses tools with the chat schema",
-    findings={"responses.tools.flattened_accepted", "http.status.success_for_valid_request"})
+    findings={"http.status.success_for_valid_request"})
 
 # The generated chains (responses/fuzz-chains) find the chaining defects on their own too: the same chain checks
 # fail on them as on the written chain cases.
@@ -100,7 +100,8 @@ FUNCTION_CALL_OUTPUT_REJECTED = flag(
 @fault("call-id-missing", Stage.RESPONSES_OBJECT, api="responses",
        summary="`function_call` output items have no `call_id` (stream and non-stream)",
        seen_in="servers that map chat tool calls to Responses items by hand",
-       findings={"responses.function_call.item_complete"})
+       findings={"schema.responses.response.must", "schema.responses.event.must",
+                 "responses.function_call.item_complete"})
 def call_id_missing(response: dict[str, Any]) -> dict[str, Any]:
     output = [{key: value for key, value in item.items() if key != "call_id"} for item in response["output"]]
     return {**response, "output": output}
@@ -111,8 +112,8 @@ def call_id_missing(response: dict[str, Any]) -> dict[str, Any]:
        summary="the first delta of the first output item comes before its `response.output_item.added` "
                "(stream only)",
        seen_in="hand-written Responses encoders",
-       findings={"responses.stream.items_opened_before_parts", "generation.tool_call.arguments_json_object",
-                 SDK_RESPONSES_RAISES})
+       findings={"responses.stream.items_opened_before_parts", "responses.stream.parts_nested",
+                 "generation.tool_call.arguments_json_object", SDK_RESPONSES_RAISES})
 def events_out_of_order(events: list[Event]) -> list[Event]:
     first_delta = next(i for i, event in enumerate(events) if event["type"].endswith(".delta"))
     moved = list(events)
@@ -178,7 +179,7 @@ def sequence_not_increasing(frames: list[Frame]) -> list[Frame]:
 @fault("sequence-number-missing", Stage.RESPONSES_FRAMES, api="responses",
        summary="events carry no `sequence_number` (stream only)",
        seen_in="llama.cpp's server",
-       findings={"responses.stream.sequence_present"})
+       findings={"schema.responses.event.should", "responses.stream.sequence_present"})
 def sequence_number_missing(frames: list[Frame]) -> list[Frame]:
     return [(name, {key: value for key, value in data.items() if key != "sequence_number"}) for name, data in frames]
 

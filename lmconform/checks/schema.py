@@ -1,0 +1,180 @@
+"""Every answer against the schema of its kind (lmconform.schemas): each JSON body and each event-stream payload of
+every exchange of a case — its request's answer and the answers to its further turns, since a chained answer is as
+much the target's as the first one, and the turns are played whatever checks run, so judging them costs no request.
+
+The registry holds one level per check, and a schema grades each requirement on its own, so each kind of object has
+a check per level its schemas use: `schema.chat.chunk.must` fails (FAILED) on what clients dereference,
+`schema.chat.chunk.should` (NON-STRICT) on what the spec requires but clients survive without, and
+`schema.chat.chunk.info` (INFO) on what is only worth knowing (nullable members left out, echoes of the request). A
+finding is one (JSON pointer, keyword), however many payloads show it, with how many do.
+
+Which answers each kind judges: a chat completion, a Responses object and the model list are the 2xx JSON bodies of
+the requests that ask for them (a streamed answer's payloads are chunks and events); error bodies are judged where
+the case expects a refusal (an invalid request, a turn with an unknown previous_response_id). A valid request that
+is refused is http.status.success_for_valid_request's finding already; its body is not judged again here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from functools import cache, partial
+
+from lmconform.cases import FIRST, Case
+from lmconform.checks.observed import Observed
+from lmconform.checks.refs import (
+    OPENAI_CHAT_CREATE,
+    OPENAI_CHAT_STREAMING,
+    OPENAI_ERRORS,
+    OPENAI_MODELS,
+    OPENAI_RESPONSES_CREATE,
+    OPENAI_RESPONSES_STREAMING,
+)
+from lmconform.checks.registry import check
+from lmconform.checks.scope import (
+    chat_body,
+    chat_streamed,
+    models_list,
+    refusal_expected,
+    responses_body,
+    responses_streamed,
+)
+from lmconform.normalize.chat import normalize_chat_stream
+from lmconform.normalize.responses import normalize_responses_stream
+from lmconform.schemas import PAYLOAD_SCHEMAS, SchemaFinding, validate
+from lmconform.vocabulary import Failure, Level, NotApplicable
+from lmconform.wire.http import HttpExchange
+
+EXCERPT_CHARS = 300
+
+
+@dataclass(frozen=True)
+class SchemaObject:
+    """A kind of payload the schemas judge: where it is found and at which levels its schemas grade."""
+
+    id: str  # `chat.chunk`: the middle of its checks' ids
+    kind: str  # "body", "event" or "error" (lmconform.schemas.KINDS)
+    nouns: tuple[str, str]  # what payloads are called in a finding: ("chunk", "chunks")
+    subject: str  # what the titles say is judged
+    applies: Callable[[Case], bool]
+    ref: str
+    levels: tuple[Level, ...] = (Level.MUST, Level.SHOULD, Level.INFO)
+
+
+BODIES = ("body", "bodies")
+OBJECTS = (
+    SchemaObject("chat.completion", "body", BODIES, "a `chat.completion` body", chat_body, OPENAI_CHAT_CREATE),
+    SchemaObject("chat.chunk", "event", ("chunk", "chunks"), "every `chat.completion.chunk` (and in-stream error)",
+                 chat_streamed, OPENAI_CHAT_STREAMING),
+    SchemaObject("responses.response", "body", BODIES, "a Response object body", responses_body,
+                 OPENAI_RESPONSES_CREATE),
+    SchemaObject("responses.event", "event", ("event", "events"), "every Responses stream event, by its `type`",
+                 responses_streamed, OPENAI_RESPONSES_STREAMING),
+    SchemaObject("models.list", "body", BODIES, "the `/v1/models` list", models_list, OPENAI_MODELS,
+                 (Level.MUST, Level.SHOULD)),
+    SchemaObject("errors.body", "error", ("error body", "error bodies"),
+                 "an error body (OpenAI's object, or LM Studio's bare string on chat)", refusal_expected,
+                 OPENAI_ERRORS),
+)
+TITLES = {
+    Level.MUST: "{subject} has what clients dereference, of the JSON type they read",
+    Level.SHOULD: "{subject} has what the spec requires and clients survive without",
+    Level.INFO: "{subject} has the spec's nullable, optional and echoed members",
+}
+
+
+@dataclass(frozen=True)
+class Judged:
+    """One payload of an answer and what its schema said of it."""
+
+    kind: str
+    label: str  # "body", or the SSE event: "SSE event #3 (byte 412)"
+    type: str | None  # a Responses event's type
+    excerpt: str
+    findings: tuple[SchemaFinding, ...]
+
+
+@cache
+def reading(api: str, profile: str | None) -> Callable[[HttpExchange], list[Judged]]:
+    """The validation of an exchange of `api` under `profile`, as a reading `Exchange.view` keeps: each answer is
+    validated once however many checks of however many levels ask."""
+    def judged(exchange: HttpExchange) -> list[Judged]:
+        return list(_judged(exchange, api, profile))
+
+    return judged
+
+
+def _judged(exchange: HttpExchange, api: str, profile: str | None) -> Iterator[Judged]:
+    status = exchange.status
+    if exchange.error or status is None:
+        return
+    if status >= 400 or (200 <= status < 300 and not exchange.is_event_stream):
+        kind = "error" if status >= 400 else "body"
+        if isinstance(exchange.json, dict | list) and (api, kind) in PAYLOAD_SCHEMAS:
+            yield Judged(kind, "body", None, exchange.body_excerpt(EXCERPT_CHARS),
+                         tuple(validate(api, kind, exchange.json, profile)))
+    elif 200 <= status < 300 and (api, "event") in PAYLOAD_SCHEMAS:
+        # Payloads that are not JSON are sse.framing.data_is_json's; [DONE] is no payload.
+        if api == "chat":
+            payloads = [(chunk.event, chunk.payload) for chunk in exchange.view(normalize_chat_stream).chunks
+                        if not chunk.done and isinstance(chunk.payload, dict | list)]
+        else:
+            payloads = [(event.event, event.payload) for event in exchange.view(normalize_responses_stream).events
+                        if isinstance(event.payload, dict | list)]
+        for event, payload in payloads:
+            kind_of = payload.get("type") if isinstance(payload, dict) and api == "responses" else None
+            yield Judged("event", event.label(), kind_of if isinstance(kind_of, str) else None,
+                         event.excerpt(EXCERPT_CHARS), tuple(validate(api, "event", payload, profile)))
+
+
+def _exchanges(observed: Observed) -> Iterator[tuple[str, HttpExchange]]:
+    yield FIRST, observed.exchange
+    for name, played in observed.turns.items():
+        if played.exchange is not None:
+            yield name, played.exchange
+
+
+def judge(observed: Observed, object_: SchemaObject, level: Level) -> Iterator[Failure]:
+    read = reading(observed.case.api, observed.target.profile)
+    seen = 0
+    found: dict[tuple[str, str], list[tuple[str, HttpExchange, Judged, SchemaFinding]]] = {}
+    answers = 0
+    for name, exchange in _exchanges(observed):
+        judged = [payload for payload in exchange.view(read) if payload.kind == object_.kind]
+        answers += bool(judged)
+        seen += len(judged)
+        for payload in judged:
+            for finding in payload.findings:
+                if finding.level is level:
+                    found.setdefault(finding.key, []).append((name, exchange, payload, finding))
+    if not seen:
+        raise NotApplicable(f"no {object_.nouns[0]} to judge in the answers")
+    for hits in found.values():
+        yield _failure(hits, seen, answers, object_.nouns)
+
+
+def _failure(hits: list, seen: int, answers: int, nouns: tuple[str, str]) -> Failure:
+    name, exchange, payload, finding = hits[0]
+    where = f"`{finding.pointer}`" if finding.pointer else "the whole payload"
+    expected = f"{where}: {finding.expected} (keyword `{finding.keyword}` at {finding.schema})"
+    if finding.note:
+        expected += f" — {finding.note}"
+    actual = f"{finding.actual}, in {len(hits)} of {seen} {nouns[seen != 1]}"
+    actual += f" of {answers} answers" if answers > 1 else ""
+    types = sorted({payload.type for _, _, payload, _ in hits if payload.type})
+    if types:
+        actual += f" ({', '.join(types)})"
+    evidence = f"{payload.label}{f' [{payload.type}]' if payload.type else ''}: {payload.excerpt}"
+    if name != FIRST:
+        evidence = f"answer to the turn {name!r}, {evidence}\nReproduce the turn: {exchange.request.reproduction()}"
+    return Failure(expected, actual, evidence)
+
+
+def _register(object_: SchemaObject, level: Level) -> None:
+    check(f"schema.{object_.id}.{level.lower()}", level=level, applies=object_.applies, ref=object_.ref,
+          title=TITLES[level].format(subject=object_.subject))(partial(judge, object_=object_, level=level))
+
+
+for _object in OBJECTS:
+    for _level in _object.levels:
+        _register(_object, _level)

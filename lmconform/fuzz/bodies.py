@@ -1,0 +1,214 @@
+"""Valid request bodies of chat completions and of the Responses API, as hypothesis strategies.
+
+Validity here is semantic, not only a shape a schema accepts: tool names are unique and drawn from the whole alphabet
+OpenAI allows (`^[a-zA-Z0-9_-]{1,64}$`); a `tool_choice` that names a function names one that is offered; an
+assistant's tool calls name offered tools, carry arguments their parameters accept and are answered by tool results
+whose ids match; `stream_options` comes only with `stream: true`. Each strategy shrinks towards the plainest request
+(one short user message, no tools), so a finding is reported with the fewest features that still show it.
+"""
+
+from __future__ import annotations
+
+import json
+import string
+from typing import Any
+
+from hypothesis import strategies as st
+
+MAX_TOOLS = 16
+MAX_DEPTH = 3  # objects nested in a tool's parameters, below the parameters object itself
+NAME_ALPHABET = string.ascii_letters + string.digits + "_-"
+WORDS = ("weather", "Paris", "lookup", "river", "seven", "quartz", "lantern", "orbit", "file", "time")
+
+# Text people send that trips naive handling: emoji (astral and joined), right-to-left scripts, combining marks,
+# characters outside the Basic Multilingual Plane, and whitespace that is not a space.
+UNUSUAL_TEXTS = (
+    "Grüße aus Köln", "مرحبا بالعالم", "שלום עולם", "e\u0301te\u0301 cafe\u0301", "👩‍💻 ships 🚀",
+    "𝔘𝔫𝔦𝔠𝔬𝔡𝔢 𝟙𝟚𝟛", "中文，日本語、한국어", "tab\there\nnew line", "\u202eright-to-left override",
+)
+
+texts = st.one_of(
+    st.lists(st.sampled_from(WORDS), min_size=1, max_size=6).map(" ".join),
+    st.sampled_from(UNUSUAL_TEXTS),
+    st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), min_size=1, max_size=40),
+)
+descriptions = st.one_of(st.just(""), texts)
+# A name of any allowed length: a few characters drawn from the whole alphabet, repeated to a length drawn apart
+# (a text strategy rarely draws long strings, and long names are where servers break).
+tool_names = st.builds(lambda stem, size: (stem * size)[:size], st.text(st.sampled_from(NAME_ALPHABET), min_size=1,
+                       max_size=8), st.integers(min_value=1, max_value=64))
+property_names = st.sampled_from(("a", "city", "unit", "query", "path", "limit", "options", "filters", "items",
+                                  "enabled", "start_date", "max_results", "location", "details", "x"))
+
+
+KINDS = st.sampled_from(("leaf", "object", "array", "object"))  # objects twice as likely: nesting is where
+# converters of parameters to grammars break; a list, because one_of favours its first branch too much to reach two
+# levels down often
+LEAVES = st.sampled_from(("string", "described", "enum", "integer", "number", "boolean"))
+SHORT_TEXTS = st.sampled_from((*WORDS, *UNUSUAL_TEXTS))
+
+
+def _leaf(draw) -> dict:
+    kind = draw(LEAVES)
+    if kind == "described":
+        return {"type": "string", "description": draw(SHORT_TEXTS)}
+    if kind == "enum":
+        return {"type": "string", "enum": draw(st.lists(st.sampled_from(WORDS), min_size=1, max_size=4, unique=True))}
+    return {"type": kind}
+
+
+def _value(draw, depth: int) -> dict:
+    """A property's schema at `depth` (drawn in one composite: nested strategies cost most of a request's draw)."""
+    kind = draw(KINDS) if depth < MAX_DEPTH else "leaf"
+    if kind == "leaf":
+        return _leaf(draw)
+    if kind == "object":
+        return _object(draw, depth + 1)
+    return {"type": "array", "items": _value(draw, depth + 1)}
+
+
+def _object(draw, depth: int) -> dict:
+    names = draw(st.lists(property_names, max_size=4, unique=True))
+    schema: dict[str, Any] = {"type": "object", "properties": {name: _value(draw, depth) for name in names}}
+    required = draw(st.lists(st.sampled_from(names), unique=True)) if names else []
+    if required:
+        schema["required"] = required
+    return schema
+
+
+@st.composite
+def object_schemas(draw) -> dict:
+    """A tool's parameters: an object schema whose properties nest objects, arrays, enums, optional and required."""
+    return _object(draw, 0)
+
+
+def _mostly() -> st.SearchStrategy[bool]:
+    """True three times in four; shrinks to False (the plainer request)."""
+    return st.sampled_from((False, True, True, True))
+
+
+def instance(schema: dict) -> Any:
+    """A value `schema` accepts (every property given), for the arguments of a tool call in a history."""
+    kind = schema.get("type")
+    if "enum" in schema:
+        return schema["enum"][0]
+    if kind == "object":
+        return {name: instance(child) for name, child in schema.get("properties", {}).items()}
+    if kind == "array":
+        return [instance(schema["items"])]
+    return {"string": "Paris", "integer": 3, "number": 1.5, "boolean": True}[kind]
+
+
+@st.composite
+def functions(draw) -> dict:
+    """A function's name, description and parameters, in neither API's wrapping."""
+    function: dict[str, Any] = {"name": draw(tool_names)}
+    description = draw(descriptions)
+    if description:
+        function["description"] = description
+    if draw(_mostly()):
+        function["parameters"] = draw(object_schemas())
+    return function
+
+
+def function_lists() -> st.SearchStrategy[list[dict]]:
+    return st.lists(functions(), min_size=1, max_size=MAX_TOOLS, unique_by=lambda function: function["name"])
+
+
+def _arguments(function: dict) -> str:
+    return json.dumps(instance(function.get("parameters", {"type": "object"})), ensure_ascii=False)
+
+
+def _content(draw, text: str, part_type: str) -> str | list[dict]:
+    """A message's text as a string, or as parts holding it (split in two now and then)."""
+    form = draw(st.sampled_from(("string", "one part", "two parts")))
+    if form == "string":
+        return text
+    pieces = [text] if form == "one part" or len(text) < 2 else [text[:len(text) // 2], text[len(text) // 2:]]
+    # An output_text part carries its annotations (none), as the output it came from did.
+    extra = {"annotations": []} if part_type == "output_text" else {}
+    return [{"type": part_type, "text": piece, **extra} for piece in pieces]
+
+
+def _call_ids(draw, count: int, prefix: str) -> list[str]:
+    return [f"{prefix}{draw(st.integers(0, 10**6))}_{index}" for index in range(count)]
+
+
+@st.composite
+def chat_bodies(draw) -> dict:
+    """A valid chat completion request (the run fills in its model, output cap and temperature)."""
+    offered = draw(function_lists()) if draw(_mostly()) else []
+    messages: list[dict] = []
+    if draw(st.booleans()):
+        role = draw(st.sampled_from(("system", "developer")))
+        messages.append({"role": role, "content": _content(draw, draw(texts), "text")})
+    for _ in range(draw(st.integers(min_value=0, max_value=2))):  # earlier exchanges of the conversation
+        messages.append({"role": "user", "content": _content(draw, draw(texts), "text")})
+        if offered and draw(st.booleans()):
+            called = draw(st.lists(st.sampled_from(offered), min_size=1, max_size=3))
+            ids = _call_ids(draw, len(called), "call_")
+            calls = [{"id": call_id, "type": "function", "function": {"name": f["name"], "arguments": _arguments(f)}}
+                     for call_id, f in zip(ids, called)]
+            messages.append({"role": "assistant", "content": None, "tool_calls": calls})
+            messages += ({"role": "tool", "tool_call_id": call_id, "content": _content(draw, draw(texts), "text")}
+                         for call_id in ids)
+        else:
+            messages.append({"role": "assistant", "content": _content(draw, draw(texts), "text")})
+    messages.append({"role": "user", "content": _content(draw, draw(texts), "text")})
+    body: dict[str, Any] = {"messages": messages}
+    if draw(st.booleans()):
+        body["stream"] = True
+        if draw(st.booleans()):
+            body["stream_options"] = {"include_usage": draw(st.booleans())}
+    if offered:
+        body["tools"] = [{"type": "function", "function": function} for function in offered]
+        choice = draw(st.sampled_from(("absent", "none", "auto", "required", "named")))
+        if choice == "named":
+            body["tool_choice"] = {"type": "function", "function": {"name": draw(st.sampled_from(offered))["name"]}}
+        elif choice != "absent":
+            body["tool_choice"] = choice
+        if draw(st.booleans()):
+            body["parallel_tool_calls"] = draw(st.booleans())
+    return body
+
+
+@st.composite
+def responses_bodies(draw) -> dict:
+    """A valid Responses request: `input` as a string or as items, flattened tools, function_call_output turns."""
+    offered = draw(function_lists()) if draw(_mostly()) else []
+    body: dict[str, Any] = {}
+    if draw(st.booleans()):
+        body["input"] = draw(texts)
+    else:
+        items: list[dict] = []
+        if draw(st.booleans()):
+            role = draw(st.sampled_from(("system", "developer")))
+            items.append({"role": role, "content": _content(draw, draw(texts), "input_text")})
+        items.append({"type": "message", "role": "user", "content": _content(draw, draw(texts), "input_text")})
+        if offered and draw(st.booleans()):  # the model's function calls, answered: the turn that gives results
+            called = draw(st.lists(st.sampled_from(offered), min_size=1, max_size=3))
+            ids = _call_ids(draw, len(called), "fc_")
+            items += ({"type": "function_call", "call_id": call_id, "name": f["name"], "arguments": _arguments(f)}
+                      for call_id, f in zip(ids, called))
+            items += ({"type": "function_call_output", "call_id": call_id, "output": draw(texts)} for call_id in ids)
+        elif draw(st.booleans()):
+            items.append({"role": "assistant", "content": _content(draw, draw(texts), "output_text")})
+            items.append({"role": "user", "content": _content(draw, draw(texts), "input_text")})
+        body["input"] = items
+    if draw(st.booleans()):
+        body["instructions"] = draw(texts)
+    if draw(st.booleans()):
+        body["stream"] = True
+    if offered:
+        body["tools"] = [{"type": "function", **function} for function in offered]
+        choice = draw(st.sampled_from(("absent", "none", "auto", "required", "named")))
+        if choice == "named":
+            body["tool_choice"] = {"type": "function", "name": draw(st.sampled_from(offered))["name"]}
+        elif choice != "absent":
+            body["tool_choice"] = choice
+        if draw(st.booleans()):
+            body["parallel_tool_calls"] = draw(st.booleans())
+    return body
+
+
+BODIES = {"chat": chat_bodies, "responses": responses_bodies}

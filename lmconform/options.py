@@ -1,0 +1,225 @@
+"""The suite's command-line options, and the target (and upstream) they describe: a bad value is a usage error
+(exit status 2) with a sentence naming the option, never a traceback."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+from dataclasses import replace
+
+import pytest
+
+from lmconform.exit_status import USAGE_ERROR
+from lmconform.fuzz.chains import PROGRAM_COST
+from lmconform.profiles import parse_profile
+from lmconform.target import (
+    BRIDGE_PROFILES,
+    DEFAULT_FUZZ_EXAMPLES,
+    DEFAULT_MAX_BODY_BYTES,
+    DEFAULT_READ_TIMEOUT_S,
+    FUZZ_MODES,
+    Target,
+    normalize_base_url,
+    parse_command,
+    shown_command,
+)
+
+
+def add_options(parser: pytest.Parser) -> None:
+    group = parser.getgroup("lmconform", "lmconform: conformance of an OpenAI-compatible endpoint")
+    group.addoption("--endpoint", help="base URL of the target, with or without /v1 (default: the embedded reference server)")
+    group.addoption("--upstream", metavar="URL",
+                    help="differential mode: also send every case straight to this upstream and report what the "
+                         "target (a proxy) changes")
+    group.addoption("--upstream-api-key", help="API key of the upstream (default: $LMCONFORM_UPSTREAM_API_KEY)")
+    group.addoption("--upstream-model", help="model id at the upstream (default: its first listed model)")
+    group.addoption("--api-key", help="API key sent as a Bearer token (default: $LMCONFORM_API_KEY); shown as [Filtered]")
+    group.addoption("--model", help="model id to request (default: the first id listed by GET /v1/models)")
+    group.addoption("--max-tokens", metavar="N", help="output cap for requests that set none (real models)")
+    group.addoption("--temperature", metavar="T", help="temperature for requests that set none (0: repeatable)")
+    group.addoption("--target-name", help="label of the target in reports (default: the host, or 'reference')")
+    group.addoption("--server-version", help="server version, for reports and snapshots (LM Studio publishes none)")
+    group.addoption("--profile", metavar="lmstudio[@VERSION]|reference",
+                    help="hold the target to this server family's documented behaviour: lmstudio (its latest "
+                         "version) or lmstudio@0.3.17 (that version: a feature it documents as missing is "
+                         "UNSUPPORTED, not FAILED), and its exact answers; the embedded reference server is "
+                         "'reference'")
+    # pytest-timeout owns --timeout when it is installed; ours is then only --read-timeout.
+    names = ["--read-timeout"] if importlib.util.find_spec("pytest_timeout") else ["--read-timeout", "--timeout"]
+    group.addoption(*names, dest="lmconform_read_timeout", default=str(DEFAULT_READ_TIMEOUT_S), metavar="SECONDS",
+                    help=f"seconds to wait for the next bytes of an answer; a stalled stream ends its case with "
+                         f"ERROR (default {DEFAULT_READ_TIMEOUT_S:g})")
+    group.addoption("--max-body-bytes", default=str(DEFAULT_MAX_BODY_BYTES), metavar="N",
+                    help=f"stop reading an answer after N bytes (default {DEFAULT_MAX_BODY_BYTES})")
+    group.addoption("--repeat", default="1", metavar="K",
+                    help="send each case K times and judge every answer: a check passes only if it held in all K "
+                         "(pass^k, for real models whose answers vary)")
+    group.addoption("--fuzz-examples", default=str(DEFAULT_FUZZ_EXAMPLES), metavar="N",
+                    help=f"generated requests each generated case sends: valid and invalid requests of each API, "
+                         f"previous_response_id programs (a program counts as {PROGRAM_COST} requests) "
+                         f"(default {DEFAULT_FUZZ_EXAMPLES}; 0 turns generation off)")
+    group.addoption("--fuzz-mode", default="both", metavar="|".join(FUZZ_MODES),
+                    help="generate valid requests (positive: each must be answered 2xx and pass every check), "
+                         "invalid ones (negative: each must get a 4xx with an error body), or both (default)")
+    group.addoption("--fuzz-seed", metavar="S",
+                    help="seed of the generated requests (default: derandomized, the same requests every run); "
+                         "a finding names its seed, and the same seed replays the same requests")
+    group.addoption("--fuzz-save", metavar="DIR",
+                    help="write each shrunk finding of generated requests as a case file under DIR/<api>/ "
+                         "(DIR as lmconform/cases: the next run plays it as a regression case)")
+    group.addoption("--upstream-fuzz", default="0", metavar="N",
+                    help="with --upstream (lmconform's reference server): also send N generated answers per API, each "
+                         "in a legal but unusual wire form, through the target and straight to the upstream; a "
+                         "difference shrinks to the framing that causes it (default 0: none)")
+    group.addoption("--upstream-fuzz-seed", default="0", metavar="S",
+                    help="the seed that draws the --upstream-fuzz answers (default 0)")
+    group.addoption("--checks", action="append", default=[], metavar="GLOB", help="run only checks whose id matches")
+    group.addoption("--exclude-checks", action="append", default=[], metavar="GLOB", help="skip checks whose id matches")
+    group.addoption("--expect", metavar="FILE",
+                    help="known failures of this target (TOML, as in fixtures/targets/): they are reported as "
+                         "expected, and one that no longer fails fails the run")
+    group.addoption("--results-json", metavar="PATH", help="write the results record (one row per case and check)")
+    group.addoption("--reference-fault", action="append", default=[], metavar="NAME",
+                    help="serve this fault from the embedded reference server (see `lmconform faults`)")
+    group.addoption("--bridge-command", metavar='"CMD ARGS"',
+                    help="a VS Code language-model bridge to test: the command line that starts it, spoken to in "
+                         "JSON-RPC on its stdin and stdout, one process per case (with --endpoint: both are tested)")
+    group.addoption("--bridge-profile", metavar="|".join(BRIDGE_PROFILES), default="strict",
+                    help="what the bridge does with a cancelled request: strict, one lm/responseComplete and the "
+                         "result; symposium, neither, as Symposium's bridge does (default strict)")
+    group.addoption("--bridge-fault", action="append", default=[], metavar="NAME",
+                    help="reproduce this defect in the embedded reference bridge (see `lmconform bridge "
+                         "--list-faults`)")
+
+
+def usage_error(message: str) -> None:
+    pytest.exit(f"lmconform: {message}", returncode=USAGE_ERROR)
+
+
+def _positive_number(config: pytest.Config, option: str, flag: str, kind: type) -> float | int:
+    raw = config.getoption(option)
+    try:
+        value = kind(raw)
+    except ValueError:
+        value = 0
+    if value <= 0:
+        usage_error(f"{flag} takes a positive number, not {raw!r}")
+    return value
+
+
+def _count(config: pytest.Config, option: str, flag: str) -> int:
+    raw = config.getoption(option)
+    if not str(raw).isdigit():
+        usage_error(f"{flag} takes a whole number, not {raw!r}")
+    return int(raw)
+
+
+def _fuzz_mode(config: pytest.Config) -> str:
+    mode = config.getoption("fuzz_mode")
+    if mode not in FUZZ_MODES:
+        usage_error(f"--fuzz-mode takes one of {', '.join(FUZZ_MODES)}, not {mode!r}")
+    return mode
+
+
+def _temperature(config: pytest.Config) -> float | None:
+    raw = config.getoption("temperature")
+    if raw is None:
+        return None
+    try:
+        value = float(raw)
+    except ValueError:
+        value = -1.0
+    if not 0 <= value <= 2:
+        usage_error(f"--temperature takes a number from 0 to 2, not {raw!r}")
+    return value
+
+
+def upstream_from_options(config: pytest.Config, target: Target) -> Target | None:
+    url = config.getoption("upstream")
+    if not url:
+        if target.stream_examples:
+            usage_error("--upstream-fuzz sends answers through the target and straight to an upstream: add --upstream "
+                         "URL (lmconform serve)")
+        return None
+    try:
+        base_url = normalize_base_url(url)
+    except ValueError as error:
+        usage_error(str(error).replace("--endpoint", "--upstream"))
+    key = config.getoption("upstream_api_key") or os.environ.get("LMCONFORM_UPSTREAM_API_KEY") or None
+    return replace(target, base_url=base_url, api_key=key, model=config.getoption("upstream_model"),
+                   label=f"upstream {base_url.split('://', 1)[-1]}", profile=None)
+
+
+def target_from_options(config: pytest.Config) -> Target:
+    endpoint = config.getoption("endpoint")
+    base_url = ""
+    if endpoint:
+        try:
+            base_url = normalize_base_url(endpoint)
+        except ValueError as error:
+            usage_error(str(error))
+    if endpoint and config.getoption("reference_fault"):
+        usage_error("--reference-fault applies to the embedded reference server; drop it or drop --endpoint")
+    if config.getoption("reference_fault"):
+        from lmconform.reference.faults import parse_faults
+
+        try:
+            parse_faults(config.getoption("reference_fault"))
+        except ValueError as error:
+            usage_error(str(error))
+    try:
+        parse_profile(config.getoption("profile"))
+    except ValueError as error:
+        usage_error(str(error))
+    command = _bridge_command(config, bool(endpoint))
+    api_key = config.getoption("api_key") or os.environ.get("LMCONFORM_API_KEY") or None
+    label = config.getoption("target_name") or (base_url.split("://", 1)[-1] if base_url else
+                                                 shown_command(command, (api_key,) if api_key else ()) if command
+                                                 else "reference")
+    return Target(
+        base_url=base_url,
+        api_key=api_key,
+        model=config.getoption("model"),
+        label=label,
+        server_version=config.getoption("server_version"),
+        profile=config.getoption("profile") or (None if base_url or command else "reference"),
+        read_timeout=_positive_number(config, "lmconform_read_timeout", "--read-timeout", float),
+        max_body_bytes=_positive_number(config, "max_body_bytes", "--max-body-bytes", int),
+        fuzz_examples=_count(config, "fuzz_examples", "--fuzz-examples"),
+        stream_examples=_count(config, "upstream_fuzz", "--upstream-fuzz"),
+        stream_seed=_count(config, "upstream_fuzz_seed", "--upstream-fuzz-seed"),
+        fuzz_mode=_fuzz_mode(config),
+        fuzz_seed=_count(config, "fuzz_seed", "--fuzz-seed") if config.getoption("fuzz_seed") is not None else None,
+        fuzz_save=config.getoption("fuzz_save"),
+        repeat=_positive_number(config, "repeat", "--repeat", int),
+        max_tokens=_count(config, "max_tokens", "--max-tokens") if config.getoption("max_tokens") else None,
+        temperature=_temperature(config),
+        bridge_command=command,
+        bridge_profile=config.getoption("bridge_profile"),
+    )
+
+
+def _bridge_command(config: pytest.Config, endpoint: bool) -> tuple[str, ...]:
+    """The bridge to test; a reference server's or bridge's fault needs the embedded one."""
+    text = config.getoption("bridge_command")
+    if config.getoption("bridge_profile") not in BRIDGE_PROFILES:
+        usage_error(f"--bridge-profile takes one of {', '.join(BRIDGE_PROFILES)}, "
+                    f"not {config.getoption('bridge_profile')!r}")
+    if config.getoption("bridge_fault"):
+        if text or endpoint:
+            usage_error("--bridge-fault applies to the embedded reference bridge; drop it, or drop --bridge-command "
+                        "and --endpoint")
+        from lmconform.bridge import parse_faults
+
+        try:
+            parse_faults(config.getoption("bridge_fault"))
+        except ValueError as error:
+            usage_error(str(error))
+    if text is None:
+        return ()
+    if config.getoption("reference_fault"):
+        usage_error("--reference-fault applies to the embedded reference server; drop it or drop --bridge-command")
+    try:
+        return parse_command(text)
+    except ValueError as error:
+        usage_error(str(error))

@@ -1,0 +1,214 @@
+"""Faults of chat completions, the model list and HTTP framing that LM Studio's users, other servers' users and
+the anchor suites (llama.cpp's server tests, vLLM's tests) reported: each one a defect seen on the wire, named after
+it, with the release it was seen in. docs/coverage.md lists the report behind each one.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from dataclasses import replace
+from typing import Any
+
+from starlette.responses import JSONResponse, PlainTextResponse, Response
+
+from lmconform.reference.faults.chat import SDK_RAISES, VOID, Entry, Frames, Line, _each_chunk, _marking_second_chunk
+from lmconform.reference.faults.registry import Stage, fault, flag
+from lmconform.reference.model import Plan, arguments_json
+
+UNKNOWN_ROUTE_200 = flag(
+    "unknown-route-200", api="http",
+    summary="a route the server does not serve (a typo, a missing /v1, an unknown method) is answered HTTP 200 "
+            "with an error string",
+    seen_in="LM Studio 0.3.14 (lmstudio-bug-tracker#618) to 0.4.17 (#2085); #1323",
+    findings={"errors.status.client_error_for_invalid_request"})
+
+
+@fault("name-empty-continuation", Stage.CHAT_TOOL_CALL_DELTAS, api="chat",
+       summary='continuation tool-call deltas carry `"function": {"name": ""}` and `"type": "function"` '
+               "(stream only)",
+       seen_in="LM Studio 0.3.15, 0.3.16 beta 1 (lmstudio-bug-tracker#649; Zed's LM Studio provider)",
+       findings={"chat.stream.tool_call.continuation_name_absent"})
+def name_empty_continuation(calls: list[list[Entry]]) -> list[list[Entry]]:
+    def emptied(entry: Entry) -> Entry:
+        return {**entry, "type": "function", "function": {"name": "", **entry["function"]}}
+
+    return [[opening, *map(emptied, rest)] for opening, *rest in calls]
+
+
+@fault("tool-calls-empty-list", Stage.CHAT_BODY, api="chat",
+       summary="every non-stream message carries `tool_calls: []`, even without a call (non-stream only)",
+       seen_in="LM Studio 0.3.35 (lmstudio-bug-tracker#1318; opencode#4255 hangs)",
+       findings={"chat.message.tool_calls_absent_when_empty"})
+def tool_calls_empty_list(body: dict[str, Any]) -> dict[str, Any]:
+    choice = body["choices"][0]
+    message = {**choice["message"], "tool_calls": choice["message"].get("tool_calls") or []}
+    return {**body, "choices": [{**choice, "message": message}]}
+
+
+@fault("tool-id-empty", Stage.CHAT_TOOL_CALLS, api="chat",
+       summary='tool calls carry `"id": ""`: first delta or message (stream and non-stream)',
+       seen_in="LM Studio 0.3.21 beta 3 (lmstudio-bug-tracker#830; Crush, thane-ai-agent)",
+       findings={"chat.stream.tool_call.starts_with_id_and_name", "chat.message.tool_call.id_nonempty",
+                 "schema.chat.completion.must"})
+def tool_id_empty(calls: list[Entry]) -> list[Entry]:
+    return [{**call, "id": ""} for call in calls]
+
+
+@fault("finish-tool-calls-without-call", Stage.CHAT_PLAN, api="chat",
+       summary='`finish_reason` is "tool_calls" on an answer without any call (stream and non-stream)',
+       seen_in="LocalAI 3.5.0 (mudler/LocalAI#6218); mastra's agent loop spun on it (mastra PR#14187)",
+       findings={"chat.finish_reason.tool_calls_only_with_calls"})
+def finish_tool_calls_without_call(plan: Plan) -> Plan:
+    return replace(plan, finish_reason="tool_calls") if plan.finish_reason == "stop" else plan
+
+
+@fault("finish-stop-at-max-tokens", Stage.CHAT_PLAN, api="chat",
+       summary='an answer cut at `max_tokens` says `finish_reason: "stop"`, not "length" (stream and non-stream)',
+       seen_in="llama.cpp's server tests assert length (test_chat_completion.py); servers that hard-code stop",
+       findings={"chat.finish_reason.length_at_max_tokens"})
+def finish_stop_at_max_tokens(plan: Plan) -> Plan:
+    return replace(plan, finish_reason="stop") if plan.finish_reason == "length" else plan
+
+
+@fault("parallel-calls-ignored", Stage.CHAT_REQUEST, api="chat",
+       summary="`parallel_tool_calls: false` is ignored: every tool the prompt asks for is called "
+               "(stream and non-stream)",
+       seen_in="llama.cpp's and vLLM's tests assert one call (test_tool_call.py, test_parallel_tool_calls.py)",
+       findings={"chat.parallel_tool_calls.false_means_one"})
+def parallel_calls_ignored(body: Any) -> Any:
+    return {key: value for key, value in body.items() if key != "parallel_tool_calls"} \
+        if isinstance(body, dict) else body
+
+
+@fault("tool-choice-null-rejected", Stage.CHAT_REQUEST, api="chat",
+       summary="an explicit `tool_choice: null` is refused 400 as a wrong type, where it means the default",
+       seen_in="vLLM before tests/entrypoints/openai/chat_completion/test_tool_choice_null.py",
+       findings={"http.status.success_for_valid_request"})
+def tool_choice_null_rejected(body: Any) -> Any:
+    # JavaScript's typeof null is "object": the refusal reads as LM Studio's would.
+    if isinstance(body, dict) and "tool_choice" in body and body["tool_choice"] is None:
+        return {**body, "tool_choice": []}
+    return body
+
+
+@fault("json-object-rejected", Stage.CHAT_REQUEST, api="chat",
+       summary='`response_format: {"type": "json_object"}` is refused 400',
+       seen_in="LM Studio 0.3.x to 0.4.x (lmstudio-bug-tracker#307, #189; LoadShine/tada#16, 2026-01)",
+       findings={"chat.response_format.json_object_accepted"})
+def json_object_rejected(body: Any) -> Any:
+    response_format = body.get("response_format") if isinstance(body, dict) else None
+    if isinstance(response_format, dict) and response_format.get("type") == "json_object":
+        return {**body, "response_format": {**response_format, "type": "json_object (unsupported)"}}
+    return body
+
+
+@fault("reasoning-in-content", Stage.CHAT_PLAN, api="chat",
+       summary="reasoning is sent inside `content` as `<think>…</think>`, not in a field of its own "
+               "(stream and non-stream)",
+       seen_in="LM Studio before 0.3.23 for gpt-oss (lmstudio-bug-tracker#894); servers without a reasoning parser",
+       findings={"chat.reasoning.separate_field"})
+def reasoning_in_content(plan: Plan) -> Plan:
+    if not plan.reasoning:
+        return plan
+    return replace(plan, text=f"<think>{plan.reasoning}</think>{plan.text}", reasoning=None)
+
+
+@fault("content-as-reasoning", Stage.CHAT_PLAN, api="chat",
+       summary="the whole answer is sent as reasoning; no `content` ever comes (stream and non-stream)",
+       seen_in="LM Studio 0.3.9 beta 3 with DeepSeek R1 (lmstudio-bug-tracker#378)",
+       findings={"chat.reasoning.answer_not_swallowed", "client.void.no_error"})
+def content_as_reasoning(plan: Plan) -> Plan:
+    if not plan.reasoning:
+        return plan
+    return replace(plan, text="", reasoning=f"{plan.reasoning} {plan.text}")
+
+
+@fault("role-repeated", Stage.CHAT_STREAM, api="chat",
+       summary='every delta repeats `"role": "assistant"` (stream only)',
+       seen_in="LM Studio 0.3.9 beta 3 (lmstudio-bug-tracker#378)",
+       findings={"chat.stream.role.once"})
+def role_repeated(lines: list[Line]) -> list[Line]:
+    def with_role(chunk: dict[str, Any]) -> dict[str, Any]:
+        choices = [{**choice, "delta": {"role": "assistant", **choice["delta"]}} for choice in chunk["choices"]]
+        return {**chunk, "choices": choices}
+
+    return _each_chunk(lines, with_role)
+
+
+@fault("chunk-created-missing", Stage.CHAT_STREAM, api="chat",
+       summary="stream chunks carry no `created` and no `model` (stream only)",
+       seen_in="hand-written encoders; Zed's LM Studio client requires both (crates/lmstudio/src/lmstudio.rs)",
+       findings={"chat.stream.chunk.required_fields", "schema.chat.chunk.should"})
+def chunk_created_missing(lines: list[Line]) -> list[Line]:
+    return _each_chunk(lines, lambda chunk: {k: v for k, v in chunk.items() if k not in ("created", "model")})
+
+
+@fault("usage-every-chunk", Stage.CHAT_STREAM, api="chat",
+       summary="with `stream_options.include_usage`, every chunk carries `usage`, not only the last (stream only)",
+       seen_in="vLLM 0.5.4 (vllm-project/vllm#7262)",
+       findings={"chat.stream.usage.only_final"})
+def usage_every_chunk(lines: list[Line]) -> list[Line]:
+    usage = next((line["usage"] for line in lines if isinstance(line, dict) and line.get("usage")), None)
+    return lines if usage is None else _each_chunk(lines, lambda chunk: {**chunk, "usage": usage})
+
+
+@fault("error-swallowed-mid-stream", Stage.CHAT_STREAM, api="chat",
+       summary="after the second chunk the stream ends with `data: [DONE]`: no finish reason, no error event "
+               "(stream only)",
+       seen_in="any-llm gateway (mozilla-ai/any-llm PR#847); goose (aaif-goose/goose PR#8027)",
+       findings={"chat.stream.finish_reason.exactly_once", "chat.stream.usage.reported_when_asked",
+                 "generation.tool_call.arguments_json_object", *VOID})
+def error_swallowed(lines: list[Line]) -> list[Line]:
+    return [*lines[:2], "[DONE]"]
+
+
+@fault("stream-error-bare-string", Stage.CHAT_STREAM, api="chat",
+       summary='after the second chunk the stream fails with `data: {"error": "<a bare string>"}`, then '
+               "`data: [DONE]` (stream only)",
+       seen_in="LM Studio before 0.3.18 (its changelog: stream errors in OpenAI's format since 0.3.18); "
+               "mlx-based servers (Blaizzy/nativ PR#195)",
+       findings={"chat.stream.error.openai_shape", "chat.stream.usage.reported_when_asked",
+                 "generation.tool_call.arguments_json_object", SDK_RAISES,
+                 *VOID})
+def stream_error_bare_string(lines: list[Line]) -> list[Line]:
+    return [*lines[:2], {"error": "The model has crashed without additional information. (Exit code: 6)"}, "[DONE]"]
+
+
+@fault("keepalive-after-event-id", Stage.CHAT_SSE, api="http",
+       summary="events carry `id:` lines, and a `: ping` comment block follows the first chunk (stream only)",
+       seen_in="theopenco/llmgateway PR#2334 (openai-python#2722 raises JSONDecodeError on it)",
+       findings={"sse.framing.no_empty_event_after_id", SDK_RAISES})
+async def keepalive_after_event_id(frames: Frames, stopping: threading.Event) -> Frames:
+    number = 0
+    async for frame, second_chunk in _marking_second_chunk(frames):
+        if second_chunk:
+            yield b": ping\n\n"
+        number += 1
+        yield f"id: {number}\n".encode() + frame
+
+
+@fault("tool-call-echoed-as-text", Stage.CHAT_PLAN, api="chat",
+       summary="the tool call is also sent as `content` text, its JSON before the call (stream and non-stream)",
+       seen_in="LocalAI v4.3.3 (mudler/LocalAI#10052); LM Studio 0.4.18 writes calls as text (#2115)",
+       findings={"generation.tool_call.not_echoed_in_content"})
+def tool_call_echoed(plan: Plan) -> Plan:
+    echoed = "".join(json.dumps({"name": call.name, "arguments": json.loads(arguments_json(call.arguments))})
+                     for call in plan.tool_calls)
+    return replace(plan, text=echoed) if echoed else plan
+
+
+@fault("context-overflow-500", Stage.CHAT_CONTEXT_OVERFLOW, api="http",
+       summary="a prompt longer than the context is answered HTTP 500 text/plain, not 400",
+       seen_in="servers that let the engine's overflow escape; llama.cpp answers 400 exceed_context_size_error",
+       findings={"errors.status.not_server_error"})
+def context_overflow_500(refusal: Response) -> Response:
+    return PlainTextResponse("Internal Server Error", status_code=500)
+
+
+@fault("models-bare-list", Stage.MODELS_REPLY, api="models",
+       summary="`GET /v1/models` answers 200 with a bare JSON list of model entries, no `object`/`data` envelope",
+       seen_in="hand-written mock servers",
+       findings={"models.list.openai_shape", "http.status.success_for_valid_request", "schema.models.list.must"})
+def models_bare_list(reply: Response) -> Response:
+    return JSONResponse(json.loads(reply.body)["data"])

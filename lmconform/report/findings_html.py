@@ -1,0 +1,186 @@
+"""The findings of one run as HTML, grouped by check: worst first, each with its title, level, how many cases,
+and per case the Expected/Actual lines, the offending events, the curl, what the clients made of the same answer
+and a link to the whole exchange. Checks that held on every case are folded into one list; checks the target
+does not offer into another.
+
+Everything shown comes from the results record's rows (and the exchanges, as text), each string escaped."""
+
+from __future__ import annotations
+
+import html
+from collections import Counter
+from collections.abc import Iterable
+
+from lmconform.report.headline import LEVEL_RANK, fragment
+from lmconform.report.records import CaseResult
+from lmconform.vocabulary import OUTCOME_STYLES, Outcome, surface_name
+
+# Findings open onto their cases; INFO is reported only, UNSUPPORTED is the target's choice.
+FINDING_OUTCOMES = (Outcome.ERROR, Outcome.FAILED, Outcome.NON_STRICT, Outcome.INFO)
+CASES_SHOWN = 25  # per check, each open onto its story (the first open at once); the others as one line each
+MESSAGE_SKIPPED = ("Level: ", "Reproduce: ", "Reference: ", "Event: ")
+
+STYLE = """
+.lmc-finding { border: 1px solid #d4d4d4; border-radius: 4px; margin: .5em 0; padding: .2em .7em; color: #1d1d1d; }
+.lmc-finding > summary { cursor: pointer; padding: .3em 0; font-size: 13px; }
+.lmc-finding > summary code { font-weight: bold; }
+.lmc-case { border-top: 1px solid #e4e4e4; padding: .3em 0 .4em; }
+.lmc-case > summary { cursor: pointer; font-size: 13px; }
+.lmc-case > summary .lmc-why { color: #444; }
+.lmc-case h5 { margin: .5em 0 .1em; font-size: 12px; color: #444; }
+.lmc-page pre { white-space: pre-wrap; overflow-wrap: anywhere; background: #f7f7f7; border: 1px solid #ddd;
+                padding: .45em; margin: .15em 0; color: #1d1d1d; font-size: 12px; }
+.lmc-page pre.curl { background: #f2f5f9; }
+.lmc-clients { border-collapse: collapse; }
+.lmc-clients td { padding: .1em .8em .1em 0; vertical-align: top; color: #1d1d1d; }
+.lmc-known { color: #444; font-style: italic; }
+.lmc-badge { display: inline-block; padding: 0 .4em; border-radius: 3px; font-weight: bold; white-space: nowrap; }
+.lmc-level { font-size: .8em; border: 1px solid #888; border-radius: 3px; padding: 0 .3em; color: #333; }
+.lmc-folded { margin: .6em 0; color: #1d1d1d; }
+.lmc-folded > summary { cursor: pointer; font-weight: bold; }
+.lmc-folded table { border-collapse: collapse; margin: .4em 0; }
+.lmc-folded td, .lmc-folded th { border: 1px solid #e0e0e0; padding: .15em .5em; text-align: left; color: #1d1d1d; }
+""" + "\n".join(f".lmc-badge.{outcome.css_class} {{ background: {style.background}; color: {style.colour}; }}"
+                for outcome, style in OUTCOME_STYLES.items())
+
+
+def finding_anchor(check: str) -> str:
+    return f"finding-{fragment(check)}"
+
+
+def case_anchor(check: str, case: str) -> str:
+    return f"{finding_anchor(check)}--{fragment(case)}"
+
+
+def exchange_anchor(case: str) -> str:
+    return f"exchange-{fragment(case)}"
+
+
+def badge(outcome: str) -> str:
+    style = OUTCOME_STYLES[Outcome(outcome)]
+    return f'<span class="lmc-badge {Outcome(outcome).css_class}">{style.symbol} {outcome}</span>'
+
+
+def by_check(rows: Iterable[CaseResult]) -> dict[str, list[CaseResult]]:
+    grouped: dict[str, list[CaseResult]] = {}
+    for row in rows:
+        grouped.setdefault(row.check, []).append(row)
+    return grouped
+
+
+def worst_outcome(rows: list[CaseResult]) -> Outcome:
+    return max((Outcome(row.outcome) for row in rows), key=lambda outcome: outcome.severity)
+
+
+def message_lines(row: CaseResult) -> str:
+    """The message without what the page shows elsewhere: the headline, the level line, the events, the curl and
+    the reference."""
+    lines = row.message.splitlines()[1:]
+    return "\n".join(line for line in lines if not line.startswith(MESSAGE_SKIPPED))
+
+
+def known_html(row: CaseResult) -> str:
+    if row.known is None:
+        return ""
+    e = html.escape
+    kind = (f"model-dependent: may be {' or '.join(row.known.outcomes)}" if row.known.model_dependent
+            else "known")
+    where = f" ({e(row.known.file)})" if row.known.file else ""
+    return f'<p class="lmc-known">{e(kind)}: {e(row.known.reason)}{where}</p>'
+
+
+def case_html(row: CaseResult, clients: list[CaseResult], exchanges: set[str], open_: bool) -> str:
+    """One case of a finding: its line (outcome, case, what happened), open onto the whole story."""
+    e = html.escape
+    parts = [f'<details class="lmc-case" id="{case_anchor(row.check, row.case)}"{" open" if open_ else ""}>',
+             f'<summary>{badge(row.outcome)} <code>{e(row.case)}</code> <span class="lmc-why">{e(row.reason)}'
+             "</span></summary>", known_html(row),
+             f"<h5>Expected / Actual</h5><pre>{e(message_lines(row))}</pre>"]
+    if row.evidence:
+        parts.append(f"<h5>Offending events</h5><pre>{e(row.evidence)}</pre>")
+    if row.curl:
+        parts.append(f'<h5>Reproduce</h5><pre class="curl">{e(row.curl)}</pre>')
+    if clients:
+        parts.append("<h5>What the clients make of the same answer</h5><table class=\"lmc-clients\">")
+        for client in clients:
+            said = client.reason if client.outcome != Outcome.OK else client.title
+            parts.append(f"<tr><td>{badge(client.outcome)}</td><td><code>{e(client.check)}</code></td>"
+                         f"<td>{e(said)}</td></tr>")
+        parts.append("</table>")
+    if row.case in exchanges:
+        parts.append(f'<p><a href="#{exchange_anchor(row.case)}">The whole exchange of {e(row.case)}</a></p>')
+    parts.append("</details>")
+    return "".join(parts)
+
+
+def check_html(check: str, rows: list[CaseResult], clients_by_case: dict[str, list[CaseResult]],
+               exchanges: set[str], open_: bool) -> str:
+    e = html.escape
+    first = rows[0]
+    not_passed = [row for row in rows if row.outcome != Outcome.OK]
+    not_passed.sort(key=lambda row: (-Outcome(row.outcome).severity, row.case))
+    counts = Counter(row.outcome for row in rows)
+    tally = ", ".join(f"{counts[outcome]} {outcome}" for outcome in reversed(Outcome) if counts[outcome])
+    parts = [f'<details class="lmc-finding" id="{finding_anchor(check)}"{" open" if open_ else ""}>',
+             f"<summary>{badge(worst_outcome(rows))} <code>{e(check)}</code> {e(first.title)} "
+             f'<span class="lmc-level">{e(first.level)}</span> · {len(not_passed)} of {len(rows)} '
+             f"case{'s' if len(rows) != 1 else ''} ({e(tally)})</summary>"]
+    reference = next((line[len("Reference: "):] for line in first.message.splitlines()
+                      if line.startswith("Reference: ")), "")
+    if reference:
+        shown = f'<a href="{e(reference)}">{e(reference)}</a>' if reference.startswith("https://") else e(reference)
+        parts.append(f"<p>Rule: {shown}</p>")
+    parts += [case_html(row, clients_by_case.get(row.case, []), exchanges, open_=index == 0)
+              for index, row in enumerate(not_passed[:CASES_SHOWN])]
+    if len(not_passed) > CASES_SHOWN:
+        parts.append(f'<details class="lmc-folded"><summary>{len(not_passed) - CASES_SHOWN} more cases</summary><ul>')
+        parts += [f'<li id="{case_anchor(row.check, row.case)}">{badge(row.outcome)} <code>{e(row.case)}</code>: '
+                  f"{e(row.reason)}</li>"
+                  for row in not_passed[CASES_SHOWN:]]
+        parts.append("</ul></details>")
+    parts.append("</details>")
+    return "\n".join(parts)
+
+
+def findings_html(rows: list[CaseResult], exchanges: set[str]) -> str:
+    """The findings section: checks with a finding, worst first and open; then folded, the checks the target
+    does not offer and the checks that held everywhere."""
+    e = html.escape
+    checks = by_check(rows)
+    clients_by_case: dict[str, list[CaseResult]] = {}
+    for row in rows:
+        if row.kind == "client":
+            clients_by_case.setdefault(row.case, []).append(row)
+    found = [check for check, group in checks.items() if worst_outcome(group) in FINDING_OUTCOMES]
+    found.sort(key=lambda check: (-worst_outcome(checks[check]).severity, LEVEL_RANK.get(checks[check][0].level, 3),
+                                  -sum(row.outcome != Outcome.OK for row in checks[check]), check))
+    unsupported = sorted(check for check, group in checks.items() if worst_outcome(group) is Outcome.UNSUPPORTED)
+    passed = sorted(check for check, group in checks.items() if worst_outcome(group) is Outcome.OK)
+    parts = ['<section class="lmc-findings" id="findings">', "<h2>Findings, by check</h2>"]
+    if not found:
+        parts.append("<p>No finding: every check held on every case it judged.</p>")
+    parts += [check_html(check, checks[check], clients_by_case, exchanges,
+                         worst_outcome(checks[check]) is not Outcome.INFO) for check in found]
+    if unsupported:
+        parts.append(folded("not-offered", f"– {len(unsupported)} checks found nothing to judge because the target "
+                            f"lacks the feature ({sum(len(checks[check]) for check in unsupported)} verdicts)",
+                            ("Check", "Cases", "Why"),
+                            [(f"<code>{e(check)}</code>", str(len(checks[check])), e(checks[check][0].reason))
+                             for check in unsupported]))
+    if passed:
+        parts.append(folded("passed", f"✓ {len(passed)} checks held on every case they judged "
+                            f"({sum(len(checks[check]) for check in passed)} verdicts)",
+                            ("Check", "Level", "Surface", "Cases", "What holds"),
+                            [(f"<code>{e(check)}</code>", e(checks[check][0].level),
+                              e(surface_name(checks[check][0].surface)), str(len(checks[check])),
+                              e(checks[check][0].title)) for check in passed]))
+    parts.append("</section>")
+    return "\n".join(parts)
+
+
+def folded(anchor: str, summary: str, headers: tuple[str, ...], rows: list[tuple[str, ...]]) -> str:
+    """A table folded away under its one-line summary; the cells are HTML already."""
+    head = "".join(f"<th>{name}</th>" for name in headers)
+    body = "".join("<tr>" + "".join(f"<td>{cell}</td>" for cell in row) + "</tr>" for row in rows)
+    return (f'<details class="lmc-folded" id="{anchor}"><summary>{html.escape(summary)}</summary>'
+            f"<table><tr>{head}</tr>{body}</table></details>")

@@ -1,0 +1,149 @@
+"""Three small proxies, each with one defect of the kind proxies are known to have in their SSE handling, for the
+stream fuzzing to find and shrink to its cause. Each forwards every request to its upstream as it is and re-frames
+a streamed answer event by event (`data: …` then a blank line, as most proxies write their own stream), reading
+the upstream's body read by read as the network delivers it:
+
+- `lf_only`: ends lines at LF alone, so a CR stays in the line and a CRLF or CR blank line never ends an event;
+- `per_read_utf8`: decodes each read as UTF-8 on its own, so a character split between two reads is lost;
+- `merges_at_comments`: drops comment lines together with a blank line right after one (a keep-alive block
+  vanishes whole), so an event whose blank line follows a comment runs into the next.
+"""
+
+from __future__ import annotations
+
+import codecs
+import re
+import threading
+import time
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import contextmanager
+
+import httpx
+import uvicorn
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import Response, StreamingResponse
+from starlette.routing import Route
+
+
+class Reframer:
+    """A correct event-stream reader that re-frames: lines at CR, LF or CRLF however the reads fall, decoded
+    whole, comments dropped, each event written as one `data:` line per line of its data."""
+
+    def __init__(self) -> None:
+        self.pending = b""
+        self.data: list[str] = []
+        self.decoder = codecs.getincrementaldecoder("utf-8")("replace")
+
+    def text_of(self, read: bytes) -> str:
+        return self.decoder.decode(read)
+
+    def lines(self, text: str) -> Iterator[str]:
+        self.pending += text.encode()
+        while True:
+            found = re.search(rb"\r\n|\r(?=[^\n])|\n", self.pending)
+            if found is None:  # no line end yet, or a CR that may be the first half of a CRLF
+                return
+            line, self.pending = self.pending[:found.start()], self.pending[found.end():]
+            yield line.decode()
+
+    def line(self, line: str) -> bytes:
+        if not line:
+            out = "".join(f"data: {value}\n" for value in self.data) + "\n" if self.data else ""
+            self.data = []
+            return out.encode()
+        if line.startswith(":"):
+            return b""
+        name, _, value = line.partition(":")
+        if name == "data":
+            self.data.append(value[1:] if value.startswith(" ") else value)
+        return b""
+
+    def feed(self, read: bytes) -> bytes:
+        return b"".join(self.line(line) for line in self.lines(self.text_of(read)))
+
+    def close(self) -> bytes:
+        tail = b"".join(self.line(line) for line in self.lines(self.decoder.decode(b"", final=True) + "\n"))
+        return tail + self.line("")
+
+
+class LfOnly(Reframer):
+    def lines(self, text: str) -> Iterator[str]:
+        self.pending += text.encode()
+        while b"\n" in self.pending:
+            line, self.pending = self.pending.split(b"\n", 1)
+            yield line.decode()
+
+
+class PerReadUtf8(Reframer):
+    def text_of(self, read: bytes) -> str:
+        return read.decode("utf-8", errors="replace")
+
+
+class MergesAtComments(Reframer):
+    def __init__(self) -> None:
+        super().__init__()
+        self.after_comment = False
+
+    def line(self, line: str) -> bytes:
+        if line.startswith(":"):
+            self.after_comment = True
+            return b""
+        if not line and self.after_comment:
+            self.after_comment = False
+            return b""
+        self.after_comment = False
+        return super().line(line)
+
+
+PROXIES: dict[str, Callable[[], Reframer]] = {
+    "lf-only": LfOnly, "per-read-utf8": PerReadUtf8, "merges-at-comments": MergesAtComments, "correct": Reframer,
+}
+
+
+def proxy_app(upstream: str, reframer: Callable[[], Reframer]) -> Starlette:
+    client = httpx.AsyncClient(timeout=30)
+
+    async def forward(request: Request) -> Response:
+        sent = client.build_request(request.method, upstream + request.url.path, content=await request.body(),
+                                    headers={"content-type": request.headers.get("content-type", "application/json")})
+        answer = await client.send(sent, stream=True)
+        kind = answer.headers.get("content-type", "")
+        if not kind.startswith("text/event-stream"):
+            body = await answer.aread()
+            await answer.aclose()
+            return Response(body, status_code=answer.status_code, media_type=kind or None)
+
+        async def reframed() -> AsyncIterator[bytes]:
+            reading = reframer()
+            try:
+                async for read in answer.aiter_raw():
+                    yield reading.feed(read)
+                yield reading.close()
+            finally:
+                await answer.aclose()
+
+        return StreamingResponse(reframed(), status_code=answer.status_code, media_type="text/event-stream")
+
+    return Starlette(routes=[Route("/{path:path}", forward, methods=["GET", "POST"])])
+
+
+@contextmanager
+def running_proxy(upstream: str, name: str) -> Iterator[str]:
+    """The proxy `name` in front of `upstream`, on a free loopback port; yields its base URL."""
+    config = uvicorn.Config(proxy_app(upstream, PROXIES[name]), host="127.0.0.1", port=0, log_config=None,
+                            log_level="warning", access_log=False, lifespan="off")
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, daemon=True, name=f"faulty-proxy-{name}")
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not server.started:
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"the {name} proxy did not start")
+        time.sleep(0.01)
+    port = server.servers[0].sockets[0].getsockname()[1]
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join()

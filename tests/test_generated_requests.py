@@ -1,0 +1,183 @@
+"""Generated requests (the `requests` source of chat/ and responses/fuzz-requests-*): valid requests that must be
+answered and pass every check, and requests with one violation each that must be refused. Each fault that only a
+generated request reaches is found by a default-budget run, unaided, and shrunk to its minimal request; a finding
+becomes a case that replays it; the same seed sends the same requests."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import xml.etree.ElementTree as ElementTree
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+
+from lmconform.cases import load_case, load_cases
+from lmconform.checks import REGISTRY
+from lmconform.checks.evaluate import evaluate
+from lmconform.fuzz import requests
+from lmconform.fuzz.bodies import BODIES
+from lmconform.reference.faults.generated import LONG_NAME, object_depth
+from lmconform.run import run_suite
+from lmconform.run.play import play
+from lmconform.schemas import PAYLOAD_SCHEMAS, schema_set
+from lmconform.target import Target
+from lmconform.vocabulary import Level, Outcome
+
+ROOT = Path(__file__).resolve().parent.parent
+FINDINGS = {Outcome.FAILED, Outcome.NON_STRICT}
+SOURCES = {(case.api, requests.mode_of(case)): case for api in ("chat", "responses") for case in load_cases(api)
+           if case.source == requests.SOURCE}
+
+
+def generated_run(server, fault: str | None, api: str, **options):
+    target = Target(base_url=server.base_url + (f"/faults/{fault}" if fault else ""), profile="reference", **options)
+    return run_suite(target, apis=(api,), include=("errors.*", "http.*"))
+
+
+def finding(run, source):
+    """The verdict with a finding on `source`, and the request it was shrunk to."""
+    found = [verdict for verdict in run.verdicts if verdict.case_id == source.id and verdict.outcome in FINDINGS]
+    assert found, f"no finding on {source.id}"
+    return found[0], run.examples(source)[-1].case.body
+
+
+def test_each_mode_of_each_api_has_its_seed_case():
+    assert set(SOURCES) == {(api, mode) for api in ("chat", "responses") for mode in requests.MODES}
+
+
+@pytest.mark.parametrize("api", ["chat", "responses"])
+def test_generated_valid_requests_meet_the_request_schema(api):
+    schemas, path = schema_set(None), PAYLOAD_SCHEMAS[(api, "request")]
+
+    @settings(max_examples=150, database=None, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(BODIES[api]())
+    def valid(body):
+        # `model` is the run's to fill in; everything else a valid request needs is generated.
+        broken = [finding for finding in schemas.findings(path, {"model": "m", **body})
+                  if finding.level in (Level.MUST, Level.SHOULD)]
+        assert not broken, (broken, body)
+
+    valid()
+
+
+def test_deep_parameters_are_found_and_shrunk_to_one_tool_two_objects_deep(server):
+    verdict, body = finding(generated_run(server, "deep-parameters-500", "chat"), SOURCES[("chat", "positive")])
+    assert verdict.check.id == "http.status.success_for_valid_request" and verdict.outcome is Outcome.FAILED
+    assert len(body["tools"]) == 1 and object_depth(body["tools"][0]["function"]["parameters"]) == 2
+    assert len(body["messages"]) == 1
+    assert "curl -sS -N -X POST" in verdict.curl and "Replay:" in verdict.evidence
+
+
+def test_a_long_tool_name_is_found_and_shrunk_to_one_name_just_over_the_limit(server):
+    verdict, body = finding(generated_run(server, "long-tool-name-500", "chat"), SOURCES[("chat", "positive")])
+    assert verdict.check.id == "http.status.success_for_valid_request"
+    assert len(body["tools"]) == 1 and len(body["tools"][0]["function"]["name"]) == LONG_NAME + 1
+
+
+def test_astral_text_is_found_and_shrunk_to_one_message_without_tools(server):
+    verdict, body = finding(generated_run(server, "astral-text-500", "chat"), SOURCES[("chat", "positive")])
+    assert verdict.check.id == "http.status.success_for_valid_request"
+    assert "tools" not in body and len(body["messages"]) == 1
+    assert any(ord(character) > 0xFFFF for character in json.dumps(body["messages"], ensure_ascii=False))
+
+
+def test_an_unknown_role_accepted_is_found_with_a_one_message_request(server):
+    verdict, body = finding(generated_run(server, "unknown-role-accepted", "chat"), SOURCES[("chat", "negative")])
+    assert verdict.check.id.startswith("errors.")
+    assert len(body["messages"]) == 1 and body["messages"][0]["role"] not in ("system", "developer", "user",
+                                                                              "assistant", "tool")
+
+
+def test_an_unknown_tool_choice_accepted_is_found_with_one_tool_offered(server):
+    run = generated_run(server, "unknown-tool-choice-accepted", "responses")
+    verdict, body = finding(run, SOURCES[("responses", "negative")])
+    assert verdict.check.id.startswith("errors.")
+    assert len(body["tools"]) == 1 and body["tool_choice"]["name"] != body["tools"][0]["name"]
+
+
+@pytest.mark.parametrize("fault, api", [("deep-parameters-500", "chat"), ("long-tool-name-500", "chat"),
+                                        ("astral-text-500", "chat"), ("unknown-role-accepted", "chat"),
+                                        ("unknown-tool-choice-accepted", "responses")])
+def test_no_written_or_recorded_case_reaches_the_faults_of_generated_requests(server, fault, api):
+    run = generated_run(server, fault, api, fuzz_examples=0)
+    assert {verdict.outcome for verdict in run.verdicts} == {Outcome.OK}
+
+
+def test_the_clean_server_gives_no_finding_on_generated_requests(server):
+    for api in ("chat", "responses"):
+        run = generated_run(server, None, api)
+        assert {verdict.outcome for verdict in run.verdicts} == {Outcome.OK}
+        for mode in requests.MODES:
+            played = run.examples(SOURCES[(api, mode)])
+            assert len(played) == 50 and all(example.case.provenance["generated"]["mode"] == mode
+                                              for example in played)
+
+
+def test_the_same_seed_sends_the_same_requests_and_another_seed_others(server):
+    def bodies(seed):
+        run = generated_run(server, None, "chat", fuzz_examples=8, fuzz_seed=seed)
+        return [example.case.body for example in run.examples(SOURCES[("chat", "positive")])]
+
+    assert bodies(7) == bodies(7) != bodies(8)
+
+
+def test_fuzz_mode_negative_sends_no_valid_generated_request(server):
+    run = generated_run(server, None, "chat", fuzz_mode="negative", fuzz_examples=5)
+    assert run.examples(SOURCES[("chat", "positive")]) == []
+    assert len(run.examples(SOURCES[("chat", "negative")])) == 5
+
+
+def test_a_saved_finding_loads_as_a_case_and_reproduces_on_the_next_run(server, tmp_path):
+    fault = f"{server.base_url}/faults/unknown-role-accepted"
+    run = run_suite(Target(base_url=fault, profile="reference", fuzz_save=str(tmp_path)), apis=("chat",),
+                    include=("errors.*",))
+    (saved,) = (tmp_path / "chat").glob("generated-*.json")
+    case = load_case(saved)  # validated by the case schema
+    assert case.invalid and case.provenance["generated"]["source"] == "requests"
+    assert f"Saved as the case chat/{saved.stem}" in "\n".join(v.evidence for v in run.verdicts)
+    check = REGISTRY["errors.status.client_error_for_invalid_request"]
+    assert evaluate(check, play(case, Target(base_url=fault))).outcome is Outcome.FAILED
+    assert evaluate(check, play(case, Target(base_url=server.base_url))).outcome is Outcome.OK
+
+
+def test_a_finding_reaches_the_results_record_junit_and_html_with_its_curl(tmp_path):
+    results, junit, html = tmp_path / "results.json", tmp_path / "junit.xml", tmp_path / "report.html"
+    command = [sys.executable, "-m", "pytest", str(ROOT / "suites"), "-p", "no:cacheprovider", "-q",
+               "--reference-fault", "astral-text-500", "--checks", "http.status.*", "-k", "fuzz-requests-valid",
+               "--results-json", str(results), "--junitxml", str(junit), "--html", str(html), "--self-contained-html"]
+    finished = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, timeout=600)
+    assert finished.returncode == 1, finished.stdout[-2000:]
+    (row,) = [row for row in json.loads(results.read_text())["results"] if row["outcome"] == "FAILED"]
+    assert row["case"] == "chat/fuzz-requests-valid" and "curl -sS -N -X POST" in row["curl"]
+    assert "generated by lmconform's requests source (positive)" in row["evidence"]
+    (message,) = [failure.get("message") for failure in ElementTree.parse(junit).iter("failure")]
+    assert message.startswith("[http.status.success_for_valid_request]")
+    assert "Reproduce: curl" in html.read_text() or "curl -sS -N -X POST" in html.read_text()
+
+
+EFFECTS = [  # (fault, path, body): the fault changes the answer to this request, the clean server answers otherwise
+    ("deep-parameters-500", "/v1/chat/completions", {"messages": [{"role": "user", "content": "hi"}], "tools": [
+        {"type": "function", "function": {"name": "f", "parameters": {"type": "object", "properties": {"a": {
+            "type": "object", "properties": {"b": {"type": "object"}}}}}}}]}),
+    ("long-tool-name-500", "/v1/chat/completions", {"messages": [{"role": "user", "content": "hi"}],
+                                                    "tools": [{"type": "function", "function": {"name": "n" * 41}}]}),
+    ("astral-text-500", "/v1/chat/completions", {"messages": [{"role": "user", "content": "hi \U0001F600"}]}),
+    ("unknown-role-accepted", "/v1/chat/completions", {"messages": [{"role": "robot", "content": "hi"}]}),
+    ("unknown-tool-choice-accepted", "/v1/responses", {"input": "hi", "tools": [{"type": "function", "name": "f"}],
+                                                       "tool_choice": {"type": "function", "name": "g"}}),
+]
+
+
+@pytest.mark.parametrize("fault, path, body", EFFECTS, ids=[effect[0] for effect in EFFECTS])
+def test_each_fault_of_generated_requests_changes_exactly_its_answer(client, fault, path, body):
+    from lmconform.reference.faults import generated
+
+    clean, faulty = client.post(path, json=body), client.post(f"/faults/{fault}{path}", json=body)
+    if fault.endswith("-500"):
+        assert clean.status_code == 200 and faulty.status_code == 500
+    else:
+        assert clean.status_code == 400 and faulty.status_code == 200
+    assert fault in generated.NAMES

@@ -1,0 +1,391 @@
+"""The reference server's faults and variants from docs/coverage.md over real HTTP: each changes what it names, and
+the clean server's new behaviour (an output cap, reasoning, structured output, unknown routes) is as documented."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import httpx
+import pytest
+from fault_effects import FaultEffects
+from test_reference_responses import TOOL_REQUEST as RESPONSES_TOOL_REQUEST
+from test_reference_responses import create, of_type, stream, types
+from test_reference_responses import post as post_responses
+from test_reference_server import (
+    TEXT_REQUEST,
+    TOOL_REQUEST,
+    TWO_CALLS,
+    WEATHER,
+    ask,
+    chunks,
+    data_lines,
+    deltas,
+    finish_reasons,
+    post,
+    tool_entries,
+)
+
+from lmconform.reference import FAULTS
+
+COVERAGE_MODULES = ("lmconform.reference.faults.coverage_chat", "lmconform.reference.faults.coverage_responses",
+                    "lmconform.reference.faults.variants")
+COVERAGE_FAULTS = sorted(name for name, fault in FAULTS.items() if fault.module in COVERAGE_MODULES)
+LONG = "Tell me a long story about a lighthouse keeper and the ships she guided home."
+SCHEMA = {"type": "object", "properties": {"answer": {"type": "string", "enum": ["yes", "no"]}}}
+
+
+def message(response: httpx.Response) -> dict[str, Any]:
+    return response.json()["choices"][0]["message"]
+
+
+def response_text(body: dict[str, Any]) -> str:
+    (item,) = [item for item in body["output"] if item["type"] == "message"]
+    return item["content"][0]["text"]
+
+
+# --- the clean server ---------------------------------------------------------------------------------------
+
+
+def test_max_tokens_cuts_the_answer_and_says_length(client: httpx.Client) -> None:
+    body = post(client, {**ask(LONG), "max_tokens": 3}).json()
+    assert body["choices"][0]["finish_reason"] == "length" and body["choices"][0]["message"]["content"] == "You said: Tell"
+    assert body["usage"]["completion_tokens"] == 3
+    assert post(client, {**ask(LONG), "max_tokens": -1}).json()["choices"][0]["finish_reason"] == "stop"
+
+
+def test_reasoning_effort_brings_reasoning_first(client: httpx.Client) -> None:
+    streamed = deltas(post(client, {**TEXT_REQUEST, "reasoning_effort": "low"}))
+    assert "".join(delta.get("reasoning", "") for delta in streamed) == "Thinking about: Hello there, friend"
+    assert streamed[1].keys() == {"reasoning"} and "content" in streamed[-2]
+    assert message(post(client, {**ask("Hi"), "reasoning_effort": "low"}))["reasoning"] == "Thinking about: Hi"
+
+
+def test_response_formats(client: httpx.Client) -> None:
+    schema = {"type": "json_schema", "json_schema": {"name": "a", "schema": SCHEMA}}
+    assert json.loads(message(post(client, {**ask("Yes?"), "response_format": schema}))["content"]) == {"answer": "yes"}
+    assert json.loads(message(post(client, {**ask("Hi"), "response_format": {"type": "json_object"}}))["content"])
+    refused = post(client, {**ask("Hi"), "response_format": {"type": "json_schema", "json_schema": {"name": "a"}}})
+    assert refused.status_code == 400 and "schema" in refused.json()["error"]
+
+
+def test_a_prompt_longer_than_the_context_is_refused(client: httpx.Client) -> None:
+    response = post(client, ask("word " * 5000))
+    assert response.status_code == 400 and "context" in response.json()["error"]
+
+
+def test_responses_max_output_tokens_makes_it_incomplete(client: httpx.Client) -> None:
+    body = create(client, {"input": LONG, "max_output_tokens": 3})
+    assert body["status"] == "incomplete" and body["incomplete_details"] == {"reason": "max_output_tokens"}
+    events = stream(client, {"input": LONG, "max_output_tokens": 3})
+    assert types(events)[-1] == "response.incomplete" and events[0][1]["response"]["incomplete_details"] is None
+
+
+def test_responses_text_format(client: httpx.Client) -> None:
+    answer = create(client, {"input": "Yes?", "text": {"format": {"type": "json_schema", "name": "a", "schema": SCHEMA}}})
+    assert json.loads(response_text(answer)) == {"answer": "yes"}
+    assert response_text(create(client, {"input": "Hi", "text": {}})) == "You said: Hi"
+    refused = post_responses(client, {"input": "Hi", "text": {"format": {"type": "json_schema", "name": "a"}}})
+    assert refused.status_code == 400 and refused.json()["error"]["param"] == "text.format.schema"
+
+
+# --- faults and variants: each changes what it names ----------------------------------------------------------
+
+FAULT_EFFECTS = FaultEffects()
+effect = FAULT_EFFECTS.of
+
+
+@effect("unknown-route-200")
+def _(client: httpx.Client) -> None:
+    response = client.get("/faults/unknown-route-200/v1/nothing-here")
+    assert response.status_code == 200 and response.json()["error"].startswith("Unexpected endpoint or method.")
+    assert client.get("/v1/nothing-here").status_code == 404
+
+
+@effect("name-empty-continuation")
+def _(client: httpx.Client) -> None:
+    first, *rest = tool_entries(post(client, TOOL_REQUEST, "name-empty-continuation"))
+    assert first["function"]["name"] == "get_weather"
+    assert rest and all(entry["function"]["name"] == "" and entry["type"] == "function" for entry in rest)
+
+
+@effect("tool-calls-empty-list")
+def _(client: httpx.Client) -> None:
+    assert message(post(client, ask("Hi"), "tool-calls-empty-list"))["tool_calls"] == []
+    assert message(post(client, {**TOOL_REQUEST, "stream": False}, "tool-calls-empty-list"))["tool_calls"]
+
+
+@effect("tool-id-empty")
+def _(client: httpx.Client) -> None:
+    assert tool_entries(post(client, TOOL_REQUEST, "tool-id-empty"))[0]["id"] == ""
+    assert message(post(client, {**TOOL_REQUEST, "stream": False}, "tool-id-empty"))["tool_calls"][0]["id"] == ""
+
+
+@effect("finish-tool-calls-without-call")
+def _(client: httpx.Client) -> None:
+    assert finish_reasons(post(client, TEXT_REQUEST, "finish-tool-calls-without-call"))[-1] == "tool_calls"
+    cut = post(client, {**ask(LONG), "max_tokens": 3}, "finish-tool-calls-without-call").json()
+    assert cut["choices"][0]["finish_reason"] == "length"
+
+
+@effect("finish-stop-at-max-tokens")
+def _(client: httpx.Client) -> None:
+    body = post(client, {**ask(LONG), "max_tokens": 3}, "finish-stop-at-max-tokens").json()
+    assert body["choices"][0]["finish_reason"] == "stop" and body["usage"]["completion_tokens"] == 3
+
+
+@effect("parallel-calls-ignored")
+def _(client: httpx.Client) -> None:
+    calls = tool_entries(post(client, {**TWO_CALLS, "parallel_tool_calls": False}, "parallel-calls-ignored"))
+    assert len([entry for entry in calls if "id" in entry]) == 2
+
+
+@effect("tool-choice-null-rejected")
+def _(client: httpx.Client) -> None:
+    response = post(client, {**ask("Weather?", tools=[WEATHER]), "tool_choice": None}, "tool-choice-null-rejected")
+    assert response.status_code == 400 and "'object'" in response.json()["error"]
+    assert post(client, {**ask("Weather?", tools=[WEATHER]), "tool_choice": None}).status_code == 200
+
+
+@effect("json-object-rejected")
+def _(client: httpx.Client) -> None:
+    response = post(client, {**ask("Hi"), "response_format": {"type": "json_object"}}, "json-object-rejected")
+    assert response.status_code == 400 and "response_format.type" in response.json()["error"]
+
+
+@effect("reasoning-in-content")
+def _(client: httpx.Client) -> None:
+    answer = message(post(client, {**ask("Hi"), "reasoning_effort": "low"}, "reasoning-in-content"))
+    assert answer["content"] == "<think>Thinking about: Hi</think>You said: Hi" and "reasoning" not in answer
+
+
+@effect("content-as-reasoning")
+def _(client: httpx.Client) -> None:
+    answer = message(post(client, {**ask("Hi"), "reasoning_effort": "low"}, "content-as-reasoning"))
+    assert answer["content"] == "" and answer["reasoning"] == "Thinking about: Hi You said: Hi"
+
+
+@effect("role-repeated")
+def _(client: httpx.Client) -> None:
+    assert all(delta["role"] == "assistant" for delta in deltas(post(client, TEXT_REQUEST, "role-repeated")))
+
+
+@effect("chunk-created-missing")
+def _(client: httpx.Client) -> None:
+    assert all("created" not in chunk and "model" not in chunk
+               for chunk in chunks(post(client, TEXT_REQUEST, "chunk-created-missing")))
+
+
+@effect("usage-every-chunk")
+def _(client: httpx.Client) -> None:
+    asked = {**TEXT_REQUEST, "stream_options": {"include_usage": True}}
+    assert all(chunk["usage"]["total_tokens"] for chunk in chunks(post(client, asked, "usage-every-chunk")))
+
+
+@effect("error-swallowed-mid-stream")
+def _(client: httpx.Client) -> None:
+    lines = data_lines(post(client, TEXT_REQUEST, "error-swallowed-mid-stream"))
+    assert len(lines) == 3 and lines[-1] == "[DONE]" and set(finish_reasons(
+        post(client, TEXT_REQUEST, "error-swallowed-mid-stream"))) == {None}
+
+
+@effect("stream-error-bare-string")
+def _(client: httpx.Client) -> None:
+    lines = data_lines(post(client, TEXT_REQUEST, "stream-error-bare-string"))
+    assert isinstance(json.loads(lines[2])["error"], str) and lines[3:] == ["[DONE]"]
+
+
+@effect("keepalive-after-event-id")
+def _(client: httpx.Client) -> None:
+    body = post(client, TEXT_REQUEST, "keepalive-after-event-id").text
+    assert body.startswith("id: 1\ndata: {") and "\n\n: ping\n\nid: 2\n" in body
+
+
+@effect("tool-call-echoed-as-text")
+def _(client: httpx.Client) -> None:
+    answer = message(post(client, {**TOOL_REQUEST, "stream": False}, "tool-call-echoed-as-text"))
+    assert json.loads(answer["content"])["name"] == "get_weather" and answer["tool_calls"]
+
+
+@effect("context-overflow-500")
+def _(client: httpx.Client) -> None:
+    response = post(client, ask("word " * 5000), "context-overflow-500")
+    assert response.status_code == 500 and post(client, ask("Hi"), "context-overflow-500").status_code == 200
+
+
+@effect("models-bare-list")
+def _(client: httpx.Client) -> None:
+    listed = client.get("/faults/models-bare-list/v1/models").json()
+    assert isinstance(listed, list) and listed[0]["id"] == "lmconform-reference"
+
+
+@effect("multi-item-input-rejected")
+def _(client: httpx.Client) -> None:
+    two = [{"role": "developer", "content": "Be brief."}, {"role": "user", "content": "Hi"}]
+    assert post_responses(client, {"input": two}, "multi-item-input-rejected").status_code == 400
+    assert post_responses(client, {"input": two[1:]}, "multi-item-input-rejected").status_code == 200
+
+
+@effect("text-format-required")
+def _(client: httpx.Client) -> None:
+    response = post_responses(client, {"input": "Hi", "text": {}}, "text-format-required")
+    assert response.status_code == 400 and response.json()["error"]["code"] == "missing_required_parameter"
+
+
+@effect("empty-parameters-rejected")
+def _(client: httpx.Client) -> None:
+    tool = {"type": "function", "name": "now", "parameters": {}}
+    response = post_responses(client, {"input": "now?", "tools": [tool]}, "empty-parameters-rejected")
+    assert response.status_code == 400 and response.json()["error"]["param"] == "tools.0"
+
+
+@effect("structured-output-ignored")
+def _(client: httpx.Client) -> None:
+    asked = {"input": "Yes?", "text": {"format": {"type": "json_schema", "name": "a", "schema": SCHEMA}}}
+    assert response_text(create(client, asked, "structured-output-ignored")) == "You said: Yes?"
+
+
+@effect("responses-tools-omitted")
+def _(client: httpx.Client) -> None:
+    assert "tools" not in create(client, {"input": "Hi"}, "responses-tools-omitted")
+    assert create(client, RESPONSES_TOOL_REQUEST, "responses-tools-omitted")["tools"]
+
+
+@effect("annotations-missing")
+def _(client: httpx.Client) -> None:
+    body = create(client, {"input": "Hi"}, "annotations-missing")
+    assert "annotations" not in body["output"][0]["content"][0]
+
+
+@effect("completed-when-truncated")
+def _(client: httpx.Client) -> None:
+    body = create(client, {"input": LONG, "max_output_tokens": 3}, "completed-when-truncated")
+    assert body["status"] == "completed" and body["incomplete_details"] is None
+
+
+@effect("responses-tool-choice-ignored")
+def _(client: httpx.Client) -> None:
+    forced = {**RESPONSES_TOOL_REQUEST, "input": "Hello", "tool_choice": "required"}
+    assert create(client, forced)["output"][0]["type"] == "function_call"
+    assert create(client, forced, "responses-tool-choice-ignored")["output"][0]["type"] == "message"
+
+
+@effect("content-part-added-missing")
+def _(client: httpx.Client) -> None:
+    events = types(stream(client, {"input": "Hi"}, "content-part-added-missing"))
+    assert "response.content_part.added" not in events and "response.content_part.done" in events
+
+
+@effect("text-event-index-missing")
+def _(client: httpx.Client) -> None:
+    events = stream(client, {"input": "Hi"}, "text-event-index-missing")
+    assert all("output_index" not in data for data in of_type(events, "response.output_text.delta"))
+    assert all("output_index" in data for data in of_type(events, "response.output_item.added"))
+
+
+@effect("delta-logprobs-missing")
+def _(client: httpx.Client) -> None:
+    events = stream(client, {"input": "Hi"}, "delta-logprobs-missing")
+    assert all("logprobs" not in data for data in of_type(events, "response.output_text.delta"))
+
+
+@effect("responses-error-string")
+def _(client: httpx.Client) -> None:
+    assert post_responses(client, {}, "responses-error-string").json() == {"error": "Required"}
+
+
+@effect("llama-server-tool-deltas")
+def _(client: httpx.Client) -> None:
+    first = tool_entries(post(client, TOOL_REQUEST, "llama-server-tool-deltas"))[0]
+    assert first["function"]["name"] == "get_weather" and first["function"]["arguments"].startswith("{")
+
+
+@effect("type-repeated-continuation")
+def _(client: httpx.Client) -> None:
+    assert all(entry["type"] == "function" for entry in tool_entries(post(client, TOOL_REQUEST,
+                                                                          "type-repeated-continuation")))
+
+
+@effect("whole-call-one-chunk")
+def _(client: httpx.Client) -> None:
+    (entry,) = tool_entries(post(client, TOOL_REQUEST, "whole-call-one-chunk"))
+    assert json.loads(entry["function"]["arguments"])["city"] == "Paris"
+
+
+@effect("vllm-tool-ids")
+def _(client: httpx.Client) -> None:
+    assert tool_entries(post(client, TOOL_REQUEST, "vllm-tool-ids"))[0]["id"].startswith("chatcmpl-tool-")
+
+
+@effect("usage-timings")
+def _(client: httpx.Client) -> None:
+    last = chunks(post(client, {**TEXT_REQUEST, "stream_options": {"include_usage": True}}, "usage-timings"))[-1]
+    assert last["choices"] == [] and last["timings"]["predicted_n"] == 1
+
+
+@effect("usage-chunk-with-choice")
+def _(client: httpx.Client) -> None:
+    asked = {**TEXT_REQUEST, "stream_options": {"include_usage": True}}
+    assert chunks(post(client, asked, "usage-chunk-with-choice"))[-1]["choices"] == [{"index": 0, "delta": {}}]
+
+
+@effect("reasoning-content-field")
+def _(client: httpx.Client) -> None:
+    streamed = deltas(post(client, {**TEXT_REQUEST, "reasoning_effort": "low"}, "reasoning-content-field"))
+    assert any("reasoning_content" in delta for delta in streamed)
+    assert not any("reasoning" in delta for delta in streamed)
+
+
+@effect("role-with-content")
+def _(client: httpx.Client) -> None:
+    assert deltas(post(client, TEXT_REQUEST, "role-with-content"))[0] == {"role": "assistant", "content": "You "}
+
+
+@effect("keepalive-comments")
+def _(client: httpx.Client) -> None:
+    body = post(client, TEXT_REQUEST, "keepalive-comments").text
+    assert body.startswith(":\n\n: ping - ") and "\nid:" not in body
+
+
+@effect("extra-body-keys")
+def _(client: httpx.Client) -> None:
+    body = post(client, ask("Hi"), "extra-body-keys").json()
+    assert body["stats"] and body["timings"] and body["system_fingerprint"].startswith("b")
+
+
+@effect("content-empty-with-tool-calls")
+def _(client: httpx.Client) -> None:
+    answer = message(post(client, {**TOOL_REQUEST, "stream": False}, "content-empty-with-tool-calls"))
+    assert answer["content"] == "" and answer["tool_calls"]
+
+
+@effect("error-object-integer-code")
+def _(client: httpx.Client) -> None:
+    error = post(client, {"model": "x"}, "error-object-integer-code").json()["error"]
+    assert error["code"] == 400 and error["message"] == "'messages' field is required"
+
+
+@effect("models-extra-keys")
+def _(client: httpx.Client) -> None:
+    first, second = client.get("/faults/models-extra-keys/v1/models").json()["data"]
+    assert first["aliases"] == [] and second["id"].startswith("text-embedding")
+
+
+@effect("responses-telemetry")
+def _(client: httpx.Client) -> None:
+    assert all("timings" in data for _, data in stream(client, {"input": "Hi"}, "responses-telemetry"))
+
+
+@effect("done-after-completed")
+def _(client: httpx.Client) -> None:
+    response = post_responses(client, {"input": "Hi", "stream": True}, "done-after-completed")
+    assert response.text.endswith("\n\ndata: [DONE]\n\n") and "response.completed" in response.text
+
+
+def test_every_coverage_fault_has_an_effect_test() -> None:
+    assert sorted(FAULT_EFFECTS) == COVERAGE_FAULTS
+
+
+@pytest.mark.parametrize("fault", COVERAGE_FAULTS)
+def test_fault(client: httpx.Client, fault: str) -> None:
+    FAULT_EFFECTS[fault](client)

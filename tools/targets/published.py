@@ -1,0 +1,167 @@
+"""What the project publishes about the real servers its tests run: the compatibility matrix (docs/compatibility.md
+and .html) and the shape of every answer per server version (fixtures/snapshots/<server>-<version>/).
+
+Both are made from the runs tests/test_real_targets.py makes anyway, and compared with what is committed there:
+`make matrix-real` and `make snapshots-real` write them instead (LMCONFORM_WRITE_COMPATIBILITY=1,
+LMCONFORM_WRITE_SNAPSHOTS=1).
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from lmconform.report.matrix import build_matrix
+from lmconform.report.matrix_html import render_html
+from lmconform.report.matrix_markdown import render_markdown
+from lmconform.report.records import results_of
+from lmconform.run import Run
+from lmconform.snapshots import shape_of, snapshot_folder
+from lmconform.snapshots.diff import shape_diff
+from lmconform.snapshots.extension import ShapeSnapshotExtension
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+COMPATIBILITY_MD = ROOT / "docs" / "compatibility.md"
+COMPATIBILITY_HTML = ROOT / "docs" / "compatibility.html"
+SNAPSHOTS = ROOT / "fixtures" / "snapshots"
+WRITE_COMPATIBILITY = "LMCONFORM_WRITE_COMPATIBILITY"
+WRITE_SNAPSHOTS = "LMCONFORM_WRITE_SNAPSHOTS"
+TITLE = "What lmconform says about real servers"
+INTRO = """\
+Each column is a server `make test` runs (tests/test_real_targets.py), named with its exact version: \
+llama-cpp-python's server and llama.cpp's `llama-server`, both with Gemma 3 270M at temperature 0 and at most 64 \
+output tokens, on the same pinned CPU code on every machine; the LiteLLM proxy in front of the reference server \
+and of `llama-server`; and lmconform's own reference server as the baseline. Each cell is a check's verdict on \
+that server over the cases that exercised it; every verdict that is not OK comes with its reason, kept with the \
+server's expected verdicts in `fixtures/targets/<server>.toml`.
+
+A verdict marked ≈ is decided by the model, not by the server (arguments cut at the token limit, text where a \
+call was hoped for): what a 270M model happened to say is no property of the server, and it may differ on \
+other CPU code, so the page shows the outcomes such a verdict may take rather than the one it took, and comes \
+out the same on every machine. `make matrix-real` writes this page; `make test` fails when it no longer \
+matches what the servers do."""
+
+
+def compatibility_pages(records: list[tuple[str, dict]]) -> tuple[str, str]:
+    """(Markdown, HTML) of the published matrix, from (name, results record) in column order."""
+    matrix = build_matrix([results_of(record, Path(f"{name}.json")) for name, record in records], stable=True)
+    return (render_markdown(matrix, TITLE, INTRO.replace("\\\n", "")),
+            render_html(matrix, TITLE, "".join(f"<p>{paragraph}</p>" for paragraph in _html_paragraphs())))
+
+
+def _html_paragraphs() -> list[str]:
+    import html
+    import re
+
+    text = INTRO.replace("\\\n", "")
+    return [re.sub(r"`([^`]+)`", r"<code>\1</code>", html.escape(paragraph, quote=False))
+            for paragraph in text.split("\n\n")]
+
+
+def page_difference(committed: Path, produced: str, lines: int = 80) -> str:
+    """A unified diff of a committed page and the one the runs produce, cut to `lines` lines; "" when equal."""
+    old = committed.read_text(encoding="utf-8") if committed.is_file() else ""
+    if old == produced:
+        return ""
+    diff = list(difflib.unified_diff(old.splitlines(), produced.splitlines(), str(committed.relative_to(ROOT)),
+                                     "what the real servers do now", lineterm="", n=1))
+    return "\n".join(diff[:lines] + ([f"… {len(diff) - lines} more lines"] if len(diff) > lines else []))
+
+
+# --- shapes ---------------------------------------------------------------------------------------------------------
+
+def serialized_shapes(run: Run) -> dict[str, str]:
+    """Case id -> the shape of its answer, as `pytest suites --snapshot-update` would store it."""
+    extension = ShapeSnapshotExtension()
+    return {case_id: extension.serialize(shape_of(observed.exchange, observed.case.api))
+            for case_id, observed in sorted(run.observations().items()) if not observed.case.source}
+
+
+def stored_shapes(folder: Path) -> dict[str, str]:
+    return {path.relative_to(folder).with_suffix("").as_posix(): path.read_text(encoding="utf-8")
+            for path in sorted(folder.glob("*/*.json"))}
+
+
+def calls_a_tool(shape_text: str) -> bool:
+    """Whether the answer a shape describes calls a tool (chat `tool_calls`, a Responses `function_call` item):
+    the model's choice, where a case lets it choose."""
+
+    def found(value) -> bool:
+        if isinstance(value, dict):
+            if value.get("type") == "function_call" or value.get("tool_calls"):
+                return True
+            return any(found(item) for item in value.values())
+        if isinstance(value, list):
+            return any(found(item) for item in value)
+        return False
+
+    return found(json.loads(shape_text))
+
+
+@dataclass
+class ShapeComparison:
+    folder: Path
+    server_changed: list[str] = field(default_factory=list)  # readable diffs of what the server sends
+    model_chose_otherwise: list[str] = field(default_factory=list)  # cases whose tool call came or went
+    added: list[str] = field(default_factory=list)  # cases without a stored shape
+    removed: list[str] = field(default_factory=list)  # stored shapes of cases no longer played
+    previous: Path | None = None  # for a version without snapshots: the newest folder of the same server
+
+    @property
+    def holds(self) -> bool:
+        return not (self.server_changed or self.added or self.removed)
+
+    def report(self) -> str:
+        name = self.folder.relative_to(ROOT) if self.folder.is_relative_to(ROOT) else self.folder
+        lines = []
+        if self.previous is not None:
+            lines.append(f"no snapshots for this version at {name}; compared with {self.previous.name}, "
+                         "another version of the same server (`make snapshots-real` records this one):")
+        lines += self.server_changed
+        lines += [f"no stored shape for {case} (`make snapshots-real` records it)" for case in self.added]
+        lines += [f"a stored shape of {case}, which the run no longer played" for case in self.removed]
+        lines += [f"{case}: the model chose otherwise than when the snapshot was taken (a tool call where it had "
+                  "text, or text where it called): the server's format of this case is not compared"
+                  for case in self.model_chose_otherwise]
+        return "\n".join(lines)
+
+
+def compare_shapes(run: Run, root: Path = SNAPSHOTS, write: bool = False) -> ShapeComparison:
+    """The run's shapes against `<root>/<server>-<version>/`; with `write`, stored there instead. A folder for
+    another version of the same server stands in when this version has none, so an upgrade shows as a diff."""
+    folder = snapshot_folder(run.target, root)
+    produced = serialized_shapes(run)
+    comparison = ShapeComparison(folder)
+    if write:
+        for case_id, text in produced.items():
+            path = folder / f"{case_id}.json"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text, encoding="utf-8")
+        for case_id in stored_shapes(folder).keys() - produced.keys():
+            (folder / f"{case_id}.json").unlink()
+        return comparison
+    against = folder
+    if not folder.is_dir():
+        prefix = snapshot_folder(replace(run.target, server_version="0"), root).name[:-1]  # `llama-server-`
+        others = sorted(path for path in root.glob(f"{prefix}*")
+                        if path.is_dir() and path.name[len(prefix):][:1].isdigit())
+        comparison.previous = against = others[-1] if others else folder
+    stored = stored_shapes(against) if against.is_dir() else {}
+    comparison.added = sorted(produced.keys() - stored.keys())
+    comparison.removed = sorted(stored.keys() - produced.keys())
+    for case_id in sorted(produced.keys() & stored.keys()):
+        old, new = stored[case_id], produced[case_id]
+        if old == new:
+            continue
+        if calls_a_tool(old) != calls_a_tool(new):
+            comparison.model_chose_otherwise.append(case_id)
+        else:
+            comparison.server_changed.append(shape_diff(old, new, f"{against.name}/{case_id}.json",
+                                                        f"{folder.name}/{case_id}.json (this run)"))
+    if comparison.previous is not None and comparison.previous == folder:
+        comparison.previous = None  # no version of this server has snapshots yet
+    elif comparison.previous is not None and not comparison.server_changed and not comparison.added:
+        comparison.added = sorted(produced)  # the same shapes, but this version's are still to be recorded
+    return comparison
