@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import re
 
 from lmconform.apis import api_of
@@ -117,8 +116,20 @@ def _name_words(name) -> set[str]:
 
 
 def _input_text(case: Case) -> str:
+    """What the input says: its text, not the names of its fields or their enumerations (a role `user` asks for no
+    tool named `User`)."""
     given = case.body.get("input") if isinstance(case.body, dict) else None
-    return json.dumps(given, ensure_ascii=False) if not isinstance(given, str) else given
+    return " ".join(_said(given))
+
+
+def _said(value, key: str = "content") -> list[str]:
+    if isinstance(value, str):
+        return [value] if key in ("content", "text", "output") else []
+    if isinstance(value, list):
+        return [text for item in value for text in _said(item, key)]
+    if isinstance(value, dict):
+        return [text for name, item in value.items() for text in _said(item, name)]
+    return []
 
 
 def asks_for_a_tool(case: Case) -> bool:

@@ -40,7 +40,7 @@ from lmconform.vocabulary import Outcome
 from tools.targets.process import RunningTarget
 
 RUN_KEYS = {"model", "max_tokens", "temperature", "apis", "checks", "exclude", "fuzz_examples", "fuzz_sources",
-            "upstream"}
+            "upstream", "bridge"}
 
 
 @dataclass(frozen=True)
@@ -103,7 +103,7 @@ def load_target_file(path: Path) -> TargetFile:
                       max_tokens=run.get("max_tokens"), temperature=run.get("temperature"), apis=apis,
                       checks=checks, exclude=exclude, fuzz_examples=run.get("fuzz_examples", DEFAULT_FUZZ_EXAMPLES),
                       fuzz_sources=tuple(run.get("fuzz_sources", Target.fuzz_sources)),
-                      upstream=run.get("upstream", False), expectations=expectations)
+                      upstream=run.get("upstream", False), expectations=expectations, bridge=run.get("bridge", False))
 
 
 def run_target_file(spec: TargetFile, running: RunningTarget, upstream_url: str | None = None) -> Run:
