@@ -57,8 +57,9 @@ matrix: $(STAMP)
 targets: $(STAMP)
 	$(BIN)/python -m tools.targets install
 
+# Two workers or more: the real servers' tests keep one (they are grouped), the others share the rest.
 test: $(STAMP) $(CHROMIUM) targets
-	$(BIN)/python -m pytest tests -p no:cacheprovider
+	$(BIN)/python -m pytest tests -p no:cacheprovider -n auto --dist loadgroup
 
 # What the project publishes about the real servers, from the runs `make test` makes: the compatibility matrix
 # (docs/compatibility.md and .html) and the shapes of their answers per version (fixtures/snapshots/<server>-<V>/).

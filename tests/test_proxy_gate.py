@@ -27,6 +27,9 @@ from lmconform.run.transparency import fuzz_streams, load_expected, stream_diffe
 from lmconform.target import Target
 from tools.targets import litellm_proxy
 
+# The gate's tests share one LiteLLM proxy: they run together on one worker (`make test` runs -n 2).
+pytestmark = pytest.mark.xdist_group("proxy-gate")
+
 GATE_FILE = Path(__file__).resolve().parent.parent / "fixtures" / "gates" / "litellm.toml"
 UPSTREAM_MODEL = "lmconform-reference"
 

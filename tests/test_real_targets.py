@@ -57,6 +57,10 @@ from tools.targets.published import (
     page_difference,
 )
 
+# One worker runs every real server: the published matrix is built from all their runs, and each server is
+# started once for all its tests; the other worker takes the rest of the tests meanwhile (`make test` runs -n 2).
+pytestmark = pytest.mark.xdist_group("real-servers")
+
 ROOT = Path(__file__).resolve().parent.parent
 TARGET_FILES = ROOT / "fixtures" / "targets"
 RECORDS = ROOT / "reports" / "real"  # each run's results record, for `lmconform matrix` and CI artifacts
