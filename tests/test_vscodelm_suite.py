@@ -12,6 +12,7 @@ import pytest
 from test_plugin import run_suite
 
 from lmconform.cases import load_cases
+from lmconform.report.findings_html import exchange_anchor
 from lmconform.report.matrix import build_matrix
 from lmconform.report.records import load_results
 from lmconform.run.plan import EMBEDDED_BRIDGE
@@ -52,8 +53,8 @@ def test_a_bridge_fault_fails_its_check_with_the_case_replayable_and_its_transcr
     assert "[vscodelm.cancel.no_more_parts] after lm/cancel, no part of the request comes later than 1 s" \
         in finished.stdout
     assert "Reproduce: { printf '%s\\n' " in finished.stdout and "sleep " in finished.stdout
-    page = report.read_text()  # the whole conversation with the process, under the finding
-    assert "Full exchange of vscodelm/cancel-while-streaming" in page
+    page = report.read_text()  # the whole conversation with the process, in the exchanges the findings link to
+    assert f'<details id="{exchange_anchor("vscodelm/cancel-while-streaming")}">' in page
     assert "--profile strict --fault cancel-ignored" in page and "lm/provideLanguageModelChatResponse" in page
 
 
