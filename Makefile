@@ -59,7 +59,7 @@ targets: $(STAMP)
 
 # Two workers or more: the real servers' tests keep one (they are grouped), the others share the rest.
 test: $(STAMP) $(CHROMIUM) targets
-	$(BIN)/python -m pytest tests -p no:cacheprovider -n auto --dist loadgroup
+	$(BIN)/python -m pytest tests -p no:cacheprovider -n auto --dist loadgroup --durations=15
 
 # What the project publishes about the real servers, from the runs `make test` makes: the compatibility matrix
 # (docs/compatibility.md and .html) and the shapes of their answers per version (fixtures/snapshots/<server>-<V>/).
