@@ -15,6 +15,7 @@ from lmconform.profiles import parse_profile
 from lmconform.target import (
     BRIDGE_PROFILES,
     DEFAULT_FUZZ_EXAMPLES,
+    DEFAULT_FUZZ_SHRINK,
     DEFAULT_MAX_BODY_BYTES,
     DEFAULT_READ_TIMEOUT_S,
     FUZZ_MODES,
@@ -64,6 +65,9 @@ def add_options(parser: pytest.Parser) -> None:
     group.addoption("--fuzz-seed", metavar="S",
                     help="seed of the generated requests (default: derandomized, the same requests every run); "
                          "a finding names its seed, and the same seed replays the same requests")
+    group.addoption("--fuzz-shrink", default=str(DEFAULT_FUZZ_SHRINK), metavar="N",
+                    help=f"requests shrinking a finding of generated requests may send; past them the smallest found "
+                         f"so far is reported (default {DEFAULT_FUZZ_SHRINK}; keep it small against a slow real model)")
     group.addoption("--fuzz-save", metavar="DIR",
                     help="write each shrunk finding of generated requests as a case file under DIR/<api>/ "
                          "(DIR as lmconform/cases: the next run plays it as a regression case)")
@@ -191,6 +195,7 @@ def target_from_options(config: pytest.Config) -> Target:
         fuzz_mode=_fuzz_mode(config),
         fuzz_seed=_count(config, "fuzz_seed", "--fuzz-seed") if config.getoption("fuzz_seed") is not None else None,
         fuzz_save=config.getoption("fuzz_save"),
+        fuzz_shrink=_count(config, "fuzz_shrink", "--fuzz-shrink"),
         repeat=_positive_number(config, "repeat", "--repeat", int),
         max_tokens=_count(config, "max_tokens", "--max-tokens") if config.getoption("max_tokens") else None,
         temperature=_temperature(config),

@@ -21,6 +21,9 @@ DEFAULT_DEADLINE_S = 300.0
 # Generated requests each generated case sends (a chain program counts as the several requests it sends): 50 for
 # each of four sources (chat and Responses, valid and invalid) keeps a run against a local model to minutes.
 DEFAULT_FUZZ_EXAMPLES = 50
+# Requests shrinking a finding of generated requests may send; past them the smallest found so far is reported. A slow
+# target (a real model, where each request is a generation) is given fewer.
+DEFAULT_FUZZ_SHRINK = 500
 FUZZ_MODES = ("positive", "negative", "both")
 # What a bridge does with a cancelled request: `strict`, one lm/responseComplete and the result, so that a client can
 # always close it; `symposium`, neither, as Symposium's bridge does.
@@ -51,6 +54,7 @@ class Target:
     fuzz_mode: str = "both"  # generated valid requests ("positive"), invalid ones ("negative"), or both
     fuzz_seed: int | None = None  # None: derandomized, the same examples every run
     fuzz_save: str | None = None  # a cases folder (holding <api>/) to write each shrunk finding into, as a case
+    fuzz_shrink: int = DEFAULT_FUZZ_SHRINK  # requests shrinking a finding of generated requests may send
     fuzz_sources: tuple[str, ...] = ("chains", "requests")  # the sources of generated cases (lmconform.fuzz) played
     # Answers in generated wire forms per API sent through the target and straight to the upstream (the reference
     # server), and the seed that draws them; 0 leaves the `streams` source cases out of the run.

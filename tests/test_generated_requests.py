@@ -71,6 +71,17 @@ def test_deep_parameters_are_found_and_shrunk_to_one_tool_two_objects_deep(serve
     assert "curl -sS -N -X POST" in verdict.curl and "Replay:" in verdict.evidence
 
 
+def test_fuzz_shrink_bounds_the_requests_a_finding_shrinks_with(server):
+    source = SOURCES[("chat", "positive")]
+    for budget in (0, 3):
+        run = generated_run(server, "deep-parameters-500", "chat", fuzz_shrink=budget, fuzz_mode="positive")
+        verdict, _ = finding(run, source)
+        played = run.examples(source)
+        # The finding's index counts every request of the search: those kept, the first finding, the shrinking.
+        assert played[-1].case.provenance["generated"]["example"] <= len(played) - 1 + budget
+        assert verdict.check.id == "http.status.success_for_valid_request"
+
+
 def test_a_long_tool_name_is_found_and_shrunk_to_one_name_just_over_the_limit(server):
     verdict, body = finding(generated_run(server, "long-tool-name-500", "chat"), SOURCES[("chat", "positive")])
     assert verdict.check.id == "http.status.success_for_valid_request"

@@ -19,6 +19,7 @@ from lmconform.cases import FIRST, Case, Turn
 from lmconform.checks.observed import Observed
 from lmconform.fuzz.search import Search
 from lmconform.fuzz.search import search as generic_search
+from lmconform.target import DEFAULT_FUZZ_SHRINK
 
 SOURCE = "chains"
 STEPS = 8  # at most this many steps a program: each is one or two requests
@@ -124,9 +125,9 @@ def representative(source: Case) -> Case:
 
 
 def search(source: Case, play: Callable[[Case], Observed], has_finding: Callable[[Observed], bool],
-           examples: int, seed: int | None = None) -> Search:
+           examples: int, seed: int | None = None, shrink_plays: int = DEFAULT_FUZZ_SHRINK) -> Search:
     """Up to `examples` programs (see `programs_for`), each played; the first with a finding shrunk."""
-    return generic_search(programs(source), play, has_finding, programs_for(examples), seed)
+    return generic_search(programs(source), play, has_finding, programs_for(examples), seed, shrink_plays)
 
 
 def describe(observed: Observed) -> str:

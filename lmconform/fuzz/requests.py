@@ -22,6 +22,7 @@ from lmconform.fuzz.bodies import BODIES
 from lmconform.fuzz.search import Search
 from lmconform.fuzz.search import search as generic_search
 from lmconform.fuzz.violations import VIOLATIONS, Violation, invalid_bodies
+from lmconform.target import DEFAULT_FUZZ_SHRINK
 
 SOURCE = "requests"
 MODES = ("positive", "negative")
@@ -80,16 +81,17 @@ def representatives(source: Case) -> list[Case]:
 
 
 def search(source: Case, play: Callable[[Case], Observed], has_finding: Callable[[Observed], bool],
-           examples: int, seed: int | None = None) -> Search:
+           examples: int, seed: int | None = None, shrink_plays: int = DEFAULT_FUZZ_SHRINK) -> Search:
     """Valid requests in one search; invalid ones in a search per kind of violation, the budget shared between them,
     so that every kind is tried however the generator favours some (until one has a finding)."""
     if mode_of(source) == "positive":
-        return generic_search(examples_of(source, seed), play, has_finding, examples, seed)
+        return generic_search(examples_of(source, seed), play, has_finding, examples, seed, shrink_plays)
     kinds = VIOLATIONS[source.api]
     kept: list[Observed] = []
     for position, violation in enumerate(kinds):
         share = examples // len(kinds) + (position < examples % len(kinds))
-        found = generic_search(examples_of(source, seed, violation), play, has_finding, share, seed)
+        found = generic_search(examples_of(source, seed, violation), play, has_finding, share, seed,
+                               shrink_plays)
         kept += found.kept
         if found.finding is not None:
             return Search(tuple(kept), found.finding)

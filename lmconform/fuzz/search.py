@@ -18,8 +18,7 @@ from hypothesis.errors import Flaky
 
 from lmconform.cases import Case
 from lmconform.checks.observed import Observed
-
-SHRINK_PLAYS = 500  # examples shrinking a finding may play; past them the smallest found so far is reported
+from lmconform.target import DEFAULT_FUZZ_SHRINK
 
 
 @dataclass(frozen=True)
@@ -35,8 +34,10 @@ class _Found(Exception):
 
 
 def search(examples_of: st.SearchStrategy[Case], play: Callable[[Case], Observed],
-           has_finding: Callable[[Observed], bool], examples: int, seed: int | None = None) -> Search:
-    """Generate up to `examples` cases, play each, and shrink the first one `has_finding` to the smallest."""
+           has_finding: Callable[[Observed], bool], examples: int, seed: int | None = None,
+           shrink_plays: int = DEFAULT_FUZZ_SHRINK) -> Search:
+    """Generate up to `examples` cases, play each, and shrink the first one `has_finding` to the smallest, playing
+    at most `shrink_plays` more."""
     kept: list[Observed] = []
     found: list[Observed] = []
     shrinking = [0]  # requests sent since the first finding
@@ -49,7 +50,7 @@ def search(examples_of: st.SearchStrategy[Case], play: Callable[[Case], Observed
     @given(examples_of)
     def every_example_keeps_the_invariants(example: Case) -> None:
         if found:
-            if shrinking[0] >= SHRINK_PLAYS:
+            if shrinking[0] >= shrink_plays:
                 # The budget is spent: nothing more is sent, so no later candidate is smaller; the smallest is
                 # still a finding when Hypothesis replays it last.
                 if example.body == found[-1].case.body:

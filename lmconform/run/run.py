@@ -158,7 +158,8 @@ class Run:
             observed.example = source.describe(observed)
             return observed
 
-        found = source.search(case, play_example, _FindingOf(), self.target.fuzz_examples, self.target.fuzz_seed)
+        found = source.search(case, play_example, _FindingOf(), self.target.fuzz_examples, self.target.fuzz_seed,
+                              self.target.fuzz_shrink)
         if found.finding is not None and self.target.fuzz_save:
             saved = save_finding(found.finding.case, Path(self.target.fuzz_save))
             found.finding.example += f"\nSaved as the case {saved}" if saved else f"\nNot saved under {self.target.fuzz_save}"

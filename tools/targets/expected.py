@@ -11,6 +11,7 @@
     exclude = ["…"]          # or checks = ["…"]: globs over check ids
     fuzz_examples = 0        # generated requests per generated case (0: none)
     fuzz_sources = ["chains"] # which sources of generated cases play (default: all)
+    fuzz_shrink = 20         # requests shrinking a finding may send (default DEFAULT_FUZZ_SHRINK)
     upstream = true          # a proxy: also compare each answer with its upstream's (the proxy.diff checks)
     bridge = true            # the target is lmconform's reference VS Code bridge in front of the server (apis:
                              # ["vscodelm"]), started with the model, max_tokens and temperature above
@@ -40,7 +41,7 @@ from lmconform.vocabulary import Outcome
 from tools.targets.process import RunningTarget
 
 RUN_KEYS = {"model", "max_tokens", "temperature", "apis", "checks", "exclude", "fuzz_examples", "fuzz_sources",
-            "upstream", "bridge"}
+            "fuzz_shrink", "upstream", "bridge"}
 
 
 @dataclass(frozen=True)
@@ -56,6 +57,7 @@ class TargetFile:
     exclude: tuple[str, ...]
     fuzz_examples: int
     fuzz_sources: tuple[str, ...]
+    fuzz_shrink: int
     upstream: bool
     expectations: Expectations
     bridge: bool = False
@@ -70,7 +72,8 @@ class TargetFile:
                           server_version=server_version)
         return Target(base_url=base_url, api_key=api_key, model=self.model, label=label or self.label,
                       server_version=server_version, max_tokens=self.max_tokens, temperature=self.temperature,
-                      fuzz_examples=self.fuzz_examples, fuzz_sources=self.fuzz_sources)
+                      fuzz_examples=self.fuzz_examples, fuzz_sources=self.fuzz_sources,
+                      fuzz_shrink=self.fuzz_shrink)
 
 
     def bridge_command(self, base_url: str, api_key: str | None = None) -> tuple[str, ...]:
@@ -103,6 +106,7 @@ def load_target_file(path: Path) -> TargetFile:
                       max_tokens=run.get("max_tokens"), temperature=run.get("temperature"), apis=apis,
                       checks=checks, exclude=exclude, fuzz_examples=run.get("fuzz_examples", DEFAULT_FUZZ_EXAMPLES),
                       fuzz_sources=tuple(run.get("fuzz_sources", Target.fuzz_sources)),
+                      fuzz_shrink=run.get("fuzz_shrink", Target.fuzz_shrink),
                       upstream=run.get("upstream", False), expectations=expectations, bridge=run.get("bridge", False))
 
 
