@@ -113,12 +113,21 @@ def test_an_overlay_whose_base_changed_under_it_fails_to_load():
 APIS_WITHOUT_SCHEMAS = {"messages", "native_chat", "vscodelm"}
 
 
+# APIs whose events are told apart by `type`, each type's schema in the dispatcher's folder beside it; what else
+# the folder holds.
+EVENT_FOLDERS = {"responses": {"common.json", "event.json"}}
+
+
 def test_the_payload_table_covers_every_api_and_event_file():
     assert {api for api, _ in PAYLOAD_SCHEMAS} == set(APIS) - APIS_WITHOUT_SCHEMAS
     assert {api for api, kind in PAYLOAD_SCHEMAS if kind == "body"} == set(APIS) - APIS_WITHOUT_SCHEMAS
     assert all(path in schema_paths() for path in PAYLOAD_SCHEMAS.values())
-    events = {path for path in schema_paths() if path.startswith("responses/events/")}
-    assert events - set(event_schemas().values()) == {"responses/events/common.json", "responses/events/event.json"}
+    assert {api for api in APIS if event_schemas(api)} == set(EVENT_FOLDERS)
+    for api, others in EVENT_FOLDERS.items():
+        folder = PAYLOAD_SCHEMAS[(api, "event")].rpartition("/")[0]
+        events = {path for path in schema_paths() if path.startswith(folder + "/")}
+        assert events - set(event_schemas(api).values()) == {f"{folder}/{name}" for name in others}
+        assert set(event_schemas(api).values()) <= set(schema_paths())
     assert schema_for("responses", "event", {"type": "response.output_text.delta"}) == \
         "responses/events/output-text-delta.json"
     assert schema_for("responses", "event", {"type": "acme:thing"}) == "responses/events/event.json"
@@ -126,8 +135,8 @@ def test_the_payload_table_covers_every_api_and_event_file():
 
 def _object_schemas(kind: str, apis: list[str]) -> list[str]:
     paths = [PAYLOAD_SCHEMAS[(api, kind)] for api in apis if (api, kind) in PAYLOAD_SCHEMAS]
-    if kind == "event" and "responses" in apis:
-        paths += sorted(set(event_schemas().values()))
+    if kind == "event":
+        paths += sorted({path for api in apis for path in event_schemas(api).values()})
     return paths
 
 

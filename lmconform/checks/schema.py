@@ -41,7 +41,7 @@ from lmconform.checks.scope import (
 )
 from lmconform.normalize.chat import normalize_chat_stream
 from lmconform.normalize.responses import normalize_responses_stream
-from lmconform.schemas import PAYLOAD_SCHEMAS, SchemaFinding, validate
+from lmconform.schemas import PAYLOAD_SCHEMAS, SchemaFinding, event_schemas, validate
 from lmconform.vocabulary import Failure, Level, NotApplicable
 from lmconform.wire.http import HttpExchange
 
@@ -89,7 +89,7 @@ class Judged:
 
     kind: str
     label: str  # "body", or the SSE event: "SSE event #3 (byte 412)"
-    type: str | None  # a Responses event's type
+    type: str | None  # the type of an event told apart by `type`
     excerpt: str
     findings: tuple[SchemaFinding, ...]
 
@@ -122,7 +122,7 @@ def _judged(exchange: HttpExchange, api: str, profile: str | None) -> Iterator[J
             payloads = [(event.event, event.payload) for event in exchange.view(normalize_responses_stream).events
                         if isinstance(event.payload, dict | list)]
         for event, payload in payloads:
-            kind_of = payload.get("type") if isinstance(payload, dict) and api == "responses" else None
+            kind_of = payload.get("type") if isinstance(payload, dict) and event_schemas(api) else None
             yield Judged("event", event.label(), kind_of if isinstance(kind_of, str) else None,
                          event.excerpt(EXCERPT_CHARS), tuple(validate(api, "event", payload, profile)))
 
