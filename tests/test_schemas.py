@@ -110,12 +110,10 @@ def test_an_overlay_whose_base_changed_under_it_fails_to_load():
 
 
 # APIs whose answers the hand-written checks of their surface judge alone: no schema of theirs is written yet.
-APIS_WITHOUT_SCHEMAS = {"messages", "native_chat", "vscodelm"}
-
-
+APIS_WITHOUT_SCHEMAS = {"native_chat", "vscodelm"}
 # APIs whose events are told apart by `type`, each type's schema in the dispatcher's folder beside it; what else
 # the folder holds.
-EVENT_FOLDERS = {"responses": {"common.json", "event.json"}}
+EVENT_FOLDERS = {"responses": {"common.json", "event.json"}, "messages": {"event.json"}}
 
 
 def test_the_payload_table_covers_every_api_and_event_file():
@@ -131,6 +129,10 @@ def test_the_payload_table_covers_every_api_and_event_file():
     assert schema_for("responses", "event", {"type": "response.output_text.delta"}) == \
         "responses/events/output-text-delta.json"
     assert schema_for("responses", "event", {"type": "acme:thing"}) == "responses/events/event.json"
+    assert schema_for("messages", "event", {"type": "content_block_delta"}) == \
+        "messages/events/content-block-delta.json"
+    # An error event is the error body with its type.
+    assert schema_for("messages", "event", {"type": "error"}) == PAYLOAD_SCHEMAS[("messages", "error")]
 
 
 def _object_schemas(kind: str, apis: list[str]) -> list[str]:
@@ -336,11 +338,16 @@ def _error_event(nested: bool) -> Callable[[Any], Any]:
     return prepare
 
 
+def _delta(kind: str) -> Callable[[Any], bool]:
+    return lambda event: event.get("type") == "content_block_delta" and event["delta"].get("type") == kind
+
+
 def _function_call_output(body: dict) -> dict:
     return next(item for item in body["input"] if isinstance(item, dict) and item.get("type") == "function_call_output")
 
 
 R = "responses/events/"
+M = "messages/events/"
 TOOL_RESULT = _has("messages", 2, "tool_call_id")
 def _reasoning_item_done(event: dict) -> bool:
     return event["type"] == "response.output_item.done" and event["item"]["type"] == "reasoning"
@@ -516,6 +523,78 @@ MUTATIONS = [
              _delete(["message"]), Level.MUST, via=R + "error.json", prepare=_error_event(nested=False)),
     Mutation(R + "error.json", "Open Responses' nested error event without sequence_number", "responses", "error",
              _any, _delete(["sequence_number"]), Level.SHOULD, via=R + "error.json", prepare=_error_event(nested=True)),
+    # Anthropic Messages: requests
+    Mutation("messages/request.json", "max_tokens as a string", "messages", "request", _has("messages", 0),
+             _set(["max_tokens"], "64"), Level.MUST),
+    Mutation("messages/request.json", "a system role", "messages", "request", _has("messages", 0),
+             _set(["messages", 0, "role"], "system"), Level.MUST),
+    Mutation("messages/request.json", "temperature 2", "messages", "request", _has("messages", 0),
+             _set(["temperature"], 2), Level.SHOULD),
+    Mutation("messages/request.json", "a forced tool without its name", "messages", "request", _has("tools", 0),
+             _set(["tool_choice"], {"type": "tool"}), Level.MUST),
+    Mutation("messages/input-block.json", "a tool_result without tool_use_id", "messages", "request",
+             _has("messages", 2, "content", 0, "tool_use_id"), _delete(["messages", 2, "content", 0, "tool_use_id"]),
+             Level.MUST, via="messages/request.json"),
+    Mutation("messages/input-block.json", "a tool_use sent back with its input as JSON text", "messages", "request",
+             _has("messages", 1, "content", 0, "input"), _set(["messages", 1, "content", 0, "input"], "{}"),
+             Level.MUST, via="messages/request.json"),
+    # Anthropic Messages: the message and its error
+    Mutation("messages/message.json", "content as a string", "messages", "body", _any, _set(["content"], "Hello"),
+             Level.MUST),
+    Mutation("messages/message.json", "OpenAI's stop reason", "messages", "body", _any, _set(["stop_reason"], "stop"),
+             Level.MUST),
+    Mutation("messages/message.json", "stop_reason null", "messages", "body", _any, _set(["stop_reason"], None),
+             Level.SHOULD),
+    Mutation("messages/message.json", "type missing", "messages", "body", _any, _delete(["type"]), Level.SHOULD),
+    Mutation("messages/message.json", "stop_sequence left out", "messages", "body", _any, _delete(["stop_sequence"]),
+             Level.INFO),
+    Mutation("messages/content-block.json", "a tool_use block without id", "messages", "body",
+             _has("content", 0, "id"), _delete(["content", 0, "id"]), Level.MUST, via="messages/message.json"),
+    Mutation("messages/content-block.json", "a text block's text null", "messages", "body", _has("content", 0, "text"),
+             _set(["content", 0, "text"], None), Level.MUST, via="messages/message.json"),
+    Mutation("messages/content-block.json", "an unknown block type", "messages", "body", _has("content", 0, "text"),
+             _set(["content", 0, "type"], "telemetry"), Level.INFO, via="messages/message.json"),
+    Mutation("messages/usage.json", "output_tokens as a string", "messages", "body", _any,
+             _set(["usage", "output_tokens"], "7"), Level.MUST, via="messages/message.json"),
+    Mutation("messages/usage.json", "cache_read_input_tokens as a string", "messages", "body", _any,
+             _set(["usage", "cache_read_input_tokens"], "0"), Level.SHOULD, via="messages/message.json"),
+    Mutation("messages/error.json", "an error without message", "messages", "error", _any,
+             _delete(["error", "message"]), Level.MUST),
+    Mutation("messages/error.json", "OpenAI's shape: no top-level type", "messages", "error", _any,
+             _delete(["type"]), Level.SHOULD),
+    Mutation("messages/error.json", "an unknown error type", "messages", "error", _any,
+             _set(["error", "type"], "teapot_error"), Level.INFO),
+    # Anthropic Messages: stream events
+    Mutation(M + "event.json", "type missing", "messages", "event", _type("ping"), _delete(["type"]), Level.MUST),
+    Mutation(M + "event.json", "an unknown event type", "messages", "event", _type("ping"), _set(["type"], "keepalive"),
+             Level.INFO),
+    Mutation(M + "message-start.json", "a message that already has content", "messages", "event",
+             _type("message_start"), _set(["message", "content"], [{"type": "text", "text": "Hi"}]), Level.MUST),
+    Mutation(M + "message-start.json", "usage missing", "messages", "event", _type("message_start"),
+             _delete(["message", "usage"]), Level.MUST),
+    Mutation(M + "message-start.json", "stop_reason left out", "messages", "event", _type("message_start"),
+             _delete(["message", "stop_reason"]), Level.INFO),
+    Mutation(M + "content-block-start.json", "index missing", "messages", "event", _type("content_block_start"),
+             _delete(["index"]), Level.MUST),
+    Mutation(M + "content-block-start.json", "a tool_use block opened without input", "messages", "event",
+             _has("content_block", "input"), _delete(["content_block", "input"]), Level.SHOULD),
+    Mutation(M + "content-block-delta.json", "partial_json as an object", "messages", "event",
+             _delta("input_json_delta"), _set(["delta", "partial_json"], {}), Level.MUST),
+    Mutation(M + "content-block-delta.json", "a text delta without text", "messages", "event", _delta("text_delta"),
+             _delete(["delta", "text"]), Level.MUST),
+    Mutation(M + "content-block-delta.json", "an unknown delta type", "messages", "event", _delta("text_delta"),
+             _set(["delta", "type"], "text_chunk"), Level.INFO),
+    Mutation(M + "content-block-stop.json", "index -1", "messages", "event", _type("content_block_stop"),
+             _set(["index"], -1), Level.MUST),
+    Mutation(M + "message-delta.json", "usage missing", "messages", "event", _type("message_delta"),
+             _delete(["usage"]), Level.MUST),
+    Mutation(M + "message-delta.json", "stop_reason null", "messages", "event", _type("message_delta"),
+             _set(["delta", "stop_reason"], None), Level.SHOULD),
+    Mutation(M + "message-delta.json", "stop_sequence left out", "messages", "event", _type("message_delta"),
+             _delete(["delta", "stop_sequence"]), Level.INFO),
+    Mutation(M + "message-stop.json", "type says message_end", "messages", "event", _type("message_stop"),
+             _set(["type"], "message_end"), Level.MUST),
+    Mutation(M + "ping.json", "type says pong", "messages", "event", _type("ping"), _set(["type"], "pong"), Level.MUST),
 ]
 
 

@@ -1,12 +1,13 @@
 """The wire's shape: JSON Schemas (Draft 2020-12) of every object lmconform sends and receives — chat completion
-requests, bodies and chunks, Responses requests, objects and each stream event, the model list and error bodies —
-each requirement graded MUST, SHOULD or INFO by the annotation `x-lmconform-level` (docs/schemas.md).
+requests, bodies and chunks, Responses requests, objects and each stream event, Anthropic Messages requests,
+messages and stream events, the model list and error bodies — each requirement graded MUST, SHOULD or INFO by the
+annotation `x-lmconform-level` (docs/schemas.md).
 
 The documents ship beside this module. `schema_set(profile)` gives them with the profile's overlays applied (LM
 Studio's dialect for `lmstudio` and for the reference server, which answers as LM Studio does), each schema compiled
 into a validator once; `schema_for` picks the schema of a payload by API, kind and, for an event of an API whose
-events are told apart by `type`, that type. The `schema.*` checks validate every answer with them, and generated requests start from the request
-schemas.
+events are told apart by `type`, that type. The `schema.*` checks validate every answer with them, and generated
+requests start from the request schemas.
 """
 
 from __future__ import annotations
@@ -29,6 +30,10 @@ PAYLOAD_SCHEMAS: dict[tuple[str, str], str] = {
     ("responses", "body"): "responses/response.json",
     ("responses", "event"): "responses/events/event.json",
     ("responses", "error"): "responses/error.json",
+    ("messages", "request"): "messages/request.json",
+    ("messages", "body"): "messages/message.json",
+    ("messages", "event"): "messages/events/event.json",
+    ("messages", "error"): "messages/error.json",
     ("models", "body"): "models/list.json",
     ("models", "error"): "common/error.json",
 }
@@ -47,8 +52,9 @@ def schema_set(profile: str | None = None) -> SchemaSet:
 
 @cache
 def event_schemas(api: str) -> dict[str, str]:
-    """Event `type` → the schema of that event, for an API whose event schema dispatches on `type` (none for chat),
-    read from the dispatcher's own branches, so that the dispatcher and this table cannot disagree."""
+    """Event `type` → the schema of that event, for an API whose event schema dispatches on `type` (Responses,
+    Messages; none for chat), read from the dispatcher's own branches, so that the dispatcher and this
+    table cannot disagree."""
     path = PAYLOAD_SCHEMAS.get((api, "event"))
     if path is None:
         return {}
