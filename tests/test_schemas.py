@@ -109,11 +109,13 @@ def test_an_overlay_whose_base_changed_under_it_fails_to_load():
         patched(documents, "lmstudio")
 
 
-# APIs whose answers the hand-written checks of their surface judge alone: no schema of theirs is written yet.
-APIS_WITHOUT_SCHEMAS = {"native_chat", "vscodelm"}
+# The VS Code language-model bridge answers JSON-RPC over stdio, which no wire schema describes: the hand-written
+# checks of its surface judge it alone.
+APIS_WITHOUT_SCHEMAS = {"vscodelm"}
 # APIs whose events are told apart by `type`, each type's schema in the dispatcher's folder beside it; what else
 # the folder holds.
-EVENT_FOLDERS = {"responses": {"common.json", "event.json"}, "messages": {"event.json"}}
+EVENT_FOLDERS = {"responses": {"common.json", "event.json"}, "messages": {"event.json"},
+                 "native_chat": {"event.json"}}
 
 
 def test_the_payload_table_covers_every_api_and_event_file():
@@ -131,8 +133,9 @@ def test_the_payload_table_covers_every_api_and_event_file():
     assert schema_for("responses", "event", {"type": "acme:thing"}) == "responses/events/event.json"
     assert schema_for("messages", "event", {"type": "content_block_delta"}) == \
         "messages/events/content-block-delta.json"
-    # An error event is the error body with its type.
-    assert schema_for("messages", "event", {"type": "error"}) == PAYLOAD_SCHEMAS[("messages", "error")]
+    assert schema_for("native_chat", "event", {"type": "message.delta"}) == "native_chat/events/delta.json"
+    for api in ("messages", "native_chat"):  # an error event is the error body with its type
+        assert schema_for(api, "event", {"type": "error"}) == PAYLOAD_SCHEMAS[(api, "error")]
 
 
 def _object_schemas(kind: str, apis: list[str]) -> list[str]:
@@ -342,12 +345,17 @@ def _delta(kind: str) -> Callable[[Any], bool]:
     return lambda event: event.get("type") == "content_block_delta" and event["delta"].get("type") == kind
 
 
+def _first_output(kind: str) -> Callable[[Any], bool]:
+    return lambda result: bool(result.get("output")) and result["output"][0].get("type") == kind
+
+
 def _function_call_output(body: dict) -> dict:
     return next(item for item in body["input"] if isinstance(item, dict) and item.get("type") == "function_call_output")
 
 
 R = "responses/events/"
 M = "messages/events/"
+N = "native_chat/events/"
 TOOL_RESULT = _has("messages", 2, "tool_call_id")
 def _reasoning_item_done(event: dict) -> bool:
     return event["type"] == "response.output_item.done" and event["item"]["type"] == "reasoning"
@@ -595,6 +603,66 @@ MUTATIONS = [
     Mutation(M + "message-stop.json", "type says message_end", "messages", "event", _type("message_stop"),
              _set(["type"], "message_end"), Level.MUST),
     Mutation(M + "ping.json", "type says pong", "messages", "event", _type("ping"), _set(["type"], "pong"), Level.MUST),
+    # LM Studio's native chat: requests, results and errors
+    Mutation("native_chat/request.json", "input is a number", "native_chat", "request", _has("input"),
+             _set(["input"], 42), Level.MUST),
+    Mutation("native_chat/request.json", "an input item without content", "native_chat", "request",
+             _has("input", 0, "content"), _delete(["input", 0, "content"]), Level.MUST),
+    Mutation("native_chat/request.json", "a plugin without id", "native_chat", "request", _has("integrations", 0, "id"),
+             _delete(["integrations", 0, "id"]), Level.MUST),
+    Mutation("native_chat/request.json", "temperature 2", "native_chat", "request", _has("input"),
+             _set(["temperature"], 2), Level.SHOULD),
+    Mutation("native_chat/result.json", "stats missing", "native_chat", "body", _any, _delete(["stats"]), Level.MUST),
+    Mutation("native_chat/result.json", "input_tokens as a string", "native_chat", "body", _any,
+             _set(["stats", "input_tokens"], "5"), Level.MUST),
+    Mutation("native_chat/result.json", "model_instance_id missing", "native_chat", "body", _any,
+             _delete(["model_instance_id"]), Level.SHOULD),
+    Mutation("native_chat/result.json", "tokens_per_second missing", "native_chat", "body", _any,
+             _delete(["stats", "tokens_per_second"]), Level.SHOULD),
+    Mutation("native_chat/output-item.json", "a message item without content", "native_chat", "body",
+             _first_output("message"), _delete(["output", 0, "content"]), Level.MUST, via="native_chat/result.json"),
+    Mutation("native_chat/output-item.json", "a tool call's arguments as JSON text", "native_chat", "body",
+             _first_output("tool_call"), _set(["output", 0, "arguments"], "{}"), Level.MUST,
+             via="native_chat/result.json"),
+    Mutation("native_chat/output-item.json", "a tool call without provider_info", "native_chat", "body",
+             _first_output("tool_call"), _delete(["output", 0, "provider_info"]), Level.SHOULD,
+             via="native_chat/result.json"),
+    Mutation("native_chat/output-item.json", "an unknown item type", "native_chat", "body", _first_output("message"),
+             _set(["output", 0, "type"], "text"), Level.SHOULD, via="native_chat/result.json"),
+    Mutation("native_chat/error.json", "an error without message", "native_chat", "error", _any,
+             _delete(["error", "message"]), Level.MUST),
+    Mutation("native_chat/error.json", "an unknown error type", "native_chat", "error", _any,
+             _set(["error", "type"], "invalid_request_error"), Level.SHOULD),
+    # LM Studio's native chat: stream events
+    Mutation(N + "event.json", "type missing", "native_chat", "event", _type("message.start"), _delete(["type"]),
+             Level.MUST),
+    Mutation(N + "event.json", "an unknown event type", "native_chat", "event", _type("message.start"),
+             _set(["type"], "message.begin"), Level.SHOULD),
+    Mutation(N + "chat-start.json", "model_instance_id missing", "native_chat", "event", _type("chat.start"),
+             _delete(["model_instance_id"]), Level.SHOULD),
+    Mutation(N + "model-load.json", "model_load.end without load_time_seconds", "native_chat", "event",
+             _type("chat.start"), _delete(["load_time_seconds"]), Level.SHOULD,
+             prepare=_event("model_load.end", load_time_seconds=2.5)),
+    Mutation(N + "progress.json", "progress in percent", "native_chat", "event", _type("prompt_processing.progress"),
+             _set(["progress"], 50), Level.SHOULD),
+    Mutation(N + "boundary.json", "a phase start with another name", "native_chat", "event", _type("message.start"),
+             _set(["type"], "message.begin"), Level.MUST),
+    Mutation(N + "delta.json", "content missing", "native_chat", "event", _type("message.delta"),
+             _delete(["content"]), Level.MUST),
+    Mutation(N + "tool-call-start.json", "tool missing", "native_chat", "event", _type("tool_call.start"),
+             _delete(["tool"]), Level.MUST),
+    Mutation(N + "tool-call-start.json", "provider_info missing", "native_chat", "event", _type("tool_call.start"),
+             _delete(["provider_info"]), Level.SHOULD),
+    Mutation(N + "tool-call-arguments.json", "arguments as JSON text", "native_chat", "event",
+             _type("tool_call.arguments"), _set(["arguments"], "{}"), Level.MUST),
+    Mutation(N + "tool-call-success.json", "output missing", "native_chat", "event", _type("tool_call.success"),
+             _delete(["output"]), Level.MUST),
+    Mutation(N + "tool-call-failure.json", "metadata missing", "native_chat", "event", _type("tool_call.start"),
+             _delete(["metadata"]), Level.SHOULD,
+             prepare=_event("tool_call.failure", tool=None, provider_info=None, reason="no tool get_tme",
+                            metadata={"type": "invalid_name", "tool_name": "get_tme"})),
+    Mutation(N + "chat-end.json", "result missing", "native_chat", "event", _type("chat.end"), _delete(["result"]),
+             Level.MUST),
 ]
 
 

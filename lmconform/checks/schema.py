@@ -8,9 +8,9 @@ a check per level its schemas use: `schema.chat.chunk.must` fails (FAILED) on wh
 `schema.chat.chunk.info` (INFO) on what is only worth knowing (nullable members left out, echoes of the request). A
 finding is one (JSON pointer, keyword), however many payloads show it, with how many do.
 
-Which answers each kind judges: a chat completion, a Responses object, an Anthropic message and the model list are
-the 2xx JSON bodies of the requests that ask for them (a streamed answer's payloads are chunks and events, each event
-told apart by `type` validated by the schema of its type); error bodies are judged where
+Which answers each kind judges: a chat completion, a Responses object, an Anthropic message, a native chat result
+and the model list are the 2xx JSON bodies of the requests that ask for them (a streamed answer's payloads are chunks
+and events, each event told apart by `type` validated by the schema of its type); error bodies are judged where
 the case expects a refusal (an invalid request, a turn with an unknown previous_response_id). A valid request that
 is refused is http.status.success_for_valid_request's finding already; its body is not judged again here.
 """
@@ -26,6 +26,8 @@ from lmconform.checks.observed import Observed
 from lmconform.checks.refs import (
     ANTHROPIC_MESSAGES,
     ANTHROPIC_STREAMING,
+    LMSTUDIO_NATIVE_CHAT,
+    LMSTUDIO_NATIVE_STREAMING,
     OPENAI_CHAT_CREATE,
     OPENAI_CHAT_STREAMING,
     OPENAI_ERRORS,
@@ -40,12 +42,15 @@ from lmconform.checks.scope import (
     messages_not_streamed,
     messages_streamed,
     models_list,
+    native_not_streamed,
+    native_streamed,
     refusal_expected,
     responses_body,
     responses_streamed,
 )
 from lmconform.normalize.chat import normalize_chat_stream
 from lmconform.normalize.messages import normalize_messages_stream
+from lmconform.normalize.native_chat import normalize_native_stream
 from lmconform.normalize.responses import normalize_responses_stream
 from lmconform.schemas import PAYLOAD_SCHEMAS, SchemaFinding, event_schemas, validate
 from lmconform.vocabulary import Failure, Level, NotApplicable
@@ -80,6 +85,10 @@ OBJECTS = (
                  ANTHROPIC_MESSAGES),
     SchemaObject("messages.event", "event", ("event", "events"), "every Messages stream event, by its `type`",
                  messages_streamed, ANTHROPIC_STREAMING),
+    SchemaObject("native_chat.result", "body", BODIES, "a native chat result body", native_not_streamed,
+                 LMSTUDIO_NATIVE_CHAT, (Level.MUST, Level.SHOULD)),
+    SchemaObject("native_chat.event", "event", ("event", "events"), "every native chat stream event, by its `type`",
+                 native_streamed, LMSTUDIO_NATIVE_STREAMING, (Level.MUST, Level.SHOULD)),
     SchemaObject("models.list", "body", BODIES, "the `/v1/models` list", models_list, OPENAI_MODELS,
                  (Level.MUST, Level.SHOULD)),
     SchemaObject("errors.body", "error", ("error body", "error bodies"),
@@ -90,6 +99,7 @@ OBJECTS = (
 STREAM_EVENTS = {
     "responses": normalize_responses_stream,
     "messages": normalize_messages_stream,
+    "native_chat": normalize_native_stream,
 }
 TITLES = {
     Level.MUST: "{subject} has what clients dereference, of the JSON type they read",

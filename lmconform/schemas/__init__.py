@@ -1,7 +1,7 @@
 """The wire's shape: JSON Schemas (Draft 2020-12) of every object lmconform sends and receives — chat completion
 requests, bodies and chunks, Responses requests, objects and each stream event, Anthropic Messages requests,
-messages and stream events, the model list and error bodies — each requirement graded MUST, SHOULD or INFO by the
-annotation `x-lmconform-level` (docs/schemas.md).
+messages and stream events, LM Studio's native chat requests, results and stream events, the model list and error
+bodies — each requirement graded MUST, SHOULD or INFO by the annotation `x-lmconform-level` (docs/schemas.md).
 
 The documents ship beside this module. `schema_set(profile)` gives them with the profile's overlays applied (LM
 Studio's dialect for `lmstudio` and for the reference server, which answers as LM Studio does), each schema compiled
@@ -34,6 +34,10 @@ PAYLOAD_SCHEMAS: dict[tuple[str, str], str] = {
     ("messages", "body"): "messages/message.json",
     ("messages", "event"): "messages/events/event.json",
     ("messages", "error"): "messages/error.json",
+    ("native_chat", "request"): "native_chat/request.json",
+    ("native_chat", "body"): "native_chat/result.json",
+    ("native_chat", "event"): "native_chat/events/event.json",
+    ("native_chat", "error"): "native_chat/error.json",
     ("models", "body"): "models/list.json",
     ("models", "error"): "common/error.json",
 }
@@ -53,7 +57,7 @@ def schema_set(profile: str | None = None) -> SchemaSet:
 @cache
 def event_schemas(api: str) -> dict[str, str]:
     """Event `type` → the schema of that event, for an API whose event schema dispatches on `type` (Responses,
-    Messages; none for chat), read from the dispatcher's own branches, so that the dispatcher and this
+    Messages, native chat; none for chat), read from the dispatcher's own branches, so that the dispatcher and this
     table cannot disagree."""
     path = PAYLOAD_SCHEMAS.get((api, "event"))
     if path is None:
