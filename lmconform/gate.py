@@ -71,8 +71,9 @@ from lmconform.target import Target, normalize_base_url
 from lmconform.vocabulary import Outcome
 from lmconform.wire.redact import redact_text
 
-# The API whose cases show a fault: its own, and for an http fault (framing, status) the chat streams.
-CASES_FOR_FAULT_API = {**{name: (name,) for name in APIS}, "http": ("chat",)}
+# The API whose cases show a fault: its own, and for an http fault (framing, status) the chat streams and the
+# routes' answers (the model list, a route no server serves).
+CASES_FOR_FAULT_API = {**{name: (name,) for name in APIS}, "http": ("chat", "models")}
 # A stream that stalls for minutes or pads a gigabyte tests a client's timeout and cap, not what a proxy forwards.
 GATE_FAULTS = tuple(fault for fault in FAULTS if fault not in ("stall", "body-too-large"))
 KINDS = ("repaired", "passed_through", "introduced", "proxy_fails_anyway")
