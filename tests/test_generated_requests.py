@@ -181,3 +181,26 @@ def test_each_fault_of_generated_requests_changes_exactly_its_answer(client, fau
     else:
         assert clean.status_code == 400 and faulty.status_code == 200
     assert fault in generated.NAMES
+
+
+# No false alarm over a long run: 1,000 examples of each mode of an API against the clean reference server take
+# minutes, so each API is a test of its own, for `make test`'s workers to share.
+@pytest.mark.parametrize("api", ["chat", "responses"])
+def test_a_thousand_generated_requests_of_each_mode_raise_no_false_alarm_on_the_clean_reference_server(api):
+    from lmconform.reference import ReferenceServer
+    from lmconform.run import RunPlan
+
+    with ReferenceServer() as server:
+        plan = RunPlan(Target(base_url=server.base_url, profile="reference", fuzz_examples=1000), probe=False)
+        run = plan.start()
+        try:
+            sources = [case for case in load_cases(api) if case.source == requests.SOURCE]
+            for case in sources:
+                for check in plan.checks:
+                    run.judge(case, check)
+            played = {case.id: len(run.examples(case)) for case in sources}
+        finally:
+            run.close()
+    assert played == {case.id: 1000 for case in sources}
+    assert {verdict.outcome for verdict in run.verdicts} == {Outcome.OK}, [
+        verdict.message for verdict in run.verdicts if verdict.outcome is not Outcome.OK][:3]

@@ -405,8 +405,10 @@ def _(client: httpx.Client) -> None:
 @effect("stall")
 def _(client: httpx.Client) -> None:
     received = b""
+    # The read timeout is both the wait for the first event and the proof of the stall: long enough that a busy
+    # machine still delivers the first event within it.
     with client.stream("POST", "/faults/stall/v1/chat/completions", json=TEXT_REQUEST,
-                       timeout=httpx.Timeout(5, read=1)) as response:
+                       timeout=httpx.Timeout(5, read=5)) as response:
         pieces = response.iter_raw()
         while b"\n\n" not in received:
             received += next(pieces)
