@@ -21,7 +21,8 @@ from lmconform.target import Target
 from tools.targets.captures import CAPTURES, replayed
 
 PAYLOADS = sorted({path for (_, kind), path in PAYLOAD_SCHEMAS.items() if kind != "request"}
-                  | set(event_schemas().values()) | {"chat/chunk.json", "chat/error.json"})
+                  | {path for api, kind in PAYLOAD_SCHEMAS if kind == "event" for path in event_schemas(api).values()}
+                  | {"chat/chunk.json", "chat/error.json"})
 CAPTURED = sorted(path.name for path in CAPTURES.iterdir() if path.is_dir())
 
 

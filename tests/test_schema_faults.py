@@ -18,6 +18,9 @@ CHAT = {"model": "m", "messages": [{"role": "user", "content": "What's the weath
         "tools": [{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object"}}}]}
 RESPONSES = {"model": "m", "input": "Calculate 2+2 using the calculate tool", "tools": [
     {"type": "function", "name": "calculate", "parameters": {"type": "object"}}]}
+MESSAGES = {"model": "m", "max_tokens": 64, "messages": [{"role": "user", "content": "Say hello to Alan Turing."}]}
+NATIVE_CHAT = {"model": "m", "input": "Use the get_time tool: what time is it in Tokyo?",
+               "integrations": [{"type": "plugin", "id": "mcp/lmconform"}]}
 SCHEMA_FAULTS = sorted(faults_of_module(schema_faults))
 
 
@@ -29,6 +32,16 @@ def chat(client: httpx.Client, fault: str | None, **extra: Any) -> httpx.Respons
 def responses(client: httpx.Client, fault: str | None, body: Any = None, **extra: Any) -> httpx.Response:
     prefix = f"/faults/{fault}" if fault else ""
     return client.post(f"{prefix}/v1/responses", json={**(body or RESPONSES), **extra})
+
+
+def messages(client: httpx.Client, fault: str | None, **extra: Any) -> httpx.Response:
+    prefix = f"/faults/{fault}" if fault else ""
+    return client.post(f"{prefix}/v1/messages", json={**MESSAGES, **extra})
+
+
+def native_chat(client: httpx.Client, fault: str | None, **extra: Any) -> httpx.Response:
+    prefix = f"/faults/{fault}" if fault else ""
+    return client.post(f"{prefix}/api/v1/chat", json={**NATIVE_CHAT, **extra})
 
 
 def payloads(response: httpx.Response) -> list[dict[str, Any]]:
@@ -171,11 +184,34 @@ def test_fault(client: httpx.Client, fault: str) -> None:
     FAULT_EFFECTS[fault](client)
 
 
-@pytest.mark.parametrize("kind", ["chat", "responses"])
-def test_without_a_fault_the_same_answers_have_no_finding(client: httpx.Client, kind: str) -> None:
-    if kind == "chat":
-        assert levels("chat", "event", payloads(chat(client, None, stream=True))) == set()
-        assert levels("chat", "body", payloads(chat(client, None))) == set()
-    else:
-        assert levels("responses", "event", payloads(responses(client, None, stream=True))) == set()
-        assert levels("responses", "body", payloads(responses(client, None))) == set()
+# Faults of the Messages and native chat modules that prove these APIs' schema checks at the levels no other fault
+# reaches.
+
+def test_a_null_stop_sequence_left_out_is_info_in_the_message_and_in_its_stream(client: httpx.Client) -> None:
+    body = messages(client, "messages-stop-sequence-omitted").json()
+    assert "stop_sequence" not in body and body["stop_reason"] == "end_turn"
+    assert levels("messages", "body", [body]) == {("/stop_sequence", Level.INFO)}
+    stream = payloads(messages(client, "messages-stop-sequence-omitted", stream=True))
+    assert levels("messages", "event", stream) == {("/message/stop_sequence", Level.INFO),
+                                                    ("/delta/stop_sequence", Level.INFO)}
+    ended = messages(client, "messages-stop-sequence-omitted", stop_sequences=["Turing"]).json()
+    assert ended["stop_sequence"] == "Turing"  # a stop sequence that ended the answer is said
+
+
+def test_tool_calls_without_provider_info_are_should_in_the_result_and_in_its_stream(client: httpx.Client) -> None:
+    body = native_chat(client, "native-provider-info-missing").json()
+    calls = [item for item in body["output"] if item["type"] == "tool_call"]
+    assert calls and not any("provider_info" in call for call in calls)
+    assert levels("native_chat", "body", [body]) == {("/output/0/provider_info", Level.SHOULD)}
+    stream = payloads(native_chat(client, "native-provider-info-missing", stream=True))
+    assert [event["type"] for event in stream if event["type"].startswith("tool_call.")] == \
+        ["tool_call.start", "tool_call.arguments", "tool_call.success"]
+    assert {level for _, level in levels("native_chat", "event", stream)} == {Level.SHOULD}
+    assert not any("provider_info" in event for event in stream)
+
+
+@pytest.mark.parametrize("api", ["chat", "responses", "messages", "native_chat"])
+def test_without_a_fault_the_same_answers_have_no_finding(client: httpx.Client, api: str) -> None:
+    send = {"chat": chat, "responses": responses, "messages": messages, "native_chat": native_chat}[api]
+    assert levels(api, "event", payloads(send(client, None, stream=True))) == set()
+    assert levels(api, "body", payloads(send(client, None))) == set()

@@ -109,25 +109,39 @@ def test_an_overlay_whose_base_changed_under_it_fails_to_load():
         patched(documents, "lmstudio")
 
 
-# APIs whose answers the hand-written checks of their surface judge alone: no schema of theirs is written yet.
-APIS_WITHOUT_SCHEMAS = {"messages", "native_chat", "vscodelm"}
+# The VS Code language-model bridge answers JSON-RPC over stdio, which no wire schema describes: the hand-written
+# checks of its surface judge it alone.
+APIS_WITHOUT_SCHEMAS = {"vscodelm"}
+# APIs whose events are told apart by `type`, each type's schema in the dispatcher's folder beside it; what else
+# the folder holds.
+EVENT_FOLDERS = {"responses": {"common.json", "event.json"}, "messages": {"event.json"},
+                 "native_chat": {"event.json"}}
 
 
 def test_the_payload_table_covers_every_api_and_event_file():
     assert {api for api, _ in PAYLOAD_SCHEMAS} == set(APIS) - APIS_WITHOUT_SCHEMAS
     assert {api for api, kind in PAYLOAD_SCHEMAS if kind == "body"} == set(APIS) - APIS_WITHOUT_SCHEMAS
     assert all(path in schema_paths() for path in PAYLOAD_SCHEMAS.values())
-    events = {path for path in schema_paths() if path.startswith("responses/events/")}
-    assert events - set(event_schemas().values()) == {"responses/events/common.json", "responses/events/event.json"}
+    assert {api for api in APIS if event_schemas(api)} == set(EVENT_FOLDERS)
+    for api, others in EVENT_FOLDERS.items():
+        folder = PAYLOAD_SCHEMAS[(api, "event")].rpartition("/")[0]
+        events = {path for path in schema_paths() if path.startswith(folder + "/")}
+        assert events - set(event_schemas(api).values()) == {f"{folder}/{name}" for name in others}
+        assert set(event_schemas(api).values()) <= set(schema_paths())
     assert schema_for("responses", "event", {"type": "response.output_text.delta"}) == \
         "responses/events/output-text-delta.json"
     assert schema_for("responses", "event", {"type": "acme:thing"}) == "responses/events/event.json"
+    assert schema_for("messages", "event", {"type": "content_block_delta"}) == \
+        "messages/events/content-block-delta.json"
+    assert schema_for("native_chat", "event", {"type": "message.delta"}) == "native_chat/events/delta.json"
+    for api in ("messages", "native_chat"):  # an error event is the error body with its type
+        assert schema_for(api, "event", {"type": "error"}) == PAYLOAD_SCHEMAS[(api, "error")]
 
 
 def _object_schemas(kind: str, apis: list[str]) -> list[str]:
     paths = [PAYLOAD_SCHEMAS[(api, kind)] for api in apis if (api, kind) in PAYLOAD_SCHEMAS]
-    if kind == "event" and "responses" in apis:
-        paths += sorted(set(event_schemas().values()))
+    if kind == "event":
+        paths += sorted({path for api in apis for path in event_schemas(api).values()})
     return paths
 
 
@@ -327,11 +341,21 @@ def _error_event(nested: bool) -> Callable[[Any], Any]:
     return prepare
 
 
+def _delta(kind: str) -> Callable[[Any], bool]:
+    return lambda event: event.get("type") == "content_block_delta" and event["delta"].get("type") == kind
+
+
+def _first_output(kind: str) -> Callable[[Any], bool]:
+    return lambda result: bool(result.get("output")) and result["output"][0].get("type") == kind
+
+
 def _function_call_output(body: dict) -> dict:
     return next(item for item in body["input"] if isinstance(item, dict) and item.get("type") == "function_call_output")
 
 
 R = "responses/events/"
+M = "messages/events/"
+N = "native_chat/events/"
 TOOL_RESULT = _has("messages", 2, "tool_call_id")
 def _reasoning_item_done(event: dict) -> bool:
     return event["type"] == "response.output_item.done" and event["item"]["type"] == "reasoning"
@@ -507,6 +531,138 @@ MUTATIONS = [
              _delete(["message"]), Level.MUST, via=R + "error.json", prepare=_error_event(nested=False)),
     Mutation(R + "error.json", "Open Responses' nested error event without sequence_number", "responses", "error",
              _any, _delete(["sequence_number"]), Level.SHOULD, via=R + "error.json", prepare=_error_event(nested=True)),
+    # Anthropic Messages: requests
+    Mutation("messages/request.json", "max_tokens as a string", "messages", "request", _has("messages", 0),
+             _set(["max_tokens"], "64"), Level.MUST),
+    Mutation("messages/request.json", "a system role", "messages", "request", _has("messages", 0),
+             _set(["messages", 0, "role"], "system"), Level.MUST),
+    Mutation("messages/request.json", "temperature 2", "messages", "request", _has("messages", 0),
+             _set(["temperature"], 2), Level.SHOULD),
+    Mutation("messages/request.json", "a forced tool without its name", "messages", "request", _has("tools", 0),
+             _set(["tool_choice"], {"type": "tool"}), Level.MUST),
+    Mutation("messages/input-block.json", "a tool_result without tool_use_id", "messages", "request",
+             _has("messages", 2, "content", 0, "tool_use_id"), _delete(["messages", 2, "content", 0, "tool_use_id"]),
+             Level.MUST, via="messages/request.json"),
+    Mutation("messages/input-block.json", "a tool_use sent back with its input as JSON text", "messages", "request",
+             _has("messages", 1, "content", 0, "input"), _set(["messages", 1, "content", 0, "input"], "{}"),
+             Level.MUST, via="messages/request.json"),
+    # Anthropic Messages: the message and its error
+    Mutation("messages/message.json", "content as a string", "messages", "body", _any, _set(["content"], "Hello"),
+             Level.MUST),
+    Mutation("messages/message.json", "OpenAI's stop reason", "messages", "body", _any, _set(["stop_reason"], "stop"),
+             Level.MUST),
+    Mutation("messages/message.json", "stop_reason null", "messages", "body", _any, _set(["stop_reason"], None),
+             Level.SHOULD),
+    Mutation("messages/message.json", "type missing", "messages", "body", _any, _delete(["type"]), Level.SHOULD),
+    Mutation("messages/message.json", "stop_sequence left out", "messages", "body", _any, _delete(["stop_sequence"]),
+             Level.INFO),
+    Mutation("messages/content-block.json", "a tool_use block without id", "messages", "body",
+             _has("content", 0, "id"), _delete(["content", 0, "id"]), Level.MUST, via="messages/message.json"),
+    Mutation("messages/content-block.json", "a text block's text null", "messages", "body", _has("content", 0, "text"),
+             _set(["content", 0, "text"], None), Level.MUST, via="messages/message.json"),
+    Mutation("messages/content-block.json", "an unknown block type", "messages", "body", _has("content", 0, "text"),
+             _set(["content", 0, "type"], "telemetry"), Level.INFO, via="messages/message.json"),
+    Mutation("messages/usage.json", "output_tokens as a string", "messages", "body", _any,
+             _set(["usage", "output_tokens"], "7"), Level.MUST, via="messages/message.json"),
+    Mutation("messages/usage.json", "cache_read_input_tokens as a string", "messages", "body", _any,
+             _set(["usage", "cache_read_input_tokens"], "0"), Level.SHOULD, via="messages/message.json"),
+    Mutation("messages/error.json", "an error without message", "messages", "error", _any,
+             _delete(["error", "message"]), Level.MUST),
+    Mutation("messages/error.json", "OpenAI's shape: no top-level type", "messages", "error", _any,
+             _delete(["type"]), Level.SHOULD),
+    Mutation("messages/error.json", "an unknown error type", "messages", "error", _any,
+             _set(["error", "type"], "teapot_error"), Level.INFO),
+    # Anthropic Messages: stream events
+    Mutation(M + "event.json", "type missing", "messages", "event", _type("ping"), _delete(["type"]), Level.MUST),
+    Mutation(M + "event.json", "an unknown event type", "messages", "event", _type("ping"), _set(["type"], "keepalive"),
+             Level.INFO),
+    Mutation(M + "message-start.json", "a message that already has content", "messages", "event",
+             _type("message_start"), _set(["message", "content"], [{"type": "text", "text": "Hi"}]), Level.MUST),
+    Mutation(M + "message-start.json", "usage missing", "messages", "event", _type("message_start"),
+             _delete(["message", "usage"]), Level.MUST),
+    Mutation(M + "message-start.json", "stop_reason left out", "messages", "event", _type("message_start"),
+             _delete(["message", "stop_reason"]), Level.INFO),
+    Mutation(M + "content-block-start.json", "index missing", "messages", "event", _type("content_block_start"),
+             _delete(["index"]), Level.MUST),
+    Mutation(M + "content-block-start.json", "a tool_use block opened without input", "messages", "event",
+             _has("content_block", "input"), _delete(["content_block", "input"]), Level.SHOULD),
+    Mutation(M + "content-block-delta.json", "partial_json as an object", "messages", "event",
+             _delta("input_json_delta"), _set(["delta", "partial_json"], {}), Level.MUST),
+    Mutation(M + "content-block-delta.json", "a text delta without text", "messages", "event", _delta("text_delta"),
+             _delete(["delta", "text"]), Level.MUST),
+    Mutation(M + "content-block-delta.json", "an unknown delta type", "messages", "event", _delta("text_delta"),
+             _set(["delta", "type"], "text_chunk"), Level.INFO),
+    Mutation(M + "content-block-stop.json", "index -1", "messages", "event", _type("content_block_stop"),
+             _set(["index"], -1), Level.MUST),
+    Mutation(M + "message-delta.json", "usage missing", "messages", "event", _type("message_delta"),
+             _delete(["usage"]), Level.MUST),
+    Mutation(M + "message-delta.json", "stop_reason null", "messages", "event", _type("message_delta"),
+             _set(["delta", "stop_reason"], None), Level.SHOULD),
+    Mutation(M + "message-delta.json", "stop_sequence left out", "messages", "event", _type("message_delta"),
+             _delete(["delta", "stop_sequence"]), Level.INFO),
+    Mutation(M + "message-stop.json", "type says message_end", "messages", "event", _type("message_stop"),
+             _set(["type"], "message_end"), Level.MUST),
+    Mutation(M + "ping.json", "type says pong", "messages", "event", _type("ping"), _set(["type"], "pong"), Level.MUST),
+    # LM Studio's native chat: requests, results and errors
+    Mutation("native_chat/request.json", "input is a number", "native_chat", "request", _has("input"),
+             _set(["input"], 42), Level.MUST),
+    Mutation("native_chat/request.json", "an input item without content", "native_chat", "request",
+             _has("input", 0, "content"), _delete(["input", 0, "content"]), Level.MUST),
+    Mutation("native_chat/request.json", "a plugin without id", "native_chat", "request", _has("integrations", 0, "id"),
+             _delete(["integrations", 0, "id"]), Level.MUST),
+    Mutation("native_chat/request.json", "temperature 2", "native_chat", "request", _has("input"),
+             _set(["temperature"], 2), Level.SHOULD),
+    Mutation("native_chat/result.json", "stats missing", "native_chat", "body", _any, _delete(["stats"]), Level.MUST),
+    Mutation("native_chat/result.json", "input_tokens as a string", "native_chat", "body", _any,
+             _set(["stats", "input_tokens"], "5"), Level.MUST),
+    Mutation("native_chat/result.json", "model_instance_id missing", "native_chat", "body", _any,
+             _delete(["model_instance_id"]), Level.SHOULD),
+    Mutation("native_chat/result.json", "tokens_per_second missing", "native_chat", "body", _any,
+             _delete(["stats", "tokens_per_second"]), Level.SHOULD),
+    Mutation("native_chat/output-item.json", "a message item without content", "native_chat", "body",
+             _first_output("message"), _delete(["output", 0, "content"]), Level.MUST, via="native_chat/result.json"),
+    Mutation("native_chat/output-item.json", "a tool call's arguments as JSON text", "native_chat", "body",
+             _first_output("tool_call"), _set(["output", 0, "arguments"], "{}"), Level.MUST,
+             via="native_chat/result.json"),
+    Mutation("native_chat/output-item.json", "a tool call without provider_info", "native_chat", "body",
+             _first_output("tool_call"), _delete(["output", 0, "provider_info"]), Level.SHOULD,
+             via="native_chat/result.json"),
+    Mutation("native_chat/output-item.json", "an unknown item type", "native_chat", "body", _first_output("message"),
+             _set(["output", 0, "type"], "text"), Level.SHOULD, via="native_chat/result.json"),
+    Mutation("native_chat/error.json", "an error without message", "native_chat", "error", _any,
+             _delete(["error", "message"]), Level.MUST),
+    Mutation("native_chat/error.json", "an unknown error type", "native_chat", "error", _any,
+             _set(["error", "type"], "invalid_request_error"), Level.SHOULD),
+    # LM Studio's native chat: stream events
+    Mutation(N + "event.json", "type missing", "native_chat", "event", _type("message.start"), _delete(["type"]),
+             Level.MUST),
+    Mutation(N + "event.json", "an unknown event type", "native_chat", "event", _type("message.start"),
+             _set(["type"], "message.begin"), Level.SHOULD),
+    Mutation(N + "chat-start.json", "model_instance_id missing", "native_chat", "event", _type("chat.start"),
+             _delete(["model_instance_id"]), Level.SHOULD),
+    Mutation(N + "model-load.json", "model_load.end without load_time_seconds", "native_chat", "event",
+             _type("chat.start"), _delete(["load_time_seconds"]), Level.SHOULD,
+             prepare=_event("model_load.end", load_time_seconds=2.5)),
+    Mutation(N + "progress.json", "progress in percent", "native_chat", "event", _type("prompt_processing.progress"),
+             _set(["progress"], 50), Level.SHOULD),
+    Mutation(N + "boundary.json", "a phase start with another name", "native_chat", "event", _type("message.start"),
+             _set(["type"], "message.begin"), Level.MUST),
+    Mutation(N + "delta.json", "content missing", "native_chat", "event", _type("message.delta"),
+             _delete(["content"]), Level.MUST),
+    Mutation(N + "tool-call-start.json", "tool missing", "native_chat", "event", _type("tool_call.start"),
+             _delete(["tool"]), Level.MUST),
+    Mutation(N + "tool-call-start.json", "provider_info missing", "native_chat", "event", _type("tool_call.start"),
+             _delete(["provider_info"]), Level.SHOULD),
+    Mutation(N + "tool-call-arguments.json", "arguments as JSON text", "native_chat", "event",
+             _type("tool_call.arguments"), _set(["arguments"], "{}"), Level.MUST),
+    Mutation(N + "tool-call-success.json", "output missing", "native_chat", "event", _type("tool_call.success"),
+             _delete(["output"]), Level.MUST),
+    Mutation(N + "tool-call-failure.json", "metadata missing", "native_chat", "event", _type("tool_call.start"),
+             _delete(["metadata"]), Level.SHOULD,
+             prepare=_event("tool_call.failure", tool=None, provider_info=None, reason="no tool get_tme",
+                            metadata={"type": "invalid_name", "tool_name": "get_tme"})),
+    Mutation(N + "chat-end.json", "result missing", "native_chat", "event", _type("chat.end"), _delete(["result"]),
+             Level.MUST),
 ]
 
 

@@ -8,8 +8,9 @@ a check per level its schemas use: `schema.chat.chunk.must` fails (FAILED) on wh
 `schema.chat.chunk.info` (INFO) on what is only worth knowing (nullable members left out, echoes of the request). A
 finding is one (JSON pointer, keyword), however many payloads show it, with how many do.
 
-Which answers each kind judges: a chat completion, a Responses object and the model list are the 2xx JSON bodies of
-the requests that ask for them (a streamed answer's payloads are chunks and events); error bodies are judged where
+Which answers each kind judges: a chat completion, a Responses object, an Anthropic message, a native chat result
+and the model list are the 2xx JSON bodies of the requests that ask for them (a streamed answer's payloads are chunks
+and events, each event told apart by `type` validated by the schema of its type); error bodies are judged where
 the case expects a refusal (an invalid request, a turn with an unknown previous_response_id). A valid request that
 is refused is http.status.success_for_valid_request's finding already; its body is not judged again here.
 """
@@ -23,6 +24,10 @@ from functools import cache, partial
 from lmconform.cases import FIRST, Case
 from lmconform.checks.observed import Observed
 from lmconform.checks.refs import (
+    ANTHROPIC_MESSAGES,
+    ANTHROPIC_STREAMING,
+    LMSTUDIO_NATIVE_CHAT,
+    LMSTUDIO_NATIVE_STREAMING,
     OPENAI_CHAT_CREATE,
     OPENAI_CHAT_STREAMING,
     OPENAI_ERRORS,
@@ -34,14 +39,20 @@ from lmconform.checks.registry import check
 from lmconform.checks.scope import (
     chat_body,
     chat_streamed,
+    messages_not_streamed,
+    messages_streamed,
     models_list,
+    native_not_streamed,
+    native_streamed,
     refusal_expected,
     responses_body,
     responses_streamed,
 )
 from lmconform.normalize.chat import normalize_chat_stream
+from lmconform.normalize.messages import normalize_messages_stream
+from lmconform.normalize.native_chat import normalize_native_stream
 from lmconform.normalize.responses import normalize_responses_stream
-from lmconform.schemas import PAYLOAD_SCHEMAS, SchemaFinding, validate
+from lmconform.schemas import PAYLOAD_SCHEMAS, SchemaFinding, event_schemas, validate
 from lmconform.vocabulary import Failure, Level, NotApplicable
 from lmconform.wire.http import HttpExchange
 
@@ -70,12 +81,26 @@ OBJECTS = (
                  OPENAI_RESPONSES_CREATE),
     SchemaObject("responses.event", "event", ("event", "events"), "every Responses stream event, by its `type`",
                  responses_streamed, OPENAI_RESPONSES_STREAMING),
+    SchemaObject("messages.message", "body", BODIES, "an Anthropic `message` body", messages_not_streamed,
+                 ANTHROPIC_MESSAGES),
+    SchemaObject("messages.event", "event", ("event", "events"), "every Messages stream event, by its `type`",
+                 messages_streamed, ANTHROPIC_STREAMING),
+    SchemaObject("native_chat.result", "body", BODIES, "a native chat result body", native_not_streamed,
+                 LMSTUDIO_NATIVE_CHAT, (Level.MUST, Level.SHOULD)),
+    SchemaObject("native_chat.event", "event", ("event", "events"), "every native chat stream event, by its `type`",
+                 native_streamed, LMSTUDIO_NATIVE_STREAMING, (Level.MUST, Level.SHOULD)),
     SchemaObject("models.list", "body", BODIES, "the `/v1/models` list", models_list, OPENAI_MODELS,
                  (Level.MUST, Level.SHOULD)),
     SchemaObject("errors.body", "error", ("error body", "error bodies"),
-                 "an error body (OpenAI's object, or LM Studio's bare string on chat)", refusal_expected,
+                 "an error body, in the form of its API (OpenAI's, Anthropic's, LM Studio's)", refusal_expected,
                  OPENAI_ERRORS),
 )
+# Each API's event-stream payloads, as its normaliser reads them: the SSE events with their data parsed.
+STREAM_EVENTS = {
+    "responses": normalize_responses_stream,
+    "messages": normalize_messages_stream,
+    "native_chat": normalize_native_stream,
+}
 TITLES = {
     Level.MUST: "{subject} has what clients dereference, of the JSON type they read",
     Level.SHOULD: "{subject} has what the spec requires and clients survive without",
@@ -89,7 +114,7 @@ class Judged:
 
     kind: str
     label: str  # "body", or the SSE event: "SSE event #3 (byte 412)"
-    type: str | None  # a Responses event's type
+    type: str | None  # the type of an event told apart by `type`
     excerpt: str
     findings: tuple[SchemaFinding, ...]
 
@@ -119,10 +144,10 @@ def _judged(exchange: HttpExchange, api: str, profile: str | None) -> Iterator[J
             payloads = [(chunk.event, chunk.payload) for chunk in exchange.view(normalize_chat_stream).chunks
                         if not chunk.done and isinstance(chunk.payload, dict | list)]
         else:
-            payloads = [(event.event, event.payload) for event in exchange.view(normalize_responses_stream).events
+            payloads = [(event.event, event.payload) for event in exchange.view(STREAM_EVENTS[api]).events
                         if isinstance(event.payload, dict | list)]
         for event, payload in payloads:
-            kind_of = payload.get("type") if isinstance(payload, dict) and api == "responses" else None
+            kind_of = payload.get("type") if isinstance(payload, dict) and event_schemas(api) else None
             yield Judged("event", event.label(), kind_of if isinstance(kind_of, str) else None,
                          event.excerpt(EXCERPT_CHARS), tuple(validate(api, "event", payload, profile)))
 

@@ -293,6 +293,10 @@ def native_streamed(case: Case) -> bool:
     return native_answer(case) and case.streamed
 
 
+def native_not_streamed(case: Case) -> bool:
+    return native_answer(case) and not case.streamed
+
+
 def native_stored(case: Case) -> bool:
     """A native chat the server is to store (the default): its result carries a response_id."""
     return native_answer(case) and not (isinstance(case.body, dict) and case.body.get("store") is False)

@@ -48,13 +48,15 @@ def stream_events(result: dict[str, Any]) -> list[dict[str, Any]]:
                       *({"type": f"{phase}.delta", "content": word} for word in _words(item.get("content") or "")),
                       {"type": f"{phase}.end"}]
         elif item.get("type") == "tool_call":
-            where = {"tool": item.get("tool"), "provider_info": item.get("provider_info")}
-            found += [{"type": "tool_call.start", **where},
-                      {"type": "tool_call.arguments", "tool": item.get("tool"), "arguments": item.get("arguments"),
-                       "provider_info": item.get("provider_info")},
-                      {"type": "tool_call.success", "tool": item.get("tool"), "arguments": item.get("arguments"),
-                       "output": item.get("output"), "provider_info": item.get("provider_info")}]
+            found += [{"type": "tool_call.start", **_members(item, "tool", "provider_info")},
+                      {"type": "tool_call.arguments", **_members(item, "tool", "arguments", "provider_info")},
+                      {"type": "tool_call.success", **_members(item, "tool", "arguments", "output", "provider_info")}]
     return [*found, {"type": "chat.end", "result": result}]
+
+
+def _members(item: dict[str, Any], *keys: str) -> dict[str, Any]:
+    """The members of an output item an event repeats; those a fault removed from the item stay removed."""
+    return {key: item[key] for key in keys if key in item}
 
 
 def frame(name: str, data: dict[str, Any]) -> bytes:

@@ -1,16 +1,18 @@
 """The wire's shape: JSON Schemas (Draft 2020-12) of every object lmconform sends and receives — chat completion
-requests, bodies and chunks, Responses requests, objects and each stream event, the model list and error bodies —
-each requirement graded MUST, SHOULD or INFO by the annotation `x-lmconform-level` (docs/schemas.md).
+requests, bodies and chunks, Responses requests, objects and each stream event, Anthropic Messages requests,
+messages and stream events, LM Studio's native chat requests, results and stream events, the model list and error
+bodies — each requirement graded MUST, SHOULD or INFO by the annotation `x-lmconform-level` (docs/schemas.md).
 
 The documents ship beside this module. `schema_set(profile)` gives them with the profile's overlays applied (LM
 Studio's dialect for `lmstudio` and for the reference server, which answers as LM Studio does), each schema compiled
-into a validator once; `schema_for` picks the schema of a payload by API, kind and, for a Responses event, its
-`type`. The `schema.*` checks validate every answer with them, and generated requests start from the request
-schemas.
+into a validator once; `schema_for` picks the schema of a payload by API, kind and, for an event of an API whose
+events are told apart by `type`, that type. The `schema.*` checks validate every answer with them, and generated
+requests start from the request schemas.
 """
 
 from __future__ import annotations
 
+import posixpath
 from functools import cache
 from typing import Any
 
@@ -28,6 +30,14 @@ PAYLOAD_SCHEMAS: dict[tuple[str, str], str] = {
     ("responses", "body"): "responses/response.json",
     ("responses", "event"): "responses/events/event.json",
     ("responses", "error"): "responses/error.json",
+    ("messages", "request"): "messages/request.json",
+    ("messages", "body"): "messages/message.json",
+    ("messages", "event"): "messages/events/event.json",
+    ("messages", "error"): "messages/error.json",
+    ("native_chat", "request"): "native_chat/request.json",
+    ("native_chat", "body"): "native_chat/result.json",
+    ("native_chat", "event"): "native_chat/events/event.json",
+    ("native_chat", "error"): "native_chat/error.json",
     ("models", "body"): "models/list.json",
     ("models", "error"): "common/error.json",
 }
@@ -45,17 +55,21 @@ def schema_set(profile: str | None = None) -> SchemaSet:
 
 
 @cache
-def event_schemas() -> dict[str, str]:
-    """Responses event `type` → the schema of that event, read from the dispatcher's own branches, so the dispatcher
-    and this table cannot disagree."""
-    dispatcher = base_documents()[BASE_URI + PAYLOAD_SCHEMAS[("responses", "event")]]
-    folder = PAYLOAD_SCHEMAS[("responses", "event")].rpartition("/")[0]
+def event_schemas(api: str) -> dict[str, str]:
+    """Event `type` → the schema of that event, for an API whose event schema dispatches on `type` (Responses,
+    Messages, native chat; none for chat), read from the dispatcher's own branches, so that the dispatcher and this
+    table cannot disagree."""
+    path = PAYLOAD_SCHEMAS.get((api, "event"))
+    if path is None:
+        return {}
+    dispatcher = base_documents()[BASE_URI + path]
+    folder = path.rpartition("/")[0]
     found = {}
-    for branch in dispatcher["allOf"]:
+    for branch in dispatcher.get("allOf", []):
         const = branch.get("if", {}).get("properties", {}).get("type", {}).get("const")
         target = branch.get("then", {}).get("$ref", "")
         if const and target.endswith(".json"):
-            found[const] = f"{folder}/{target}"
+            found[const] = posixpath.normpath(f"{folder}/{target}")
     return found
 
 
@@ -65,17 +79,15 @@ FALSY = (None, False, 0, "", {}, [])
 
 def schema_for(api: str, kind: str, payload: Any = None) -> str:
     """The schema (its path, `chat/chunk.json`) a payload of `api` and `kind` is validated against. A stream payload
-    goes straight to the branch its dispatcher would take — a Responses event to the schema of its `type` (the
-    dispatcher for a type it does not know), a chat payload to the chunk or the in-stream error — so that each is
-    checked by one schema instead of every branch."""
+    goes straight to the branch its dispatcher would take — an event told apart by `type` to the schema of its type
+    (the dispatcher for a type it does not know), a chat payload to the chunk or the in-stream error — so that each
+    is checked by one schema instead of every branch."""
     path = PAYLOAD_SCHEMAS[(api, kind)]
     if kind != "event" or not isinstance(payload, dict):
         return path
-    if api == "responses":
-        return event_schemas().get(payload.get("type"), path) if isinstance(payload.get("type"), str) else path
     if api == "chat":
         return "chat/error.json" if payload.get("error", None) not in FALSY else "chat/chunk.json"
-    return path
+    return event_schemas(api).get(payload.get("type"), path) if isinstance(payload.get("type"), str) else path
 
 
 def validate(api: str, kind: str, payload: Any, profile: str | None = None) -> list[SchemaFinding]:

@@ -90,7 +90,7 @@ def parallel_not_disabled(body: Any) -> Any:
        summary='refusals carry OpenAI\'s `{"error": {"message", "type", "code"}}`, not Anthropic\'s '
                '`{"type": "error", "error": {…}}`',
        seen_in="llama.cpp's llama-server",
-       findings={"messages.error.anthropic_shape"})
+       findings={"messages.error.anthropic_shape", "schema.errors.body.should"})
 def error_openai_shape(refusal: Response) -> Response:
     status, message = _refusal_parts(refusal)
     return JSONResponse({"error": {"code": status, "message": message, "type": "invalid_request_error"}}, status)
@@ -119,7 +119,8 @@ def end_turn_after_tool_use(message: dict[str, Any]) -> dict[str, Any]:
        summary='`stop_reason` speaks OpenAI\'s words: "stop", "tool_calls", "length" (stream and non-stream)',
        seen_in="hand-written Anthropic adapters over chat completions",
        findings={"messages.stop_reason.known_value", "messages.stop_reason.tool_use_iff_tool_block",
-                 "messages.stop_reason.stop_sequence_reported"})
+                 "messages.stop_reason.stop_sequence_reported", "schema.messages.message.must",
+                 "schema.messages.event.must"})
 def stop_reason_openai(message: dict[str, Any]) -> dict[str, Any]:
     words = {"end_turn": "stop", "stop_sequence": "stop", "tool_use": "tool_calls", "max_tokens": "length"}
     return {**message, "stop_reason": words.get(message.get("stop_reason"), message.get("stop_reason"))}
@@ -138,15 +139,26 @@ def stop_sequence_as_end_turn(message: dict[str, Any]) -> dict[str, Any]:
        summary="no `usage`: neither in the message nor in `message_start` and `message_delta` (stream and "
                "non-stream)",
        seen_in="minimal Anthropic adapters",
-       findings={"messages.usage.reported", SDK_RAISES})
+       findings={"messages.usage.reported", SDK_RAISES, "schema.messages.message.must", "schema.messages.event.must"})
 def usage_missing(message: dict[str, Any]) -> dict[str, Any]:
     return {key: value for key, value in message.items() if key != "usage"}
+
+
+@fault("messages-stop-sequence-omitted", Stage.MESSAGES_OBJECT, api="messages",
+       summary="a null `stop_sequence` is left out: of the message, of message_start and of message_delta (stream and "
+               "non-stream)",
+       seen_in="Anthropic adapters written in Go, whose `stop_sequence` is `omitempty`",
+       findings={"schema.messages.message.info", "schema.messages.event.info"})
+def stop_sequence_omitted(message: dict[str, Any]) -> dict[str, Any]:
+    if message.get("stop_sequence") is not None:
+        return message
+    return {key: value for key, value in message.items() if key != "stop_sequence"}
 
 
 @fault("messages-type-missing", Stage.MESSAGES_OBJECT, api="messages",
        summary='the message has no `"type": "message"` (stream and non-stream)',
        seen_in="adapters that copy an OpenAI body's fields",
-       findings={"messages.message.type_and_role"})
+       findings={"messages.message.type_and_role", "schema.messages.message.should", "schema.messages.event.should"})
 def type_missing(message: dict[str, Any]) -> dict[str, Any]:
     return {key: value for key, value in message.items() if key != "type"}
 
@@ -154,7 +166,7 @@ def type_missing(message: dict[str, Any]) -> dict[str, Any]:
 @fault("messages-tool-use-incomplete", Stage.MESSAGES_OBJECT, api="messages",
        summary="tool_use blocks have no `id` (stream and non-stream)",
        seen_in="servers that map tool calls to blocks by hand",
-       findings={"messages.tool_use.block_complete"})
+       findings={"messages.tool_use.block_complete", "schema.messages.message.must", "schema.messages.event.must"})
 def tool_use_incomplete(message: dict[str, Any]) -> dict[str, Any]:
     content = [{key: value for key, value in block.items() if key != "id"} if block.get("type") == "tool_use"
                else block for block in message["content"]]
@@ -174,7 +186,7 @@ def thinking_signature_missing(message: dict[str, Any]) -> dict[str, Any]:
 @fault("messages-content-as-string", Stage.MESSAGES_BODY, api="messages",
        summary="a text-only message's `content` is its text as one string, not a list of blocks (non-stream only)",
        seen_in="adapters that copy an OpenAI message's content",
-       findings={"messages.message.content_blocks", "generation.answer.not_empty"})
+       findings={"messages.message.content_blocks", "generation.answer.not_empty", "schema.messages.message.must"})
 def content_as_string(message: dict[str, Any]) -> dict[str, Any]:
     blocks = message.get("content") or []
     if blocks and all(block.get("type") == "text" for block in blocks):
@@ -202,7 +214,7 @@ def no_message_stop(events: list[Event]) -> list[Event]:
        summary="`message_start` already lists the first block, which `content_block_start` then opens again "
                "(stream only)",
        seen_in="encoders that send the message snapshot they have so far",
-       findings={"messages.stream.message_start_empty", SDK_DIFFERS})
+       findings={"messages.stream.message_start_empty", SDK_DIFFERS, "schema.messages.event.must"})
 def start_with_content(events: list[Event]) -> list[Event]:
     first = next((event["content_block"] for event in events if event["type"] == "content_block_start"), None)
     return [{**event, "message": {**event["message"], "content": [first]}}
@@ -273,7 +285,7 @@ def partial_json_cumulative(events: list[Event]) -> list[Event]:
 @fault("messages-tool-start-without-input", Stage.MESSAGES_EVENTS, api="messages",
        summary="a tool_use block's `content_block_start` has no `input` key (stream only)",
        seen_in="llama.cpp's llama-server",
-       findings={"messages.stream.tool_use_opens_with_input"})
+       findings={"messages.stream.tool_use_opens_with_input", "schema.messages.event.should"})
 def tool_start_without_input(events: list[Event]) -> list[Event]:
     def changed(event: Event) -> Event:
         block = event.get("content_block") or {}

@@ -34,7 +34,7 @@ def previous_id_refused(body: Any) -> Any:
 @fault("native-stats-missing", Stage.NATIVE_RESULT, api="native_chat",
        summary="the result has no `stats` (stream and non-stream)",
        seen_in=SOURCE,
-       findings={"native_chat.response.shape"})
+       findings={"native_chat.response.shape", "schema.native_chat.result.must", "schema.native_chat.event.must"})
 def stats_missing(result: dict[str, Any]) -> dict[str, Any]:
     return {key: value for key, value in result.items() if key != "stats"}
 
@@ -45,6 +45,17 @@ def stats_missing(result: dict[str, Any]) -> dict[str, Any]:
        findings={"native_chat.response.response_id_when_stored"})
 def response_id_missing(result: dict[str, Any]) -> dict[str, Any]:
     return {key: value for key, value in result.items() if key != "response_id"}
+
+
+@fault("native-provider-info-missing", Stage.NATIVE_RESULT, api="native_chat",
+       summary="tool calls name no `provider_info`: neither the result's tool_call items nor the tool_call events "
+               "(stream and non-stream)",
+       seen_in=SOURCE,
+       findings={"schema.native_chat.result.should", "schema.native_chat.event.should"})
+def provider_info_missing(result: dict[str, Any]) -> dict[str, Any]:
+    output = [{key: value for key, value in item.items() if key != "provider_info"} if item.get("type") == "tool_call"
+              else item for item in result["output"]]
+    return {**result, "output": output}
 
 
 @fault("native-no-chat-end", Stage.NATIVE_EVENTS, api="native_chat",
@@ -66,7 +77,7 @@ def message_end_missing(events: list[Event]) -> list[Event]:
 @fault("native-tool-arguments-string", Stage.NATIVE_EVENTS, api="native_chat",
        summary="`tool_call.arguments` carries the arguments as a JSON string, not an object (stream only)",
        seen_in=SOURCE,
-       findings={"native_chat.stream.tool_call_events"})
+       findings={"native_chat.stream.tool_call_events", "schema.native_chat.event.must"})
 def tool_arguments_string(events: list[Event]) -> list[Event]:
     return [{**event, "arguments": json.dumps(event["arguments"])} if event["type"] == "tool_call.arguments"
             else event for event in events]
@@ -107,7 +118,7 @@ def instance_id_mismatch(events: list[Event]) -> list[Event]:
 @fault("native-progress-out-of-range", Stage.NATIVE_EVENTS, api="native_chat",
        summary="`prompt_processing.progress` counts in percent (50, 100), not from 0 to 1 (stream only)",
        seen_in=SOURCE,
-       findings={"native_chat.stream.progress_in_range"})
+       findings={"native_chat.stream.progress_in_range", "schema.native_chat.event.should"})
 def progress_out_of_range(events: list[Event]) -> list[Event]:
     return [{**event, "progress": event["progress"] * 100} if event["type"].endswith(".progress") else event
             for event in events]
