@@ -26,7 +26,11 @@ class SSEEvent:
     offset: int  # byte offset of the event's first line in the body
 
     def excerpt(self, limit: int = 500) -> str:
-        text = self.raw.decode("utf-8", errors="replace").rstrip("\r\n")
+        form = _get_raw(self, SSEEvent)
+        if type(form) is tuple:  # one data line (see _raw below): its text is at hand, no bytes to rebuild
+            text = form[2] + self.data
+        else:
+            text = form.decode("utf-8", errors="replace").rstrip("\r\n")
         return text if len(text) <= limit else text[:limit] + "…"
 
     def label(self) -> str:
@@ -68,7 +72,7 @@ _set_index, _set_event, _set_data, _set_id, _set_retry, _set_raw, _set_offset = 
 )
 
 # Most events are one data line and the blank line. Keeping their exact bytes beside their decoded data would hold
-# every stream twice in memory, so for those the `raw` slot holds a shared (line start, line ends) pair instead, and
+# every stream twice in memory, so for those the `raw` slot holds a shared (line start, line ends) form instead, and
 # `raw` rebuilds the bytes when asked: exactly, since the data was decoded strictly and encodes back to the bytes
 # it came from. Every other event keeps its bytes. The dataclass's __init__, replace, pickling, eq, hash and repr
 # all go through the property, so both kinds are the same to everyone else.
@@ -78,13 +82,14 @@ _get_raw = SSEEvent.__dict__["raw"].__get__
 def _raw(event: SSEEvent) -> bytes:
     raw = _get_raw(event, SSEEvent)
     if type(raw) is tuple:
-        start, ends = raw
+        start, ends, _ = raw
         return start + event.data.encode() + ends
     return raw
 
 
 SSEEvent.raw = property(_raw, _set_raw, doc="The exact bytes of the lines that made the event, line ends included.")
-_FORMS = {sep: ((b"data: ", sep * 2), (b"data:", sep * 2)) for sep in (b"\n", b"\r\n")}
+# (line start, line ends, line start as text), by line end: shared by every event of that form.
+_FORMS = {sep: ((b"data: ", sep * 2, "data: "), (b"data:", sep * 2, "data:")) for sep in (b"\n", b"\r\n")}
 
 
 def _event(index: int, event: str, data: str, id: str | None, retry: int | None, raw: bytes, offset: int) -> SSEEvent:
