@@ -27,6 +27,13 @@ From the command line, against any proxy that routes a model name per fault to `
     lmconform gate --proxy http://127.0.0.1:4000 --api-key "$KEY" --upstream http://127.0.0.1:1234 \
         --model reference --model-template 'reference+{fault}' --expect gate.toml --markdown gate.md
 
+Each fault is shown by the cases of its API: chat completions, Responses, Anthropic Messages. A proxy that
+translates one API into another reaches the upstream's own door only through a provider of its own (LiteLLM
+answers `/v1/messages` from the upstream's chat completions through `openai/`, and forwards it to the upstream's
+`/v1/messages` through `anthropic/`, whose `api_base` is `/faults/NAME` without `/v1`): the Messages faults'
+routes take that provider, and `--clean-model messages=NAME` names the clean upstream's route through it.
+`--write-expect PATH` writes the rows found in the same format, keeping the reasons of the `--expect` rows.
+
 With `--stream-fuzz N` the gate sends N generated answers of the clean server instead, each in a legal but unusual
 wire form, through the proxy (the `--model` route) and straight to the server, and sorts what differs by the
 smallest form that causes it (lmconform.run.transparency); the expected rows are the file's `[stream_fuzz]`.
@@ -35,11 +42,12 @@ smallest form that causes it (lmconform.run.transparency); the expected rows are
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import tomllib
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from lmconform.apis import APIS
@@ -57,13 +65,15 @@ from lmconform.run.transparency import (
     stream_differences,
     stream_table,
     stream_toml,
+    toml_strings,
 )
 from lmconform.target import Target, normalize_base_url
 from lmconform.vocabulary import Outcome
 from lmconform.wire.redact import redact_text
 
-# The API whose cases show a fault: its own, and for an http fault (framing, status) the chat streams.
-CASES_FOR_FAULT_API = {**{name: (name,) for name in APIS}, "http": ("chat",)}
+# The API whose cases show a fault: its own, and for an http fault (framing, status) the chat streams and the
+# routes' answers (the model list, a route no server serves).
+CASES_FOR_FAULT_API = {**{name: (name,) for name in APIS}, "http": ("chat", "models")}
 # A stream that stalls for minutes or pads a gigabyte tests a client's timeout and cap, not what a proxy forwards.
 GATE_FAULTS = tuple(fault for fault in FAULTS if fault not in ("stall", "body-too-large"))
 KINDS = ("repaired", "passed_through", "introduced", "proxy_fails_anyway")
@@ -101,19 +111,49 @@ def gate_row(fault: str, straight: frozenset[str], proxied: frozenset[str], prox
                    proxy_fails_anyway=straight & proxied & proxied_clean)
 
 
-def run_gate(faults: Iterable[str], straight: Callable[[str | None], Target],
-             proxied: Callable[[str | None], Target], workers: int = 4) -> list[GateRow]:
-    """A row per fault; `straight(fault)` is the faulty upstream as a target, `proxied(fault)` the proxy in front
-    of it, and `None` stands for the clean upstream. The runs wait on the proxy, so `workers` of them overlap."""
+@dataclass(frozen=True)
+class GateTargets:
+    """Where the gate sends its runs: the upstream straight (under `/faults/NAME` for a fault) and the proxy, which
+    routes the model name `model_template` makes of a fault to that prefix and `model` to the clean upstream.
+
+    A proxy may reach the upstream through another provider for one API than for the others (LiteLLM forwards
+    Anthropic Messages untranslated only through its `anthropic/` provider): `clean_models` names, per API, the
+    route to the clean upstream that API's cases go through instead of `model`; its faults' routes take the same
+    provider in the proxy's own configuration.
+
+    Generated cases are left out: each is a few dozen requests through the proxy per fault, and the chain defects
+    they find are shown by the chain cases already."""
+
+    proxy: str
+    upstream: str
+    model: str
+    model_template: str = "{fault}"
+    api_key: str | None = None
+    clean_models: Mapping[str, str] = field(default_factory=dict)
+
+    def straight(self, fault: str | None = None) -> Target:
+        return Target(self.upstream + (f"/faults/{fault}" if fault else ""), model=self.model, fuzz_examples=0)
+
+    def proxied(self, fault: str | None = None, apis: tuple[str, ...] = ()) -> Target:
+        """The proxy, routing to `fault` (None: to the clean upstream, by the route of the `apis` sent)."""
+        clean = next((self.clean_models[api] for api in apis if api in self.clean_models), self.model)
+        return Target(self.proxy, api_key=self.api_key, fuzz_examples=0,
+                      model=self.model_template.format(fault=fault) if fault else clean)
+
+
+def run_gate(faults: Iterable[str], targets: GateTargets, workers: int = 4) -> list[GateRow]:
+    """A row per fault, each from four runs of the cases of its API: the upstream with the fault and clean, each
+    straight and through the proxy. The runs wait on the proxy, so `workers` of them overlap."""
     faults = list(faults)
     apis_of = {fault: CASES_FOR_FAULT_API[FAULTS[fault].api] for fault in faults}
     with ThreadPoolExecutor(workers) as pool:
         def failing(target: Target, apis: tuple[str, ...]) -> Future[frozenset[str]]:
             return pool.submit(lambda: failing_checks(run_suite(target, apis)))
 
-        clean = {apis: failing(proxied(None), apis) for apis in set(apis_of.values())}
-        upstream_clean = {apis: failing(straight(None), apis) for apis in set(apis_of.values())}
-        runs = {fault: (failing(straight(fault), apis), failing(proxied(fault), apis)) for fault, apis in apis_of.items()}
+        clean = {apis: failing(targets.proxied(None, apis), apis) for apis in set(apis_of.values())}
+        upstream_clean = {apis: failing(targets.straight(None), apis) for apis in set(apis_of.values())}
+        runs = {fault: (failing(targets.straight(fault), apis), failing(targets.proxied(fault, apis), apis))
+                for fault, apis in apis_of.items()}
         return [gate_row(fault, runs[fault][0].result(), runs[fault][1].result(), clean[apis_of[fault]].result(),
                          upstream_clean[apis_of[fault]].result())
                 for fault in faults]
@@ -168,6 +208,18 @@ def gate_table(rows: Iterable[GateRow]) -> str:
     return "\n".join(lines)
 
 
+def gate_toml(rows: Iterable[GateRow], reasons: Mapping[str, str] | None = None) -> str:
+    """The rows as a gate file's `[[fault]]` entries, to keep as the expected rows: each with the reason `reasons`
+    gives its fault, or one to write."""
+    blocks = []
+    for row in rows:
+        reason = (reasons or {}).get(row.fault) or f"what the proxy does: {gate_table([row]).splitlines()[-1]}"
+        blocks.append("\n".join(["[[fault]]", f"name = {json.dumps(row.fault)}",
+                                 *(f"{kind} = {toml_strings(sorted(getattr(row, kind)))}" for kind in KINDS),
+                                 f"reason = {json.dumps(reason, ensure_ascii=False)}"]))
+    return "\n\n".join(blocks) + "\n"
+
+
 def register(subparsers) -> argparse.ArgumentParser:
     """Add `gate` to an argparse subparsers object; the handler is in the parser's defaults as `handler`."""
     parser = subparsers.add_parser(
@@ -184,6 +236,10 @@ def register(subparsers) -> argparse.ArgumentParser:
     parser.add_argument("--model-template", metavar="TEMPLATE",
                         help="the model name the proxy routes to a fault, with {fault} for its name (required but "
                              "with --stream-fuzz)")
+    parser.add_argument("--clean-model", action="append", default=[], metavar="API=NAME",
+                        help="the model name the proxy routes to the clean reference server for API's cases, where "
+                             "it reaches the upstream through another provider than --model's (repeatable): "
+                             "messages=NAME for LiteLLM's anthropic/ provider")
     parser.add_argument("--fault", action="append", metavar="NAME",
                         help="only this fault (repeatable); default: every fault but stall and body-too-large")
     parser.add_argument("--stream-fuzz", type=int, metavar="N",
@@ -193,8 +249,9 @@ def register(subparsers) -> argparse.ArgumentParser:
     parser.add_argument("--stream-seed", type=int, default=0, metavar="S",
                         help="the seed that draws the --stream-fuzz answers (default 0)")
     parser.add_argument("--write-expect", type=Path, metavar="PATH",
-                        help="with --stream-fuzz: also write what was found as a gate file's [stream_fuzz] section, "
-                             "to keep as the expected rows once each reason is written")
+                        help="also write what was found as a gate file's [[fault]] rows (with --stream-fuzz: its "
+                             "[stream_fuzz] section), to keep as the expected rows once each reason is written; a "
+                             "row --expect holds keeps its reason")
     parser.add_argument("--expect", type=Path, metavar="GATE.toml", help="the expected rows; a difference exits 1")
     parser.add_argument("--markdown", type=Path, metavar="PATH", help="also write the rows as a Markdown table")
     parser.set_defaults(handler=run_gate_command)
@@ -238,31 +295,31 @@ def run_gate_command(args: argparse.Namespace) -> int:
             expected = load_gate_file(args.expect) if args.expect else None
     except ExpectationError as error:
         return refuse(str(error))
+    clean_models = {}
+    for option in args.clean_model:
+        api, _, name = option.partition("=")
+        if api not in APIS or not name:
+            return refuse(f"--clean-model takes API=NAME with API one of {', '.join(APIS)}, not {option!r}")
+        clean_models[api] = name
     urls = {}
     for option, url in (("--proxy", args.proxy), ("--upstream", args.upstream)):
         try:
             urls[option] = normalize_base_url(url)
         except ValueError:
             return refuse(f"{option} must be an http(s) URL such as http://127.0.0.1:4000, not {url!r}")
-    proxy, upstream = urls["--proxy"], urls["--upstream"]
+    targets = GateTargets(urls["--proxy"], urls["--upstream"], args.model, args.model_template or "{fault}",
+                          args.api_key, clean_models)
 
-    def straight(fault: str | None) -> Target:
-        return Target(upstream + (f"/faults/{fault}" if fault else ""), model=args.model, fuzz_examples=0)
-
-    def proxied(fault: str | None) -> Target:
-        return Target(proxy, api_key=args.api_key, fuzz_examples=0,
-                      model=args.model_template.format(fault=fault) if fault else args.model)
-
-    for name, target in (("the proxy", proxied(None)), ("the upstream", straight(None))):
+    for name, target in (("the proxy", targets.proxied()), ("the upstream", targets.straight())):
         try:
             discover(target)
         except TargetUnreachable as error:
             return refuse(f"{name} at {target.base_url} cannot be reached: {error}", UNREACHABLE)
     if args.stream_fuzz is not None:
-        if not serves_forms(straight(None)):
-            return refuse(f"the upstream at {upstream} answers no generated wire form: --stream-fuzz needs "
+        if not serves_forms(targets.straight()):
+            return refuse(f"the upstream at {targets.upstream} answers no generated wire form: --stream-fuzz needs "
                           "lmconform's reference server there (lmconform serve)")
-        result = fuzz_streams(proxied(None), straight(None), args.stream_fuzz, args.stream_seed)
+        result = fuzz_streams(targets.proxied(), targets.straight(), args.stream_fuzz, args.stream_seed)
         table = stream_table(result)
         print(table)
         if result.rows:
@@ -271,10 +328,13 @@ def run_gate_command(args: argparse.Namespace) -> int:
         if args.write_expect and not _written(args.write_expect, stream_toml(result), refuse):
             return USAGE_ERROR
     else:
-        rows = run_gate(faults, straight, proxied)
+        rows = run_gate(faults, targets)
         table = gate_table(rows)
         print(table)
         differences = gate_differences(rows, [row for row in expected.rows if row.fault in faults]) if expected else []
+        reasons = {row.fault: row.reason for row in expected.rows} if expected else {}
+        if args.write_expect and not _written(args.write_expect, gate_toml(rows, reasons), refuse):
+            return USAGE_ERROR
     if args.markdown and not _written(args.markdown, table + "\n", refuse):
         return USAGE_ERROR
     if differences:

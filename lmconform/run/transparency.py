@@ -126,16 +126,18 @@ def findings_text(result: StreamFuzz) -> str:
     return "\n\n".join(blocks)
 
 
+def toml_strings(values) -> str:
+    """A TOML array of strings, on one line."""
+    return "[" + ", ".join(json.dumps(value, ensure_ascii=False) for value in values) + "]"
+
+
 def stream_toml(result: StreamFuzz) -> str:
     """The result as a gate file's `[stream_fuzz]` section, to keep as the expected rows (each reason to write)."""
-    def strings(values) -> str:
-        return "[" + ", ".join(json.dumps(value, ensure_ascii=False) for value in values) + "]"
-
     lines = ["[stream_fuzz]", f"seed = {result.seed}", f"examples = {result.examples}",
-             f"preserved = {strings(name for name in FEATURES if name in result.preserved)}"]
+             f"preserved = {toml_strings(name for name in FEATURES if name in result.preserved)}"]
     for row in sorted(result.rows, key=lambda row: row.key):
-        lines += ["", "[[stream_fuzz.changed]]", f"api = {json.dumps(row.api)}", f"features = {strings(row.features)}",
-                  f"findings = {strings(row.findings)}",
+        lines += ["", "[[stream_fuzz.changed]]", f"api = {json.dumps(row.api)}",
+                  f"features = {toml_strings(row.features)}", f"findings = {toml_strings(row.findings)}",
                   f"reason = {json.dumps(row.reason or 'what the proxy does: ' + row.cause, ensure_ascii=False)}"]
     return "\n".join(lines) + "\n"
 

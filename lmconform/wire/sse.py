@@ -7,6 +7,7 @@ standard accepts and *report* every deviation with its byte offset, so checks ca
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
@@ -25,7 +26,11 @@ class SSEEvent:
     offset: int  # byte offset of the event's first line in the body
 
     def excerpt(self, limit: int = 500) -> str:
-        text = self.raw.decode("utf-8", errors="replace").rstrip("\r\n")
+        form = _get_raw(self, SSEEvent)
+        if type(form) is tuple:  # one data line (see _raw below): its text is at hand, no bytes to rebuild
+            text = form[2] + self.data
+        else:
+            text = form.decode("utf-8", errors="replace").rstrip("\r\n")
         return text if len(text) <= limit else text[:limit] + "…"
 
     def label(self) -> str:
@@ -65,6 +70,26 @@ _new = object.__new__
 _set_index, _set_event, _set_data, _set_id, _set_retry, _set_raw, _set_offset = (
     SSEEvent.__dict__[name].__set__ for name in ("index", "event", "data", "id", "retry", "raw", "offset")
 )
+
+# Most events are one data line and the blank line. Keeping their exact bytes beside their decoded data would hold
+# every stream twice in memory, so for those the `raw` slot holds a shared (line start, line ends) form instead, and
+# `raw` rebuilds the bytes when asked: exactly, since the data was decoded strictly and encodes back to the bytes
+# it came from. Every other event keeps its bytes. The dataclass's __init__, replace, pickling, eq, hash and repr
+# all go through the property, so both kinds are the same to everyone else.
+_get_raw = SSEEvent.__dict__["raw"].__get__
+
+
+def _raw(event: SSEEvent) -> bytes:
+    raw = _get_raw(event, SSEEvent)
+    if type(raw) is tuple:
+        start, ends, _ = raw
+        return start + event.data.encode() + ends
+    return raw
+
+
+SSEEvent.raw = property(_raw, _set_raw, doc="The exact bytes of the lines that made the event, line ends included.")
+# (line start, line ends, line start as text), by line end: shared by every event of that form.
+_FORMS = {sep: ((b"data: ", sep * 2, "data: "), (b"data:", sep * 2, "data:")) for sep in (b"\n", b"\r\n")}
 
 
 def _event(index: int, event: str, data: str, id: str | None, retry: int | None, raw: bytes, offset: int) -> SSEEvent:
@@ -257,15 +282,16 @@ class SSEParser:
             text = " " * start + text
         events, find, startswith = self.stream.events, buf.find, buf.startswith
         append, first, step = events.append, sep[0], len(sep)
+        spaced, bare = _FORMS[sep]
         base = self._offset - start  # body offset = base + position in buf
         index, last_id = len(events), self._last_id
         pos = start
         while pos < stop:
             # One data line then the blank line, by far the most common event: a few slices and no field logic.
             if startswith(b"data: ", pos):
-                value = pos + 6
+                value, form = pos + 6, spaced
             elif startswith(b"data:", pos):
-                value = pos + 5
+                value, form = pos + 5, bare
             else:
                 value = 0
             if value:
@@ -279,7 +305,7 @@ class SSEParser:
                     _set_data(made, text[value:end] if ascii else buf[value:end].decode("utf-8"))
                     _set_id(made, last_id)
                     _set_retry(made, None)
-                    _set_raw(made, buf[pos:after])
+                    _set_raw(made, form)  # the bytes are prefix + data + blank: rebuilt when asked
                     _set_offset(made, base + pos)
                     append(made)
                     index += 1
@@ -340,7 +366,18 @@ class SSEParser:
 def parse_sse(reads: Iterable[bytes]) -> SSEStream:
     """Parse a whole body given as its network reads, in order."""
     parser = SSEParser()
-    for data in reads:
-        parser.feed(data)
-    parser.close()
+    # The parse allocates an object per event and keeps them all, so the cyclic garbage collector, triggered by
+    # those allocations, traverses the growing list of events again and again: a third of the parse time on a long
+    # stream. Events hold only strings and numbers, so there is no cycle to find; the collector is paused for the
+    # parse (if it was running) and sees the events once afterwards.
+    paused = gc.isenabled()
+    if paused:
+        gc.disable()
+    try:
+        for data in reads:
+            parser.feed(data)
+        parser.close()
+    finally:
+        if paused:
+            gc.enable()
     return parser.stream

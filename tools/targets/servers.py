@@ -39,6 +39,9 @@ from tools.targets.process import LOOPBACK, RunningTarget, TargetStartError, fre
 # Both llama.cpp servers serve the model under this id rather than its file path, which depends on the cache folder.
 MODEL_ID = "gemma-3-270m-q4_k_m"
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
+# What LiteLLM's providers append to a route's api_base: openai/ its paths after /v1 (`/chat/completions`),
+# anthropic/ the whole `/v1/messages` (AnthropicMessagesConfig.get_complete_url).
+API_BASE_SUFFIX = {"openai": "/v1", "anthropic": ""}
 GEMMA_TOOL_CALLS_TEMPLATE = Path(__file__).resolve().parent / "templates" / "gemma-tool-calls.jinja"
 
 
@@ -138,17 +141,21 @@ def loaded_cpu_variants(group: int) -> list[str]:
 
 @contextmanager
 def litellm_proxy(upstream_base_url: str, upstream_model: str, cache: Path | None = None,
-                  label: str = "litellm", routes: Mapping[str, str] | None = None) -> Iterator[RunningTarget]:
+                  label: str = "litellm", routes: Mapping[str, str] | None = None,
+                  anthropic_routes: Mapping[str, str] | None = None) -> Iterator[RunningTarget]:
     """The LiteLLM proxy, offline, forwarding one model to an OpenAI-compatible upstream (`openai/` provider).
 
     It serves the model under the upstream's id and refuses to start without a master key, which is generated
     here and is the API key to send. `routes` adds more model names, each forwarded as `upstream_model` to a
-    base URL of its own (such as a reference server fault's `/faults/NAME`): one proxy for many upstreams."""
-    served = {upstream_model: upstream_base_url, **(routes or {})}
-    for base_url in served.values():
-        host = urlsplit(base_url).hostname
-        if host not in LOOPBACK_HOSTS:
-            raise ValueError(f"the upstream must be on this machine's loopback, not {host!r}")
+    base URL of its own (such as a reference server fault's `/faults/NAME`): one proxy for many upstreams.
+    `anthropic_routes` does the same through the `anthropic/` provider, the one whose `/v1/messages` reaches the
+    upstream's `/v1/messages` as it is (with `openai/`, LiteLLM translates a Messages request into chat)."""
+    providers = {"openai": {upstream_model: upstream_base_url, **(routes or {})}, "anthropic": anthropic_routes or {}}
+    for served in providers.values():
+        for base_url in served.values():
+            host = urlsplit(base_url).hostname
+            if host not in LOOPBACK_HOSTS:
+                raise ValueError(f"the upstream must be on this machine's loopback, not {host!r}")
     cache = cache or default_cache_dir()
     venv = litellm_venv(cache).ensure()
     master_key = f"sk-lmconform-{secrets.token_hex(16)}"
@@ -157,8 +164,9 @@ def litellm_proxy(upstream_base_url: str, upstream_model: str, cache: Path | Non
         "general_settings": {"master_key": master_key},
         "model_list": [{
             "model_name": name,
-            "litellm_params": {"model": f"openai/{upstream_model}", "api_base": f"{base_url}/v1", "api_key": "x"},
-        } for name, base_url in served.items()],
+            "litellm_params": {"model": f"{provider}/{upstream_model}", "api_key": "x",
+                               "api_base": base_url + API_BASE_SUFFIX[provider]},
+        } for provider, served in providers.items() for name, base_url in served.items()],
     }
     env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}  # offline: the price list it ships, not a download
     port = free_port()
