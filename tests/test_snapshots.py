@@ -219,3 +219,14 @@ def test_snapshots_diff_reports_added_and_removed_and_is_silent_when_identical(t
     assert diff_command(str(old), str(tmp_path / "missing")) == 2
     streams = capsys.readouterr()
     assert streams.out == "" and streams.err == f"lmconform snapshots diff: no snapshot folder at {tmp_path}/missing\n"
+
+
+def test_a_tool_call_the_model_chose_is_recognised_in_the_shape_of_every_api():
+    from tools.targets.published import calls_a_tool
+
+    chat = {"choices": [{"message": {"tool_calls": [{"type": "function"}]}}]}
+    responses = {"output": [{"type": "function_call"}]}
+    messages = [{"event": "content_block_start", "data": {"content_block": {"type": "tool_use", "input": {}}}}]
+    text = {"content": [{"type": "text", "text": "string"}]}
+    assert all(calls_a_tool(json.dumps(shape)) for shape in (chat, responses, messages))
+    assert not calls_a_tool(json.dumps(text))

@@ -85,12 +85,12 @@ def stored_shapes(folder: Path) -> dict[str, str]:
 
 
 def calls_a_tool(shape_text: str) -> bool:
-    """Whether the answer a shape describes calls a tool (chat `tool_calls`, a Responses `function_call` item):
-    the model's choice, where a case lets it choose."""
+    """Whether the answer a shape describes calls a tool (chat `tool_calls`, a Responses `function_call` item, a
+    Messages `tool_use` block): the model's choice, where a case lets it choose."""
 
     def found(value) -> bool:
         if isinstance(value, dict):
-            if value.get("type") == "function_call" or value.get("tool_calls"):
+            if value.get("type") in ("function_call", "tool_use") or value.get("tool_calls"):
                 return True
             return any(found(item) for item in value.values())
         if isinstance(value, list):
