@@ -110,6 +110,15 @@ def test_a_cell_keeps_the_count_per_outcome_and_the_cases_that_did_not_pass(tmp_
     assert cell.summary() == "ERROR 1, FAILED 1, UNSUPPORTED 1, OK 2 of 5 cases"
 
 
+
+def test_a_stable_page_counts_no_cases_in_its_tooltips_either(tmp_path):
+    # How many cases a check judges follows what a real model said (a call or none): a published page leaves it out.
+    one = write(tmp_path, "one.json", record(row("chat/a", "chat.stream.x.y", "OK")))
+    two = write(tmp_path, "two.json", record(row("chat/a", "chat.stream.x.y", "OK"), row("chat/b", "chat.stream.x.y", "OK")))
+    pages = [render_html(build_matrix(load_results([path]), stable=True), "t", "") for path in (one, two)]
+    assert pages[0] == pages[1] and " of 1 case" not in pages[0]
+    assert " of 2 cases" in render_html(build_matrix(load_results([two])), "t", "")
+
 def test_rows_are_checks_grouped_by_surface_in_a_stable_order(tmp_path):
     checks = ["generation.answer.not_empty", "client.void.tool_call_parsed", "chat.stream.b.c", "http.body.cap",
               "client.openai_python.stream_helper", "chat.finish_reason.x", "zeta.area.property", "sse.framing.x"]

@@ -88,7 +88,7 @@ def render_html(matrix: Matrix, title: str = DEFAULT_TITLE, intro: str = "") -> 
         parts.append(f'<tr class="surface"><th colspan="{len(matrix.columns) + 1}">{e(surface)}</th></tr>')
         for row in rows:
             parts.append(f'<tr id="check-{e(row.anchor)}"><th scope="row">{html_check(row)}</th>')
-            parts.extend(html_cell(column, row, matrix.cell(column, row)) for column in matrix.columns)
+            parts.extend(html_cell(column, row, matrix.cell(column, row), matrix.stable) for column in matrix.columns)
             parts.append("</tr>")
         parts.append("</tbody>")
     parts.append("</table>")
@@ -156,11 +156,12 @@ def html_check(row: Row) -> str:
             f'<div class="title">{e(row.title)}</div>')
 
 
-def html_cell(column: Column, row: Row, cell: Cell | None) -> str:
+def html_cell(column: Column, row: Row, cell: Cell | None, stable: bool = False) -> str:
+    """One cell; stable: its tooltip without case counts, which follow what a real model said."""
     e = html.escape
     if cell is None:
         return f'<td class="cell not-run" title="{e(column.name)}: {NOT_RUN}"></td>'
-    tooltip = e(f"{column.name}: {row.check}: {cell.outcome or 'model-dependent'} ({cell.summary()})")
+    tooltip = e(f"{column.name}: {row.check}: {cell.outcome or 'model-dependent'} ({cell.summary(stable)})")
     symbol = cell.symbol
     if cell.has_details:
         symbol = f'<a href="#{e(detail_anchor(column, row))}">{symbol}</a>'
