@@ -3,8 +3,9 @@ of examples, in one run (goal: 2x schemathesis' requests per second).
 
 lmconform generates valid and invalid requests of chat completions and the Responses API and judges every answer
 with every check that applies (streams included); schemathesis generates from the `lmconform openapi` document and
-runs its own checks. Both count requests the server answered. schemathesis is installed for the bench only (the
-`bench` group of pyproject.toml, which `make bench` installs); without it the line says so.
+runs its own checks. Both count requests the server answered. The server runs in a process of its own, as a user's
+does: in lmconform's process it would take its CPU time from lmconform's side alone. schemathesis is installed for
+the bench only (the `bench` group of pyproject.toml, which `make bench` installs); without it the line says so.
 """
 
 from __future__ import annotations
@@ -19,9 +20,9 @@ from pathlib import Path
 
 from lmconform.cases import load_cases
 from lmconform.fuzz import requests
-from lmconform.reference import ReferenceServer
 from lmconform.run import RunPlan
 from lmconform.target import Target
+from tools.targets.servers import reference_server
 
 EXAMPLES = 100  # per operation and mode for schemathesis; per generated case for lmconform
 
@@ -69,7 +70,7 @@ def bench() -> list[str]:
     command = schemathesis_command()
     if command is None:
         return ["bench fuzz: skipped: schemathesis is not installed (make bench installs the `bench` group)"]
-    with ReferenceServer() as server, tempfile.TemporaryDirectory() as folder:
+    with reference_server() as server, tempfile.TemporaryDirectory() as folder:
         ours, our_seconds = lmconform_rate(server.base_url)
         theirs, their_seconds = schemathesis_rate(command, server.base_url, Path(folder))
     if not theirs:

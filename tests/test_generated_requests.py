@@ -53,7 +53,7 @@ def test_generated_valid_requests_meet_the_request_schema(api):
     schemas, path = schema_set(None), PAYLOAD_SCHEMAS[(api, "request")]
 
     @settings(max_examples=150, database=None, deadline=None, suppress_health_check=list(HealthCheck))
-    @given(BODIES[api]())
+    @given(BODIES[api])
     def valid(body):
         # `model` is the run's to fill in; everything else a valid request needs is generated.
         broken = [finding for finding in schemas.findings(path, {"model": "m", **body})

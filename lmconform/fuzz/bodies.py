@@ -32,20 +32,47 @@ texts = st.one_of(
     st.sampled_from(UNUSUAL_TEXTS),
     st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), min_size=1, max_size=40),
 )
-descriptions = st.one_of(st.just(""), texts)
 # A name of any allowed length: a few characters drawn from the whole alphabet, repeated to a length drawn apart
 # (a text strategy rarely draws long strings, and long names are where servers break).
 tool_names = st.builds(lambda stem, size: (stem * size)[:size], st.text(st.sampled_from(NAME_ALPHABET), min_size=1,
                        max_size=8), st.integers(min_value=1, max_value=64))
-property_names = st.sampled_from(("a", "city", "unit", "query", "path", "limit", "options", "filters", "items",
-                                  "enabled", "start_date", "max_results", "location", "details", "x"))
+PROPERTY_NAMES = ("a", "city", "unit", "query", "path", "limit", "options", "filters", "items", "enabled", "start_date",
+                  "max_results", "location", "details", "x")
 
 
-KINDS = st.sampled_from(("leaf", "object", "array", "object"))  # objects twice as likely: nesting is where
-# converters of parameters to grammars break; a list, because one_of favours its first branch too much to reach two
-# levels down often
+# A property nests (an object or an array) half the time: nesting is where converters of parameters to grammars break,
+# and a request's tools reach two objects deep often; more often would grow each schema, and the cost of drawing it,
+# exponentially with depth. A list, because one_of favours its first branch too much to reach two levels down often.
+KINDS = st.sampled_from(("leaf", "object", "array", "leaf"))
 LEAVES = st.sampled_from(("string", "described", "enum", "integer", "number", "boolean"))
 SHORT_TEXTS = st.sampled_from((*WORDS, *UNUSUAL_TEXTS))
+# A tool's description from the texts above (every kind of unusual text among them), not drawn a character at a
+# time: a request offers up to 16 tools, and drawing theirs freely cost as much as the rest of the request.
+DESCRIPTIONS = st.one_of(st.just(""), SHORT_TEXTS)
+# Every strategy a draw uses is built once, here: building one inside a draw (and validating it) cost about a third
+# of a request's generation.
+BOOLEANS = st.booleans()
+MOSTLY = st.sampled_from((False, True, True, True))  # True three times in four; shrinks to False, the plainer request
+PROPERTY_COUNTS = st.integers(0, 4)
+ENUM_SIZES = st.integers(1, 4)
+CALL_NUMBERS = st.integers(0, 10**6)
+CONTENT_FORMS = st.sampled_from(("string", "one part", "two parts"))
+SYSTEM_ROLES = st.sampled_from(("system", "developer"))
+TURNS = st.integers(min_value=0, max_value=2)
+CALL_COUNTS = st.integers(1, 3)  # calls in one assistant turn of a history
+TOOL_CHOICES = st.sampled_from(("absent", "none", "auto", "required", "named"))
+
+
+def _one_of(draw, items: list):
+    """One of `items` (a list of dicts, which sampled_from cannot cache), by its position."""
+    return items[draw(st.integers(0, len(items) - 1))]
+
+
+def _distinct(draw, pool: tuple[str, ...], count: int) -> list[str]:
+    """`count` distinct members of `pool`, consecutive from a drawn start: two choices where a list of unique
+    members costs one or more per member (each choice of a request costs about as much as any other)."""
+    start = draw(st.integers(0, len(pool) - 1))
+    return [pool[(start + offset) % len(pool)] for offset in range(count)]
 
 
 def _leaf(draw) -> dict:
@@ -53,7 +80,7 @@ def _leaf(draw) -> dict:
     if kind == "described":
         return {"type": "string", "description": draw(SHORT_TEXTS)}
     if kind == "enum":
-        return {"type": "string", "enum": draw(st.lists(st.sampled_from(WORDS), min_size=1, max_size=4, unique=True))}
+        return {"type": "string", "enum": _distinct(draw, WORDS, draw(ENUM_SIZES))}
     return {"type": kind}
 
 
@@ -68,23 +95,12 @@ def _value(draw, depth: int) -> dict:
 
 
 def _object(draw, depth: int) -> dict:
-    names = draw(st.lists(property_names, max_size=4, unique=True))
+    names = _distinct(draw, PROPERTY_NAMES, draw(PROPERTY_COUNTS))
     schema: dict[str, Any] = {"type": "object", "properties": {name: _value(draw, depth) for name in names}}
-    required = draw(st.lists(st.sampled_from(names), unique=True)) if names else []
+    required = [name for name in names if draw(BOOLEANS)]
     if required:
         schema["required"] = required
     return schema
-
-
-@st.composite
-def object_schemas(draw) -> dict:
-    """A tool's parameters: an object schema whose properties nest objects, arrays, enums, optional and required."""
-    return _object(draw, 0)
-
-
-def _mostly() -> st.SearchStrategy[bool]:
-    """True three times in four; shrinks to False (the plainer request)."""
-    return st.sampled_from((False, True, True, True))
 
 
 def instance(schema: dict) -> Any:
@@ -100,19 +116,19 @@ def instance(schema: dict) -> Any:
 
 
 @st.composite
-def functions(draw) -> dict:
+def _function(draw) -> dict:
     """A function's name, description and parameters, in neither API's wrapping."""
     function: dict[str, Any] = {"name": draw(tool_names)}
-    description = draw(descriptions)
+    description = draw(DESCRIPTIONS)
     if description:
         function["description"] = description
-    if draw(_mostly()):
-        function["parameters"] = draw(object_schemas())
+    if draw(MOSTLY):
+        function["parameters"] = _object(draw, 0)
     return function
 
 
-def function_lists() -> st.SearchStrategy[list[dict]]:
-    return st.lists(functions(), min_size=1, max_size=MAX_TOOLS, unique_by=lambda function: function["name"])
+FUNCTIONS = _function()
+FUNCTION_LISTS = st.lists(FUNCTIONS, min_size=1, max_size=MAX_TOOLS, unique_by=lambda function: function["name"])
 
 
 def _arguments(function: dict) -> str:
@@ -121,7 +137,7 @@ def _arguments(function: dict) -> str:
 
 def _content(draw, text: str, part_type: str) -> str | list[dict]:
     """A message's text as a string, or as parts holding it (split in two now and then)."""
-    form = draw(st.sampled_from(("string", "one part", "two parts")))
+    form = draw(CONTENT_FORMS)
     if form == "string":
         return text
     pieces = [text] if form == "one part" or len(text) < 2 else [text[:len(text) // 2], text[len(text) // 2:]]
@@ -131,21 +147,21 @@ def _content(draw, text: str, part_type: str) -> str | list[dict]:
 
 
 def _call_ids(draw, count: int, prefix: str) -> list[str]:
-    return [f"{prefix}{draw(st.integers(0, 10**6))}_{index}" for index in range(count)]
+    return [f"{prefix}{draw(CALL_NUMBERS)}_{index}" for index in range(count)]
 
 
 @st.composite
 def chat_bodies(draw) -> dict:
     """A valid chat completion request (the run fills in its model, output cap and temperature)."""
-    offered = draw(function_lists()) if draw(_mostly()) else []
+    offered = draw(FUNCTION_LISTS) if draw(MOSTLY) else []
     messages: list[dict] = []
-    if draw(st.booleans()):
-        role = draw(st.sampled_from(("system", "developer")))
+    if draw(BOOLEANS):
+        role = draw(SYSTEM_ROLES)
         messages.append({"role": role, "content": _content(draw, draw(texts), "text")})
-    for _ in range(draw(st.integers(min_value=0, max_value=2))):  # earlier exchanges of the conversation
+    for _ in range(draw(TURNS)):  # earlier exchanges of the conversation
         messages.append({"role": "user", "content": _content(draw, draw(texts), "text")})
-        if offered and draw(st.booleans()):
-            called = draw(st.lists(st.sampled_from(offered), min_size=1, max_size=3))
+        if offered and draw(BOOLEANS):
+            called = [_one_of(draw, offered) for _ in range(draw(CALL_COUNTS))]
             ids = _call_ids(draw, len(called), "call_")
             calls = [{"id": call_id, "type": "function", "function": {"name": f["name"], "arguments": _arguments(f)}}
                      for call_id, f in zip(ids, called)]
@@ -156,59 +172,59 @@ def chat_bodies(draw) -> dict:
             messages.append({"role": "assistant", "content": _content(draw, draw(texts), "text")})
     messages.append({"role": "user", "content": _content(draw, draw(texts), "text")})
     body: dict[str, Any] = {"messages": messages}
-    if draw(st.booleans()):
+    if draw(BOOLEANS):
         body["stream"] = True
-        if draw(st.booleans()):
-            body["stream_options"] = {"include_usage": draw(st.booleans())}
+        if draw(BOOLEANS):
+            body["stream_options"] = {"include_usage": draw(BOOLEANS)}
     if offered:
         body["tools"] = [{"type": "function", "function": function} for function in offered]
-        choice = draw(st.sampled_from(("absent", "none", "auto", "required", "named")))
+        choice = draw(TOOL_CHOICES)
         if choice == "named":
-            body["tool_choice"] = {"type": "function", "function": {"name": draw(st.sampled_from(offered))["name"]}}
+            body["tool_choice"] = {"type": "function", "function": {"name": _one_of(draw, offered)["name"]}}
         elif choice != "absent":
             body["tool_choice"] = choice
-        if draw(st.booleans()):
-            body["parallel_tool_calls"] = draw(st.booleans())
+        if draw(BOOLEANS):
+            body["parallel_tool_calls"] = draw(BOOLEANS)
     return body
 
 
 @st.composite
 def responses_bodies(draw) -> dict:
     """A valid Responses request: `input` as a string or as items, flattened tools, function_call_output turns."""
-    offered = draw(function_lists()) if draw(_mostly()) else []
+    offered = draw(FUNCTION_LISTS) if draw(MOSTLY) else []
     body: dict[str, Any] = {}
-    if draw(st.booleans()):
+    if draw(BOOLEANS):
         body["input"] = draw(texts)
     else:
         items: list[dict] = []
-        if draw(st.booleans()):
-            role = draw(st.sampled_from(("system", "developer")))
+        if draw(BOOLEANS):
+            role = draw(SYSTEM_ROLES)
             items.append({"role": role, "content": _content(draw, draw(texts), "input_text")})
         items.append({"type": "message", "role": "user", "content": _content(draw, draw(texts), "input_text")})
-        if offered and draw(st.booleans()):  # the model's function calls, answered: the turn that gives results
-            called = draw(st.lists(st.sampled_from(offered), min_size=1, max_size=3))
+        if offered and draw(BOOLEANS):  # the model's function calls, answered: the turn that gives results
+            called = [_one_of(draw, offered) for _ in range(draw(CALL_COUNTS))]
             ids = _call_ids(draw, len(called), "fc_")
             items += ({"type": "function_call", "call_id": call_id, "name": f["name"], "arguments": _arguments(f)}
                       for call_id, f in zip(ids, called))
             items += ({"type": "function_call_output", "call_id": call_id, "output": draw(texts)} for call_id in ids)
-        elif draw(st.booleans()):
+        elif draw(BOOLEANS):
             items.append({"role": "assistant", "content": _content(draw, draw(texts), "output_text")})
             items.append({"role": "user", "content": _content(draw, draw(texts), "input_text")})
         body["input"] = items
-    if draw(st.booleans()):
+    if draw(BOOLEANS):
         body["instructions"] = draw(texts)
-    if draw(st.booleans()):
+    if draw(BOOLEANS):
         body["stream"] = True
     if offered:
         body["tools"] = [{"type": "function", **function} for function in offered]
-        choice = draw(st.sampled_from(("absent", "none", "auto", "required", "named")))
+        choice = draw(TOOL_CHOICES)
         if choice == "named":
-            body["tool_choice"] = {"type": "function", "name": draw(st.sampled_from(offered))["name"]}
+            body["tool_choice"] = {"type": "function", "name": _one_of(draw, offered)["name"]}
         elif choice != "absent":
             body["tool_choice"] = choice
-        if draw(st.booleans()):
-            body["parallel_tool_calls"] = draw(st.booleans())
+        if draw(BOOLEANS):
+            body["parallel_tool_calls"] = draw(BOOLEANS)
     return body
 
 
-BODIES = {"chat": chat_bodies, "responses": responses_bodies}
+BODIES = {"chat": chat_bodies(), "responses": responses_bodies()}

@@ -55,7 +55,7 @@ def as_case(source: Case, body: dict, seed: int | None, violation: str | None = 
 def examples_of(source: Case, seed: int | None = None, violation: Violation | None = None) -> st.SearchStrategy[Case]:
     if violation is not None:
         return invalid_bodies(source.api, violation).map(lambda drawn: as_case(source, drawn[1], seed, drawn[0]))
-    return BODIES[source.api]().map(lambda body: as_case(source, body, seed))
+    return BODIES[source.api].map(lambda body: as_case(source, body, seed))
 
 
 def representatives(source: Case) -> list[Case]:

@@ -14,14 +14,14 @@ from collections.abc import Callable
 
 from hypothesis import strategies as st
 
-from lmconform.fuzz.bodies import BODIES, functions, tool_names
+from lmconform.fuzz.bodies import BODIES, FUNCTIONS, tool_names
 
 Violation = Callable[..., dict]  # (draw, body) -> the body with one violation
 
 CHAT_ROLES = ("system", "developer", "user", "assistant", "tool", "function")
 RESPONSES_ROLES = ("system", "developer", "user", "assistant")
 # A value of each JSON type but the one a field takes.
-WRONG_TYPES = st.sampled_from((7, 1.5, True, "text", ["a list"], {"an": "object"}, None))
+WRONG_VALUES = (7, 1.5, True, "text", ["a list"], {"an": "object"})
 
 
 def _unknown_role(known: tuple[str, ...]) -> st.SearchStrategy[str]:
@@ -29,20 +29,25 @@ def _unknown_role(known: tuple[str, ...]) -> st.SearchStrategy[str]:
                      st.text(max_size=12)).filter(lambda role: role not in known)
 
 
+UNKNOWN_CHAT_ROLES = _unknown_role(CHAT_ROLES)
+UNKNOWN_RESPONSES_ROLES = _unknown_role(RESPONSES_ROLES)
+
+
 def _wrong_type(draw, accepted: tuple[type, ...]) -> object:
-    return draw(WRONG_TYPES.filter(lambda value: value is not None and not isinstance(value, accepted)))
+    wrong = [value for value in WRONG_VALUES if not isinstance(value, accepted)]
+    return wrong[draw(st.integers(0, len(wrong) - 1))]
 
 
 def _chat_tools(draw, body: dict) -> list[dict]:
     """The body's tools, one offered if it has none (for violations inside a tool)."""
     if not body.get("tools"):
-        body["tools"] = [{"type": "function", "function": draw(functions())}]
+        body["tools"] = [{"type": "function", "function": draw(FUNCTIONS)}]
     return body["tools"]
 
 
 def _responses_tools(draw, body: dict) -> list[dict]:
     if not body.get("tools"):
-        body["tools"] = [{"type": "function", **draw(functions())}]
+        body["tools"] = [{"type": "function", **draw(FUNCTIONS)}]
     return body["tools"]
 
 
@@ -66,7 +71,7 @@ def messages_not_a_list(draw, body: dict) -> dict:
 
 def message_role_unknown(draw, body: dict) -> dict:
     message = draw(st.sampled_from(body["messages"]))
-    message["role"] = draw(_unknown_role(CHAT_ROLES))
+    message["role"] = draw(UNKNOWN_CHAT_ROLES)
     return body
 
 
@@ -162,7 +167,7 @@ def _items(draw, body: dict) -> list[dict]:
 
 def item_role_unknown(draw, body: dict) -> dict:
     messages = [item for item in _items(draw, body) if item.get("type", "message") == "message"]
-    draw(st.sampled_from(messages))["role"] = draw(_unknown_role(RESPONSES_ROLES))
+    draw(st.sampled_from(messages))["role"] = draw(UNKNOWN_RESPONSES_ROLES)
     return body
 
 
@@ -235,7 +240,7 @@ VIOLATIONS: dict[str, tuple[Violation, ...]] = {"chat": CHAT, "responses": RESPO
 @st.composite
 def invalid_bodies(draw, api: str, violation: Violation) -> tuple[str, dict]:
     """(the violation's name, a body of `api` with exactly that violation)."""
-    return name_of(violation), violation(draw, copy.deepcopy(draw(BODIES[api]())))
+    return name_of(violation), violation(draw, copy.deepcopy(draw(BODIES[api])))
 
 
 def name_of(violation: Violation) -> str:

@@ -35,6 +35,11 @@ class HttpRequest(Request):
         return self.curl()
 
     def curl(self) -> str:
+        return self._curl
+
+    @cached_property
+    def _curl(self) -> str:
+        # Built once: every verdict on the exchange carries it, and a generated request is judged by dozens of checks.
         return curl_command(self.method, self.url, self.headers, self.body)
 
 
