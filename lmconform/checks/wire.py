@@ -67,7 +67,7 @@ def framing_well_formed(observed: Observed) -> Iterator[Failure]:
        title="every data payload but [DONE] is a JSON document")
 def data_is_json(observed: Observed) -> Iterator[Failure]:
     observed.require_stream()
-    for chunk in read_chunks(observed.exchange):
+    for chunk in observed.exchange.view(read_chunks):
         if not chunk.done and chunk.payload is NOT_JSON:
             yield Failure("a JSON payload", f"{chunk.event.data[:120]!r}", str(chunk.source))
 
@@ -96,6 +96,14 @@ def nothing_after_done(observed: Observed) -> Iterator[Failure]:
 
 _LINE_END = re.compile(rb"\r\n|\r|\n")
 _DATA, _EVENT, _ID = re.compile(rb"data(:|$)"), re.compile(rb"event(:|$)"), re.compile(rb"id(:|$)")
+# "id" ended as a field name is: a candidate for an id line, found by a literal search (fast on a long body).
+_ID_FIELD_END = re.compile(rb"id(?::|[\r\n]|$)")
+
+
+def _sets_an_id(body: bytes) -> bool:
+    """Whether any line of the body is an id field (the first line may follow a byte order mark)."""
+    return any(match.start() in (0, 3) and body[:match.start()] in (b"", b"\xef\xbb\xbf")
+               or body[match.start() - 1:match.start()] in (b"\r", b"\n") for match in _ID_FIELD_END.finditer(body))
 
 
 @check("sse.framing.no_empty_event_after_id", level=Level.MUST, applies=streamed, ref=OPENAI_PYTHON_SSE_ID,
@@ -105,6 +113,8 @@ def no_empty_event_after_id(observed: Observed) -> Iterator[Failure]:
     # least) keeps the last event id and dispatches such a block as an event with empty data, then fails to parse
     # it as JSON. Keep-alive comments are fine in a stream without ids, or inside an event.
     observed.require_stream()
+    if not _sets_an_id(observed.exchange.body):  # most streams set no id: nothing to walk line by line
+        return
     seen_id, block = False, []
     for line in _LINE_END.split(observed.exchange.body):
         if line:

@@ -70,23 +70,29 @@ class ChatStream:
     tool_deltas: list[ToolDelta] = field(default_factory=list)
     generation: Generation = field(default_factory=Generation)
 
+    # Sorted once (checks ask for them again and again, and a stream may have tens of thousands of chunks): the
+    # chunks are set by normalize_chat_stream before anyone asks and never change after.
+    _sorted: tuple[list[ChatChunk], list[ChatChunk]] | None = field(default=None, repr=False, compare=False)
+
     def data_chunks(self) -> list[ChatChunk]:
         """Chunks before [DONE] whose payload is a JSON object, error events left out."""
-        return [chunk for chunk in self._before_done() if not is_error_event(chunk.payload)]
+        return self._before_done()[0]
 
     def error_events(self) -> list[ChatChunk]:
         """Events before [DONE] that report a failure instead of carrying a chunk: `{"error": …}` without choices
         (how vLLM and LM Studio report a failure after the stream started)."""
-        return [chunk for chunk in self._before_done() if is_error_event(chunk.payload)]
+        return self._before_done()[1]
 
-    def _before_done(self) -> list[ChatChunk]:
-        result = []
-        for chunk in self.chunks:
-            if chunk.done:
-                break
-            if isinstance(chunk.payload, dict):
-                result.append(chunk)
-        return result
+    def _before_done(self) -> tuple[list[ChatChunk], list[ChatChunk]]:
+        if self._sorted is None:
+            data, errors = [], []
+            for chunk in self.chunks:
+                if chunk.done:
+                    break
+                if isinstance(chunk.payload, dict):
+                    (errors if is_error_event(chunk.payload) else data).append(chunk)
+            self._sorted = data, errors
+        return self._sorted
 
 
 def is_error_event(payload: Any) -> bool:
@@ -94,17 +100,8 @@ def is_error_event(payload: Any) -> bool:
 
 
 def read_chunks(exchange: HttpExchange) -> list[ChatChunk]:
-    chunks = []
-    for event in exchange.sse.events:
-        if event.data.strip() == DONE:
-            chunks.append(ChatChunk(event, None, True))
-            continue
-        try:
-            payload = json.loads(event.data)
-        except ValueError:
-            payload = NOT_JSON
-        chunks.append(ChatChunk(event, payload, False))
-    return chunks
+    return [ChatChunk(event, None, True) if payload is NOT_JSON and event.data.strip() == DONE
+            else ChatChunk(event, payload, False) for event, payload in zip(exchange.sse.events, exchange.payloads)]
 
 
 class _StreamNormaliser:
@@ -176,7 +173,7 @@ class _StreamNormaliser:
 def normalize_chat_stream(exchange: HttpExchange) -> ChatStream:
     normaliser = _StreamNormaliser()
     stream = normaliser.stream
-    stream.chunks = read_chunks(exchange)
+    stream.chunks = exchange.view(read_chunks)
     finish_reason: Any = None
     usage: Any = None
     end_source: Source | None = None

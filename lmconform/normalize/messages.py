@@ -24,7 +24,7 @@ from lmconform.normalize.events import (
     ToolCallName,
     ToolCallStarted,
 )
-from lmconform.wire.exchange import NOT_JSON, Exchange
+from lmconform.wire.exchange import Exchange
 from lmconform.wire.http import HttpExchange
 from lmconform.wire.sse import SSEEvent
 
@@ -124,14 +124,7 @@ def _accumulated(block: Block) -> dict:
 
 
 def read_events(exchange: HttpExchange) -> list[MessagesEvent]:
-    events = []
-    for event in exchange.sse.events:
-        try:
-            payload = json.loads(event.data)
-        except ValueError:
-            payload = NOT_JSON
-        events.append(MessagesEvent(event, payload))
-    return events
+    return [MessagesEvent(event, payload) for event, payload in zip(exchange.sse.events, exchange.payloads)]
 
 
 def message_object(exchange: HttpExchange) -> dict:

@@ -26,7 +26,6 @@ from lmconform.normalize.events import (
     ToolCallName,
     ToolCallStarted,
 )
-from lmconform.wire.exchange import NOT_JSON
 from lmconform.wire.http import HttpExchange
 from lmconform.wire.sse import SSEEvent
 
@@ -72,14 +71,7 @@ class NativeStream:
 
 
 def read_events(exchange: HttpExchange) -> list[NativeEvent]:
-    events = []
-    for event in exchange.sse.events:
-        try:
-            payload = json.loads(event.data)
-        except ValueError:
-            payload = NOT_JSON
-        events.append(NativeEvent(event, payload))
-    return events
+    return [NativeEvent(event, payload) for event, payload in zip(exchange.sse.events, exchange.payloads)]
 
 
 def native_result(exchange: HttpExchange) -> dict:

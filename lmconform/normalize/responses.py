@@ -21,7 +21,6 @@ from lmconform.normalize.events import (
     ToolCallName,
     ToolCallStarted,
 )
-from lmconform.wire.exchange import NOT_JSON
 from lmconform.wire.http import HttpExchange
 from lmconform.wire.sse import SSEEvent
 
@@ -96,14 +95,7 @@ def normalize_responses(exchange: HttpExchange) -> Generation:
 
 
 def read_events(exchange: HttpExchange) -> list[ResponsesEvent]:
-    events = []
-    for event in exchange.sse.events:
-        try:
-            payload = json.loads(event.data)
-        except ValueError:
-            payload = NOT_JSON
-        events.append(ResponsesEvent(event, payload))
-    return events
+    return [ResponsesEvent(event, payload) for event, payload in zip(exchange.sse.events, exchange.payloads)]
 
 
 def normalize_responses_stream(exchange: HttpExchange) -> ResponsesStream:

@@ -14,6 +14,7 @@ from functools import cached_property
 from typing import Any, TypeVar
 
 from lmconform.target import DEFAULT_MAX_BODY_BYTES
+from lmconform.wire.collector import collector_paused
 
 T = TypeVar("T")
 
@@ -59,7 +60,8 @@ class Exchange:
         """`reading(self)`, computed once per exchange: every check that reads the stream as chat chunks (say)
         shares one reading of it."""
         if reading not in self._views:
-            self._views[reading] = reading(self)
+            with collector_paused():  # a reading of a long answer keeps an object or more per event
+                self._views[reading] = reading(self)
         return self._views[reading]
 
     # Whether the exchanges of one case share a conversation (a process): an error in any of them then leaves the

@@ -14,6 +14,7 @@ import httpx
 
 from lmconform import __version__
 from lmconform.target import Target
+from lmconform.wire.collector import collector_paused
 from lmconform.wire.exchange import NOT_JSON, BodyChunk, Exchange, Request
 from lmconform.wire.redact import curl_command, redact_headers
 from lmconform.wire.sse import SSEStream, parse_sse
@@ -68,6 +69,19 @@ class HttpExchange(Exchange):
     def sse(self) -> SSEStream:
         """The body read as an event stream, fed read by read as the network delivered it."""
         return parse_sse(chunk.data for chunk in self.chunks)
+
+    @cached_property
+    def payloads(self) -> list[Any]:
+        """Each event's data parsed as JSON (`NOT_JSON` when it is none), in the order of `sse.events`: decoded once
+        for every normaliser and check that reads them, since decoding is most of what reading a long stream costs."""
+        decode, payloads = json.loads, []
+        with collector_paused():
+            for event in self.sse.events:
+                try:
+                    payloads.append(decode(event.data))
+                except ValueError:
+                    payloads.append(NOT_JSON)
+        return payloads
 
     @cached_property
     def json(self) -> Any:
@@ -126,7 +140,9 @@ def send(target: Target, method: str, path: str, body: Any = None, raw_body: str
     started = time.monotonic()
     received = 0
     try:
-        with _client(target.read_timeout).stream(method, url, headers=headers, content=content) as response:
+        # Every read is kept (its bytes and arrival time): see lmconform.wire.collector.
+        with collector_paused(), _client(target.read_timeout).stream(method, url, headers=headers,
+                                                                     content=content) as response:
             exchange.status = response.status_code
             exchange.headers = {name.lower(): value for name, value in response.headers.items()}
             for data in response.iter_bytes():

@@ -7,9 +7,10 @@ standard accepts and *report* every deviation with its byte offset, so checks ca
 
 from __future__ import annotations
 
-import gc
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+
+from lmconform.wire.collector import collector_paused
 
 
 # slots: an event is mostly its two strings; a per-instance __dict__ would add a third of the body again.
@@ -366,18 +367,9 @@ class SSEParser:
 def parse_sse(reads: Iterable[bytes]) -> SSEStream:
     """Parse a whole body given as its network reads, in order."""
     parser = SSEParser()
-    # The parse allocates an object per event and keeps them all, so the cyclic garbage collector, triggered by
-    # those allocations, traverses the growing list of events again and again: a third of the parse time on a long
-    # stream. Events hold only strings and numbers, so there is no cycle to find; the collector is paused for the
-    # parse (if it was running) and sees the events once afterwards.
-    paused = gc.isenabled()
-    if paused:
-        gc.disable()
-    try:
+    # An event per event of the body, all kept: without the pause, a third of the parse time on a long stream.
+    with collector_paused():
         for data in reads:
             parser.feed(data)
         parser.close()
-    finally:
-        if paused:
-            gc.enable()
     return parser.stream
