@@ -18,6 +18,7 @@ from lmconform.fuzz.streams import SOURCE as STREAMS
 from lmconform.run.run import Run, applies, discover, discover_bridge
 from lmconform.target import HTTP, STDIO, Target
 from lmconform.vocabulary import Requirement
+from lmconform.wire.collector import freeze_long_lived
 
 # The bridge of the embedded run: lmconform's reference bridge with its deterministic echo agent, which needs no
 # model and says what history it was given (so commit and discard are judged, not UNSUPPORTED), started without the
@@ -67,6 +68,7 @@ class RunPlan:
     def start(self) -> Run:
         """The run against the target, found and fingerprinted; raises TargetUnreachable when nothing answers.
         Facts the plan's target carries in its fingerprint already (how a test server was built) are kept."""
+        freeze_long_lived()
         target = self.target
         if target.embedded:
             if any(APIS[api].transport == STDIO for api in self.apis):
