@@ -1,4 +1,7 @@
-"""The strict SSE parser against httpx-sse on the same bytes (goals: 1.5x the time, 2x the body in memory)."""
+"""The strict SSE parser against httpx-sse on the same bytes (goals: 1.5x the time, 2x the body in memory).
+
+The time is the parse and an SSEEvent made for every event, as httpx-sse makes one for each; the memory is what
+the parsed stream keeps (lmconform.wire.sse.SSEEvents makes an event when it is asked for)."""
 
 from __future__ import annotations
 
@@ -32,12 +35,15 @@ def httpx_sse_parse(pieces: list[bytes]) -> int:
     return count
 
 
+def lmconform_parse(pieces: list[bytes]) -> int:
+    return sum(1 for _ in parse_sse(pieces).events)
+
+
 def bench() -> list[str]:
     body = stream_body(200_000)
     pieces = reads(body)
-    (theirs, count), (ours, stream) = fastest(5, (httpx_sse_parse, pieces), (parse_sse, pieces))
-    assert len(stream.events) == count
-    del stream
+    (theirs, count), (ours, made) = fastest(5, (httpx_sse_parse, pieces), (lmconform_parse, pieces))
+    assert made == count
     tracemalloc.start()
     parse_sse(pieces)
     peak = tracemalloc.get_traced_memory()[1]

@@ -337,6 +337,22 @@ def test_parsed_events_are_ordinary_events() -> None:
             made.data = "x"  # type: ignore[misc]
 
 
+def test_kept_events_are_a_sequence_equal_to_the_events_built_one_by_one() -> None:
+    # One read: the data-line events take the compact form, the others are kept whole; a read per byte builds
+    # every event line by line. The ids set between compact events follow them.
+    body = b"data: a\n\nid: 1\n\ndata: b\n\nevent: e\ndata: c\n\ndata:d\n\nid\n\ndata: \xc3\xa9\n\n"
+    whole, bytewise = parse(body), parse(*(body[i:i + 1] for i in range(len(body))))
+    events = whole.events
+    assert len(events) == 5 and events == bytewise.events == list(bytewise.events)
+    assert [e.id for e in events] == [None, "1", "1", "1", ""]
+    assert events[-1] == events[4] and events[1:3] == list(events)[1:3] and events[::2] == list(events)[::2]
+    assert [events.data(i) for i in range(len(events))] == list(events.datas()) == ["a", "b", "c", "d", "é"]
+    assert events[3].raw == b"data:d\n\n" and events[4].raw == b"data: \xc3\xa9\n\n"
+    with pytest.raises(IndexError):
+        events[5]
+    assert events != [] and parse(b"").events == [] and "SSEEvents([" in repr(events)
+
+
 # --- generated streams -------------------------------------------------------------------------------------
 
 LINE_TEXT = st.text(st.characters(exclude_characters="\r\n", exclude_categories=("Cs",)), max_size=12)

@@ -76,9 +76,9 @@ class HttpExchange(Exchange):
         for every normaliser and check that reads them, since decoding is most of what reading a long stream costs."""
         decode, payloads = json.loads, []
         with collector_paused():
-            for event in self.sse.events:
+            for data in self.sse.events.datas():  # no event is made for it
                 try:
-                    payloads.append(decode(event.data))
+                    payloads.append(decode(data))
                 except ValueError:
                     payloads.append(NOT_JSON)
         return payloads

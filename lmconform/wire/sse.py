@@ -7,7 +7,9 @@ standard accepts and *report* every deviation with its byte offset, so checks ca
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from array import array
+from bisect import bisect_right
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from lmconform.wire.collector import collector_paused
@@ -54,13 +56,6 @@ FRAMING_KINDS = (
 )
 
 
-@dataclass
-class SSEStream:
-    events: list[SSEEvent] = field(default_factory=list)
-    issues: list[FramingIssue] = field(default_factory=list)
-    comments: int = 0  # comment lines (": keep-alive"); allowed, counted
-
-
 _BOM = b"\xef\xbb\xbf"
 _EXCERPT_LIMIT = 200
 
@@ -91,6 +86,120 @@ def _raw(event: SSEEvent) -> bytes:
 SSEEvent.raw = property(_raw, _set_raw, doc="The exact bytes of the lines that made the event, line ends included.")
 # (line start, line ends, line start as text), by line end: shared by every event of that form.
 _FORMS = {sep: ((b"data: ", sep * 2, "data: "), (b"data:", sep * 2, "data:")) for sep in (b"\n", b"\r\n")}
+_FORM_LIST = [form for forms in _FORMS.values() for form in forms]  # a form's number in SSEEvents is its place here
+_FORM_NUMBERS = {sep: (2 * place, 2 * place + 1) for place, sep in enumerate(_FORMS)}  # (spaced, bare) by line end
+_WHOLE = -1  # SSEEvents._read of an event kept as an object
+
+
+class SSEEvents(Sequence[SSEEvent]):
+    """The events of a stream, in order, as a sequence of SSEEvent.
+
+    An event of one data line and the blank line (most events) is kept as where it is: the read it arrived in
+    (which the exchange keeps anyway), where its data lies in that read, its body offset and its line form. Its
+    SSEEvent is made when asked for, equal to the one the parser would have built. An object per event, its
+    data string and two integers cost more than twice the body; this costs a quarter of it, and an event that only
+    has its data decoded (lmconform.wire.http's payloads) is never made at all. Every other event is kept whole.
+    """
+
+    def __init__(self, events: Iterable[SSEEvent] = ()) -> None:
+        self._reads: list[bytes] = []
+        self._read = array("q")  # per event: its read's place in _reads, or _WHOLE
+        self._start = array("q")  # per event: where its data starts and ends in its read
+        self._end = array("q")
+        self._offset = array("q")  # per event: its byte offset in the body
+        self._form = bytearray()  # per event: its form's number in _FORM_LIST
+        self._whole: dict[int, SSEEvent] = {}
+        # The last event id is the same for every event between two that change it: kept where it changes.
+        self._id_from = array("q")
+        self._ids: list[str | None] = []
+        for event in events:
+            self.append(event)
+
+    def append(self, event: SSEEvent) -> None:
+        """Keep an event whole."""
+        index = len(self._read)
+        self._whole[index] = event
+        self._note_id(index, event.id)
+        for column in (self._read, self._start, self._end, self._offset):
+            column.append(_WHOLE)
+        self._form.append(0)
+
+    def _note_id(self, index: int, last_id: str | None) -> None:
+        """The last event id from the event at `index` on (at most one change per index: the latest holds)."""
+        if self._id_from and self._id_from[-1] == index:
+            self._ids[-1] = last_id
+        elif not self._ids or self._ids[-1] != last_id:
+            self._id_from.append(index)
+            self._ids.append(last_id)
+
+    def _keep_read(self, read: bytes) -> int:
+        if not self._reads or self._reads[-1] is not read:
+            self._reads.append(read)
+        return len(self._reads) - 1
+
+    def data(self, index: int) -> str:
+        """The data of the event at `index`, without making the event."""
+        read = self._read[index]
+        if read == _WHOLE:
+            return self._whole[index].data
+        return self._reads[read][self._start[index]:self._end[index]].decode("utf-8")
+
+    def datas(self) -> Iterator[str]:
+        return (self.data(index) for index in range(len(self._read)))
+
+    def _make(self, index: int) -> SSEEvent:
+        read = self._read[index]
+        if read == _WHOLE:
+            return self._whole[index]
+        data = self._reads[read][self._start[index]:self._end[index]].decode("utf-8")
+        last_id = self._ids[bisect_right(self._id_from, index) - 1]
+        return _event(index, "message", data, last_id, None, _FORM_LIST[self._form[index]], self._offset[index])
+
+    def __len__(self) -> int:
+        return len(self._read)
+
+    def __getitem__(self, index):  # an int gives an event, a slice a list of them
+        if isinstance(index, slice):
+            return [self._make(position) for position in range(*index.indices(len(self._read)))]
+        if index < 0:
+            index += len(self._read)
+        if not 0 <= index < len(self._read):
+            raise IndexError("event index out of range")
+        return self._make(index)
+
+    def __iter__(self) -> Iterator[SSEEvent]:
+        # _make, inlined and walking the id changes in step: every reader of a stream iterates it.
+        reads, whole, forms, id_from, ids = self._reads, self._whole, _FORM_LIST, self._id_from, self._ids
+        change, last_id = 0, None
+        following = id_from[0] if id_from else -1  # where the next id change applies
+        columns = zip(self._read, self._start, self._end, self._offset, self._form)
+        for index, (read, start, end, offset, form) in enumerate(columns):
+            if index == following:
+                last_id = ids[change]
+                change += 1
+                following = id_from[change] if change < len(id_from) else -1
+            if read == _WHOLE:
+                yield whole[index]
+                continue
+            made = _new(SSEEvent)
+            _set_index(made, index)
+            _set_event(made, "message")
+            _set_data(made, reads[read][start:end].decode("utf-8"))
+            _set_id(made, last_id)
+            _set_retry(made, None)
+            _set_raw(made, forms[form])
+            _set_offset(made, offset)
+            yield made
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, SSEEvents | list | tuple):
+            return list(self) == list(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, as the list it stands for
+
+    def __repr__(self) -> str:
+        return f"SSEEvents({list(self)!r})"
 
 
 def _event(index: int, event: str, data: str, id: str | None, retry: int | None, raw: bytes, offset: int) -> SSEEvent:
@@ -105,15 +214,22 @@ def _event(index: int, event: str, data: str, id: str | None, retry: int | None,
     return made
 
 
+@dataclass
+class SSEStream:
+    events: SSEEvents = field(default_factory=SSEEvents)
+    issues: list[FramingIssue] = field(default_factory=list)
+    comments: int = 0  # comment lines (": keep-alive"); allowed, counted
+
+
 class SSEParser:
     """Incremental parser: `feed` each network read as it arrives, then `close` at the end of the body.
 
     Two paths, one behaviour. Most reads are whole events with one kind of line end and valid UTF-8: those are
-    found with bytes.find over the read, the read is decoded once, and each event costs a few slices. Anything
-    else (a line or event cut by the read boundary, mixed or lone-CR line ends, invalid UTF-8) goes line by
-    line: lines are split as bytes and decoded one complete line at a time, so a character split across reads
-    decodes intact and an invalid byte is pinned to its line. Either way each read is scanned a bounded number
-    of times: the cost is linear in the body however it is cut.
+    found with bytes.find over the read (checked to be UTF-8 once), and each event is kept as where its data lies
+    in the read (SSEEvents). Anything else (a line or event cut by the read boundary, mixed or lone-CR line ends,
+    invalid UTF-8) goes line by line: lines are split as bytes and decoded one complete line at a time, so a
+    character split across reads decodes intact and an invalid byte is pinned to its line. Either way each read is
+    scanned a bounded number of times: the cost is linear in the body however it is cut.
     """
 
     def __init__(self) -> None:
@@ -139,22 +255,23 @@ class SSEParser:
         An event whose blank line ends in a CR that is the last byte of the read comes with the next read or
         `close`, once it is known whether an LF follows.
         """
+        before = len(self.stream.events)
+        self.take(data)
+        return self.stream.events[before:]
+
+    def take(self, data: bytes) -> None:
+        """Parse one read, as `feed` does, without making the events it completed (they are in `stream`)."""
         if self._head is not None:
             self._head += data
             if len(self._head) < len(_BOM) and _BOM.startswith(self._head):
-                return []
+                return
             data = bytes(self._head)
             self._head = None
             if data.startswith(_BOM):
                 data = data[len(_BOM) :]
                 self._offset = len(_BOM)
-        before = len(self.stream.events)
-        line = self._line
-        if line and not self._raw and not self._held_cr and len(line) == 1 and len(line[0]) <= len(data):
-            # The usual event cut by the read boundary: its first line, begun in the last read, is put back in
-            # front of this one so that the whole event takes the fast path. Only a piece no longer than this
-            # read is copied, so copying stays linear in the body; a longer line is joined once, line by line.
-            data = line.pop() + data
+        # The event cut by the read boundary is finished line by line and kept whole: the read itself is then what
+        # the compact events of SSEEvents point into, and it is the exchange's own copy, not a joined one.
         pos = 0
         if self._held_cr and data:
             pos = 1 if data[0] == 0x0A else 0
@@ -162,7 +279,6 @@ class SSEParser:
         pos = self._lines(data, pos, settle=True)  # finish what the last read left open
         pos = self._whole_events(data, pos)
         self._lines(data, pos, settle=False)  # the start of an event the next read completes
-        return self.stream.events[before:]
 
     def close(self) -> list[SSEEvent]:
         """End of body: return the events completed by it and report an event left without its blank line."""
@@ -271,21 +387,19 @@ class SSEParser:
             crs = buf.count(b"\r", start, stop)
             if crs != buf.count(b"\n", start, stop) or crs != buf.count(b"\r\n", start, stop):
                 return start  # some lone CR or LF: line ends are mixed
-        try:
-            text = str(memoryview(buf)[start:stop], "utf-8")
-        except UnicodeDecodeError:
-            return start
-        # An ASCII stretch has one character per byte, so a data value is sliced from the decoded text at its
-        # byte positions (the text padded in front so that they line up); otherwise the value's bytes are
-        # decoded on their own, which cannot fail since the whole stretch decoded.
-        ascii = text.isascii()
-        if ascii and start:
-            text = " " * start + text
+        if not buf.isascii():  # an ASCII read is valid UTF-8; any other stretch is decoded once to know
+            try:
+                str(memoryview(buf)[start:stop], "utf-8")
+            except UnicodeDecodeError:
+                return start
         events, find, startswith = self.stream.events, buf.find, buf.startswith
-        append, first, step = events.append, sep[0], len(sep)
-        spaced, bare = _FORMS[sep]
+        first, step = sep[0], len(sep)
+        spaced, bare = _FORM_NUMBERS[sep]
         base = self._offset - start  # body offset = base + position in buf
-        index, last_id = len(events), self._last_id
+        # SSEEvents' columns, appended to here: this runs once per event of every stream.
+        reads, starts, ends, offsets, forms = events._read, events._start, events._end, events._offset, events._form
+        kept = -1  # buf's place among the reads SSEEvents keeps, once an event in it is kept
+        events._note_id(len(events), self._last_id)
         pos = start
         while pos < stop:
             # One data line then the blank line, by far the most common event: a few slices and no field logic.
@@ -298,27 +412,21 @@ class SSEParser:
             if value:
                 end = find(sep, value)
                 if startswith(blank, end):
-                    after = end + len(blank)
-                    # The body of _event, inlined: this runs once per event of every stream.
-                    made = _new(SSEEvent)
-                    _set_index(made, index)
-                    _set_event(made, "message")
-                    _set_data(made, text[value:end] if ascii else buf[value:end].decode("utf-8"))
-                    _set_id(made, last_id)
-                    _set_retry(made, None)
-                    _set_raw(made, form)  # the bytes are prefix + data + blank: rebuilt when asked
-                    _set_offset(made, base + pos)
-                    append(made)
-                    index += 1
-                    pos = after
+                    if kept < 0:
+                        kept = events._keep_read(buf)
+                    reads.append(kept)
+                    starts.append(value)
+                    ends.append(end)
+                    offsets.append(base + pos)
+                    forms.append(form)
+                    pos = end + len(blank)
                     continue
             if buf[pos] == first:  # a blank line with no event open dispatches nothing
                 pos += step
                 continue
             end = find(blank, pos)  # the event's last line ends here, and its blank line follows
             after = end + len(blank)
-            lines = text[pos:end] if ascii else buf[pos:end].decode("utf-8")
-            for line in lines.split(text_sep):  # split on the line end only: never str.splitlines
+            for line in buf[pos:end].decode("utf-8").split(text_sep):  # on the line end only: never splitlines
                 if line[0] == ":":
                     self.stream.comments += 1
                 else:
@@ -327,7 +435,7 @@ class SSEParser:
             if self._data:
                 self._dispatch(buf[pos:after], base + pos)
             self._reset_event()
-            index, last_id = len(events), self._last_id
+            events._note_id(len(events), self._last_id)  # an id line changes it for the events that follow
             pos = after
         self._offset = base + stop
         return stop
@@ -370,6 +478,6 @@ def parse_sse(reads: Iterable[bytes]) -> SSEStream:
     # An event per event of the body, all kept: without the pause, a third of the parse time on a long stream.
     with collector_paused():
         for data in reads:
-            parser.feed(data)
+            parser.take(data)
         parser.close()
     return parser.stream
