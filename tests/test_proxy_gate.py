@@ -203,10 +203,16 @@ def test_a_gate_file_with_a_typo_is_refused(tmp_path, text, message):
 @pytest.fixture(scope="module")
 def stream_fuzz(server: ReferenceServer):
     expected = load_expected(GATE_FILE)
-    with litellm_proxy(server.base_url, UPSTREAM_MODEL, label="litellm-stream-fuzz") as proxy:
-        found = fuzz_streams(Target(proxy.base_url, api_key=proxy.api_key, model=UPSTREAM_MODEL),
-                             Target(server.base_url, model=UPSTREAM_MODEL), expected.examples, expected.seed)
-    return expected, found
+    for _ in range(2):
+        with litellm_proxy(server.base_url, UPSTREAM_MODEL, label="litellm-stream-fuzz") as proxy:
+            found = fuzz_streams(Target(proxy.base_url, api_key=proxy.api_key, model=UPSTREAM_MODEL),
+                                 Target(server.base_url, model=UPSTREAM_MODEL), expected.examples, expected.seed)
+            exited = proxy.process.poll()
+        if exited is None:
+            return expected, found
+        # LiteLLM's interpreter has segfaulted in the middle of these streams on a loaded machine (exit -11, once in
+        # many runs, not again with the same streams): that is not a way of handling a stream, so it plays again.
+    pytest.fail(f"LiteLLM exited twice (status {exited}) while the streams were played; see {proxy.log_path}")
 
 
 def test_what_litellm_does_with_legal_but_unusual_streams_is_exactly_the_expected(stream_fuzz):
