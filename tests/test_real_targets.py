@@ -55,6 +55,7 @@ from tools.targets.published import (
     compare_shapes,
     compatibility_pages,
     page_difference,
+    without_cache_counts,
 )
 
 # One worker runs every real server: the published matrix is built from all their runs, and each server is
@@ -326,6 +327,14 @@ def test_the_differential_mode_reports_litellms_rewrapping_of_responses_streams_
     assert error.outcome is Outcome.NON_STRICT
     assert '"code": "previous_response_not_found", "param": "previous_response_id"' in error.message
     assert '"code": "400", "param": null' in error.message
+
+
+def test_prompt_cache_counts_are_not_the_servers_format():
+    usage = {"type": "message_delta", "usage": {"input_tokens": "integer", "output_tokens": "integer"}}
+    cached = {"type": "message_delta", "usage": {**usage["usage"], "cache_read_input_tokens": "integer"}}
+    other = {"type": "message_delta", "usage": {**usage["usage"], "server_tool_use": "object"}}
+    assert without_cache_counts(json.dumps([usage])) == without_cache_counts(json.dumps([cached]))
+    assert without_cache_counts(json.dumps([usage])) != without_cache_counts(json.dumps([other]))
 
 
 def test_differences_are_found_both_ways():

@@ -12,6 +12,7 @@ import difflib
 import json
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 from lmconform.report.matrix import build_matrix
 from lmconform.report.matrix_html import render_html
@@ -100,11 +101,31 @@ def calls_a_tool(shape_text: str) -> bool:
     return found(json.loads(shape_text))
 
 
+# Usage counts of a server's prompt cache. Whether they come depends on what earlier requests left in the cache, so on
+# the order the run's cases reached the server: LiteLLM adds `cache_read_input_tokens` to a Messages answer's usage
+# when llama-server reports cached prompt tokens, and not otherwise.
+CACHE_COUNTS = frozenset({"cache_read_input_tokens", "cache_creation_input_tokens"})
+
+
+def without_cache_counts(shape_text: str) -> Any:
+    """The shape with every prompt-cache count left out, for comparing what the server's format is."""
+
+    def kept(value: Any) -> Any:
+        if isinstance(value, dict):
+            return {key: kept(item) for key, item in value.items() if key not in CACHE_COUNTS}
+        if isinstance(value, list):
+            return [kept(item) for item in value]
+        return value
+
+    return kept(json.loads(shape_text))
+
+
 @dataclass
 class ShapeComparison:
     folder: Path
     server_changed: list[str] = field(default_factory=list)  # readable diffs of what the server sends
     model_chose_otherwise: list[str] = field(default_factory=list)  # cases whose tool call came or went
+    cache_differed: list[str] = field(default_factory=list)  # cases whose prompt-cache counts came or went
     added: list[str] = field(default_factory=list)  # cases without a stored shape
     removed: list[str] = field(default_factory=list)  # stored shapes of cases no longer played
     previous: Path | None = None  # for a version without snapshots: the newest folder of the same server
@@ -125,6 +146,8 @@ class ShapeComparison:
         lines += [f"{case}: the model chose otherwise than when the snapshot was taken (a tool call where it had "
                   "text, or text where it called): the server's format of this case is not compared"
                   for case in self.model_chose_otherwise]
+        lines += [f"{case}: prompt-cache counts in its usage came or went (what earlier requests left in the server's "
+                  "cache); the rest of its shape is the same" for case in self.cache_differed]
         return "\n".join(lines)
 
 
@@ -157,6 +180,8 @@ def compare_shapes(run: Run, root: Path = SNAPSHOTS, write: bool = False) -> Sha
             continue
         if calls_a_tool(old) != calls_a_tool(new):
             comparison.model_chose_otherwise.append(case_id)
+        elif without_cache_counts(old) == without_cache_counts(new):
+            comparison.cache_differed.append(case_id)
         else:
             comparison.server_changed.append(shape_diff(old, new, f"{against.name}/{case_id}.json",
                                                         f"{folder.name}/{case_id}.json (this run)"))
