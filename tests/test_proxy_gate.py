@@ -24,6 +24,7 @@ from lmconform.gate import (
 )
 from lmconform.reference import ReferenceServer
 from lmconform.reference.faults import FAULTS, Stage
+from lmconform.run.run import TargetUnreachable
 from lmconform.run.transparency import fuzz_streams, load_expected, stream_differences, stream_table
 from lmconform.target import Target
 from tools.targets import litellm_proxy
@@ -48,11 +49,32 @@ def gate(server: ReferenceServer):
     for fault in faults:
         routes["anthropic" if FAULTS[fault].api == "messages" else "openai"][MODEL_TEMPLATE.format(fault=fault)] = (
             f"{server.base_url}/faults/{fault}")
-    with litellm_proxy(server.base_url, UPSTREAM_MODEL, routes=routes["openai"], anthropic_routes=routes["anthropic"],
-                       label="litellm-gate") as proxy:
+
+    def play(proxy):
         targets = GateTargets(proxy.base_url, server.base_url, UPSTREAM_MODEL, MODEL_TEMPLATE, proxy.api_key,
                               {"messages": ANTHROPIC_MODEL})
-        return spec, {row.fault: row for row in run_gate(faults, targets)}
+        return {row.fault: row for row in run_gate(faults, targets)}
+
+    return spec, played_through_litellm(play, server, routes=routes["openai"], anthropic_routes=routes["anthropic"],
+                                        label="litellm-gate")
+
+
+def played_through_litellm(play, server: ReferenceServer, **proxy_options):
+    """What `play(proxy)` finds with LiteLLM in front of the reference server; played again once if LiteLLM's process
+    died under it. Its interpreter has segfaulted in the middle of a run on a loaded machine (exit -11, once in many
+    runs, not again with the same requests): that is not a way of handling a request, and the run after it found
+    only an unreachable proxy."""
+    for _ in range(2):
+        with litellm_proxy(server.base_url, UPSTREAM_MODEL, **proxy_options) as proxy:
+            try:
+                found = play(proxy)
+            except TargetUnreachable:
+                if proxy.process.poll() is None:
+                    raise
+            exited = proxy.process.poll()
+        if exited is None:
+            return found
+    pytest.fail(f"LiteLLM exited twice (status {exited}) while lmconform played through it; see {proxy.log_path}")
 
 
 def test_what_litellm_does_with_each_upstream_defect_is_exactly_the_expected(gate):
@@ -203,16 +225,12 @@ def test_a_gate_file_with_a_typo_is_refused(tmp_path, text, message):
 @pytest.fixture(scope="module")
 def stream_fuzz(server: ReferenceServer):
     expected = load_expected(GATE_FILE)
-    for _ in range(2):
-        with litellm_proxy(server.base_url, UPSTREAM_MODEL, label="litellm-stream-fuzz") as proxy:
-            found = fuzz_streams(Target(proxy.base_url, api_key=proxy.api_key, model=UPSTREAM_MODEL),
-                                 Target(server.base_url, model=UPSTREAM_MODEL), expected.examples, expected.seed)
-            exited = proxy.process.poll()
-        if exited is None:
-            return expected, found
-        # LiteLLM's interpreter has segfaulted in the middle of these streams on a loaded machine (exit -11, once in
-        # many runs, not again with the same streams): that is not a way of handling a stream, so it plays again.
-    pytest.fail(f"LiteLLM exited twice (status {exited}) while the streams were played; see {proxy.log_path}")
+
+    def play(proxy):
+        return fuzz_streams(Target(proxy.base_url, api_key=proxy.api_key, model=UPSTREAM_MODEL),
+                            Target(server.base_url, model=UPSTREAM_MODEL), expected.examples, expected.seed)
+
+    return expected, played_through_litellm(play, server, label="litellm-stream-fuzz")
 
 
 def test_what_litellm_does_with_legal_but_unusual_streams_is_exactly_the_expected(stream_fuzz):
