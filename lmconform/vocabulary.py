@@ -78,21 +78,19 @@ class Requirement(StrEnum):
     BRIDGE_SYMPOSIUM = "bridge:symposium"  # one that sends nothing more for it, as Symposium's bridge does
 
 
-# The surfaces in the order HOUSE_STYLE.md lists them; a surface it does not list follows, alphabetically.
+# The surfaces in the order reports list them: the wire, the APIs, what every API shares, the clients; a surface not
+# listed follows, alphabetically.
 SURFACE_ORDER = ("http", "sse", "chat", "responses", "messages", "native_chat", "models", "errors", "generation",
                  "schema", "client.void", "client.openai_python", "client.anthropic_python", "vscodelm")
 
 
-# What reports call a surface, for people; a surface missing here is shown by its id.
+# What reports call a surface that is no API, for people (an API's surface is called by its title in the table of
+# APIs: lmconform.report.names); a surface missing from both is shown by its id.
 SURFACE_NAMES = {
-    "http": "HTTP", "sse": "Event streams", "chat": "Chat completions", "responses": "Responses",
-    "models": "Model list", "errors": "Errors", "generation": "Answers", "proxy": "What the proxy changes",
-    "client.void": "Void", "client.openai_python": "openai SDK for Python", "vscodelm": "VS Code language models",
+    "http": "HTTP", "sse": "Event streams", "errors": "Errors", "generation": "Answers", "schema": "Schemas",
+    "proxy": "What the proxy changes", "client.void": "Void", "client.openai_python": "openai SDK for Python",
+    "client.anthropic_python": "anthropic SDK for Python",
 }
-
-
-def surface_name(surface: str) -> str:
-    return SURFACE_NAMES.get(surface, surface)
 
 
 def surface_of(check_id: str) -> str:

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from lmconform.apis import APIS
 from lmconform.report.html import EXCHANGE_BODY_CAP, exchange_text
-from lmconform.vocabulary import surface_name, surface_of
+from lmconform.report.names import api_title, surface_name
+from lmconform.vocabulary import surface_of
 from lmconform.wire.exchange import BodyChunk
 from lmconform.wire.http import HttpExchange, HttpRequest
 from lmconform.wire.redact import FILTERED
@@ -141,7 +141,7 @@ def expected_clients(results: list[dict]) -> dict[str, str]:
     for row in results:
         if row["kind"] == "client":
             api = row["case"].split("/")[0]
-            cases[f"{surface_name(surface_of(row['check']))} · {APIS[api].title}"][row["case"]].add(row["outcome"])
+            cases[f"{surface_name(surface_of(row['check']))} · {api_title(api)}"][row["case"]].add(row["outcome"])
     status = {}
     for name, outcomes in cases.items():
         breaking = [case for case, seen in outcomes.items() if seen & BREAKING]
@@ -156,6 +156,13 @@ def test_the_report_opens_with_a_verdict_per_client_that_the_results_record_bear
         assert shown == expected_clients(rendered.results)
     assert set(expected_clients(clean.results).values()) == {"works"}
     assert len(expected_clients(clean.results)) >= 3  # Void, and the openai SDK's chat and Responses helpers
+
+
+def test_the_first_screen_names_clients_and_surfaces_for_people(clean):
+    names = {name for name, _, _, _ in Headline(clean.text).rows.values()}
+    assert {"anthropic SDK for Python · Anthropic Messages", "Anthropic Messages", "LM Studio native chat",
+            "Schemas"} <= names
+    assert not {"client.anthropic_python · Anthropic Messages", "messages", "native_chat", "schema"} & names
 
 
 def test_each_line_that_does_not_simply_work_gives_its_worst_findings_reason_and_links_to_it(faulty):

@@ -17,8 +17,9 @@ from dataclasses import dataclass, field
 
 from lmconform.apis import APIS
 from lmconform.report.markdown import md
+from lmconform.report.names import api_title, surface_name
 from lmconform.report.records import CaseResult
-from lmconform.vocabulary import OUTCOME_STYLES, Outcome, surface_name, surface_rank
+from lmconform.vocabulary import OUTCOME_STYLES, Outcome, surface_rank
 
 WORKS, PARTLY, BREAKS, NOT_OFFERED = "works", "partly", "breaks", "not offered"
 # How a status is shown: the outcome whose colours it takes, and a symbol that reads without colour.
@@ -102,10 +103,6 @@ def topic_of(check: str, surface: str) -> str:
         if check.startswith(prefixes):
             return name
     return surface_name(surface)
-
-
-def api_title(api: str) -> str:
-    return APIS[api].title if api in APIS else api
 
 
 def fragment(text: str) -> str:
