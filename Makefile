@@ -24,9 +24,8 @@ report: $(STAMP)
 	mkdir -p $(REPORTS)
 	LMCONFORM_API_KEY='$(API_KEY)' $(BIN)/python -m pytest suites -p no:cacheprovider \
 	    $(if $(ENDPOINT),--endpoint '$(ENDPOINT)') $(if $(MODEL),--model '$(MODEL)') \
-	    --results-json $(REPORTS)/results.json \
-	    --html $(REPORTS)/report.html --self-contained-html \
-	    --junitxml $(REPORTS)/junit.xml
+	    --results-json $(REPORTS)/results.json --report $(REPORTS)/report.html \
+	    --html $(REPORTS)/pytest.html --self-contained-html --junitxml $(REPORTS)/junit.xml
 
 # tests/test_html_report.py opens the report in headless Chromium (Debian's package; CI runs as root).
 CHROMIUM := /usr/bin/chromium

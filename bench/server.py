@@ -78,8 +78,8 @@ def default_run_seconds() -> float:
     """`make report`'s command, against the embedded reference server."""
     with tempfile.TemporaryDirectory() as folder:
         command = [sys.executable, "-m", "pytest", str(ROOT / "suites"), "-q", "-p", "no:cacheprovider",
-                   "--results-json", f"{folder}/results.json", "--html", f"{folder}/report.html",
-                   "--self-contained-html", "--junitxml", f"{folder}/junit.xml"]
+                   "--results-json", f"{folder}/results.json", "--report", f"{folder}/report.html",
+                   "--html", f"{folder}/pytest.html", "--self-contained-html", "--junitxml", f"{folder}/junit.xml"]
         started = time.perf_counter()
         subprocess.run(command, cwd=ROOT, capture_output=True, check=False)
         return time.perf_counter() - started

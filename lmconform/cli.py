@@ -1,5 +1,6 @@
-"""`lmconform` command line: the reference server and its faults, fingerprints, snapshot diffs, matrices, recording,
-the proxy gate, the OpenAPI document of the schemas, and the reference VS Code language-model bridge.
+"""`lmconform` command line: the reference server and its faults, fingerprints, snapshot diffs, a run's report and
+matrices, recording, the proxy gate, the OpenAPI document of the schemas, and the reference VS Code
+language-model bridge.
 
 The conformance suite itself runs under pytest (`pytest suites --endpoint URL`), so CI tooling that already
 speaks pytest (JUnit XML, HTML reports, selection) works unchanged.
@@ -18,7 +19,7 @@ from lmconform.openapi import register as register_openapi
 from lmconform.record import register as register_record
 from lmconform.reference.store import DEFAULT_STORE_SIZE
 from lmconform.reference.streams import DEFAULT_PAUSE_S
-from lmconform.report.matrix_cli import register as register_matrix
+from lmconform.report.commands import register as register_reports
 from lmconform.snapshots import diff as snapshots_diff
 
 
@@ -73,7 +74,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     fingerprint.register(commands)
     snapshots_diff.register(commands)
-    register_matrix(commands)
+    register_reports(commands)
     register_record(commands)
     register_gate(commands)
     register_openapi(commands)

@@ -2,31 +2,47 @@
 
 Loaded through the `pytest11` entry point, so `pytest suites --endpoint URL` works wherever lmconform is installed.
 Its session fixtures start nothing unless a suite test asks for them: the project's own tests run beside it.
+
+Everything written at the end (the results record, the HTML report, the step summary) is built from the record,
+which the controlling process assembles from the test reports: under pytest-xdist the workers' verdicts and the
+exchanges behind their findings reach it that way, so the files are the same with one process or several.
+pytest-html, when asked for with --html, writes its own page of pytest's tests; lmconform only keeps secrets out of
+the environment table it shares with pytest's header (pytest-metadata's).
 """
 
 from __future__ import annotations
 
 import os
+import re
 import time
 from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
+from pytest_metadata.plugin import metadata_key
 
 from lmconform.cases import CaseError
 from lmconform.checks.registry import unmatched_patterns
 from lmconform.exit_status import UNREACHABLE
 from lmconform.options import add_options, target_from_options, upstream_from_options, usage_error
 from lmconform.run import RunPlan, TargetUnreachable, discover, results_record
+from lmconform.run.exchanges import keeps_exchange
 from lmconform.vocabulary import Outcome
+from lmconform.wire.redact import FILTERED, redact_text
 
 RUN_KEY = pytest.StashKey["Run | None"]()
 PLAN_KEY = pytest.StashKey[RunPlan]()
 RECORDS_KEY = pytest.StashKey["VerdictRecords"]()
 FAILURE_TEXT_KEY = pytest.StashKey[str]()
 VERDICT_KEY = pytest.StashKey[dict]()  # the verdict's results-record row, carried to the test's reports
+EXCHANGE_KEY = pytest.StashKey[str]()  # the exchange behind a finding, carried once per case and process
+EXCHANGES_SENT_KEY = pytest.StashKey[set]()  # the cases whose exchange this process has carried
 NOTHING_TO_JUDGE_KEY = pytest.StashKey[bool]()
 STEP_SUMMARY = "GITHUB_STEP_SUMMARY"  # GitHub Actions shows Markdown appended to this file on the run's page
+# Names of environment variables and metadata entries whose values are credentials ("author" is a name).
+SECRET_NAME = re.compile(r"key|token|secret|passw|pwd|auth(?!or)|credential|cookie|signature|private", re.IGNORECASE)
+SHORTEST_SECRET = 8  # shorter values of secret-named variables ("1", "true") would blank out ordinary words
+URL_USERINFO = re.compile(r"(?<=://)[^/@\s]+@")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -52,9 +68,9 @@ def pytest_configure(config: pytest.Config) -> None:
                                      faults=tuple(config.getoption("reference_fault")),
                                      bridge_faults=tuple(config.getoption("bridge_fault")))
     config.stash[RUN_KEY] = None
+    config.stash[EXCHANGES_SENT_KEY] = set()
     config.stash[RECORDS_KEY] = records = VerdictRecords(config)
     config.pluginmanager.register(records, "lmconform-verdict-records")
-    config.pluginmanager.import_plugin("lmconform.report.html")  # with --html: lmconform's columns, summary, evidence
 
 
 def strict(config: pytest.Config) -> bool:
@@ -105,6 +121,10 @@ def judge(lmconform_run, request: pytest.FixtureRequest):
             pytest.skip(f"[{check.id}] nothing to judge in this answer")
         record = verdict.record()
         request.node.stash[VERDICT_KEY] = record
+        sent = request.config.stash[EXCHANGES_SENT_KEY]
+        if keeps_exchange(verdict.outcome) and case.id not in sent:
+            sent.add(case.id)
+            request.node.stash[EXCHANGE_KEY] = lmconform_run.exchange_text(case.id)
         # JUnit shows user properties: plain strings a CI system can filter on.
         request.node.user_properties.extend((f"lmconform.{name}", record[name])
                                             for name in ("case", "check", "level", "outcome"))
@@ -145,6 +165,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
         report.longrepr = text
     if report.when == "call":
         report.lmconform_verdict = item.stash.get(VERDICT_KEY, None)
+        report.lmconform_exchange = item.stash.get(EXCHANGE_KEY, None)
         report.lmconform_nothing_to_judge = item.stash.get(NOTHING_TO_JUDGE_KEY, False)
     return report
 
@@ -171,17 +192,24 @@ class VerdictRecords:
         self.started = datetime.now(timezone.utc)
         self.clock = time.monotonic()
         self.worker_target: dict | None = None
+        self.exchanges: dict[str, str] = {}  # case id -> the exchange behind its findings, from whichever process
         self.nothing_to_judge = 0  # (case, check) pairs whose check found nothing to judge in the answer
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         record = verdict_record(report)
         if report.when == "call" and record is not None:
             self.rows.append(record)
+            exchange = getattr(report, "lmconform_exchange", None)
+            if exchange is not None:
+                self.exchanges.setdefault(record["case"], exchange)
         self.nothing_to_judge += report.when == "call" and nothing_to_judge(report)
 
+    @pytest.hookimpl(tryfirst=True)
     def pytest_sessionstart(self, session: pytest.Session) -> None:
-        """With pytest-xdist, an unreachable target ends the run here, with exit status 3, before any worker
-        starts: a worker that exits looks like a crash."""
+        """Keep secrets out of pytest-metadata's table before anything shows it; with pytest-xdist, end the run
+        here, with exit status 3, when the target cannot be reached: before any worker starts, since a worker that
+        exits looks like a crash."""
+        self.filter_environment()
         target = self.config.stash[PLAN_KEY].target
         if self.config.pluginmanager.getplugin("dsession") is not None and target.base_url:
             try:
@@ -189,6 +217,22 @@ class VerdictRecords:
             except TargetUnreachable as error:
                 pytest.exit(f"lmconform: {error}. Is the server running? (--endpoint {target.base_url})",
                             returncode=UNREACHABLE)
+
+    def filter_environment(self) -> None:
+        """pytest's header and pytest-html show pytest-metadata's table, which copies CI variables and `--metadata`
+        values: secret-named entries go, and the API key, secret-named variables' values and URL credentials are
+        blanked out wherever they appear."""
+        metadata = self.config.stash.get(metadata_key, None)
+        if metadata is None:
+            return
+        plan = self.config.stash[PLAN_KEY]
+        secrets = (*plan.target.secrets, *(plan.upstream.secrets if plan.upstream else ()),
+                   os.environ.get("LMCONFORM_API_KEY", ""),
+                   *(value for name, value in os.environ.items()
+                     if SECRET_NAME.search(name) and len(value) >= SHORTEST_SECRET))
+        filtered = without_secrets(metadata, tuple(secret for secret in secrets if secret))
+        metadata.clear()  # in place: pytest-html holds this very dict
+        metadata.update(filtered)
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node, error) -> None:
@@ -207,7 +251,17 @@ class VerdictRecords:
         target = self.target()
         if target is None:
             return None
-        return results_record(target, self.started, time.monotonic() - self.clock, self.rows)
+        return results_record(target, self.started, time.monotonic() - self.clock, self.rows, self.exchanges,
+                              self.nothing_to_judge)
+
+
+def without_secrets(value, secrets: tuple[str, ...]):
+    if isinstance(value, dict):
+        return {name: without_secrets(item, secrets) for name, item in value.items()
+                if not SECRET_NAME.search(str(name))}
+    if isinstance(value, str):
+        return URL_USERINFO.sub(f"{FILTERED}@", redact_text(value, secrets))
+    return value
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config: pytest.Config) -> None:
@@ -254,6 +308,13 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         from lmconform.files import write_json_atomically
 
         write_json_atomically(Path(path), record)
+    report = config.getoption("report", None)
+    if report:
+        from lmconform.files import write_text_atomically
+        from lmconform.report.records import results_of
+        from lmconform.report.run_page import run_page
+
+        write_text_atomically(Path(report), run_page(results_of(record)))
     if os.environ.get(STEP_SUMMARY):
         from lmconform.report.step_summary import append_step_summary
 

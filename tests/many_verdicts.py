@@ -2,7 +2,9 @@
 that stands in for the run lmconform's plugin would start, and gives each (case, check) pair a verdict by a fixed
 rule: one in twenty a finding at the check's level, one in a hundred and one an ERROR, the rest OK.
 
-    pytest tests/many_verdicts.py -p many_verdicts --html report.html --self-contained-html
+    pytest tests/many_verdicts.py -p many_verdicts --results-json results.json --report report.html
+
+Each case with a finding gets an exchange of EXCHANGE_CHARS characters in the record, as a streamed answer would.
 """
 
 from __future__ import annotations
@@ -23,9 +25,14 @@ VERDICTS = 10_000
 CHECKS = sorted(REGISTRY.values(), key=lambda check: check.id)
 FINDING_EVERY = 20
 ERROR_EVERY = 101
+EXCHANGE_CHARS = 20_000
 
 
 class ManyVerdicts(Run):
+    def exchange_text(self, case_id: str) -> str:
+        line = f'data: {{"case": "{case_id}", "text": "a word of the answer"}}\n\n'
+        return f"POST http://127.0.0.1:9/v1/chat/completions\n\nHTTP 200\n\n{line * (EXCHANGE_CHARS // len(line))}"
+
     def _verdict(self, case, check) -> Verdict:
         number = case.number
         common = dict(case_id=case.id, check=check, curl=f"curl -sS http://127.0.0.1:9/v1/chat/completions -d '{number}'")

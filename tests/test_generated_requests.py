@@ -158,7 +158,7 @@ def test_a_finding_reaches_the_results_record_junit_and_html_with_its_curl(tmp_p
     results, junit, html = tmp_path / "results.json", tmp_path / "junit.xml", tmp_path / "report.html"
     command = [sys.executable, "-m", "pytest", str(ROOT / "suites"), "-p", "no:cacheprovider", "-q",
                "--reference-fault", "astral-text-500", "--checks", "http.status.*", "-k", "fuzz-requests-valid",
-               "--results-json", str(results), "--junitxml", str(junit), "--html", str(html), "--self-contained-html"]
+               "--results-json", str(results), "--junitxml", str(junit), "--report", str(html)]
     finished = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, timeout=600)
     assert finished.returncode == 1, finished.stdout[-2000:]
     (row,) = [row for row in json.loads(results.read_text())["results"] if row["outcome"] == "FAILED"]

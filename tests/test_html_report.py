@@ -1,5 +1,8 @@
 """The HTML report as `make report` writes it: the real suite against the reference server, clean and with a fault,
-read as text and in headless Chromium; and a report of 10,000 verdicts, opened, filtered and searched there."""
+read as text and in headless Chromium; and a report of 10,000 verdicts, opened, filtered and searched there.
+
+The page is built from the results record alone: `lmconform report RESULTS.json` writes the very page the run's
+`--report` wrote, and pytest-html, asked for beside it with --html, writes its own page of pytest's tests."""
 
 import html
 import json
@@ -15,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from lmconform.report.html import EXCHANGE_BODY_CAP, exchange_text
 from lmconform.report.names import api_title, surface_name
+from lmconform.run.exchanges import EXCHANGE_BODY_CAP, exchange_text
 from lmconform.vocabulary import surface_of
 from lmconform.wire.exchange import BodyChunk
 from lmconform.wire.http import HttpExchange, HttpRequest
@@ -46,33 +49,21 @@ class Rendered:
     def results(self) -> list[dict]:
         return self.record["results"]
 
-    @property
-    def data(self) -> dict:
-        """pytest-html's browser script builds rows and the environment table from one JSON attribute."""
-        blob = re.search(r'data-jsonblob="([^"]*)"', self.text).group(1)
-        return json.loads(html.unescape(blob))
-
-    def rows(self) -> list[dict]:
-        return [row for rows in self.data["tests"].values() for row in rows]
-
-    def fragments(self) -> list[str]:
-        """Every piece of the report that the browser shows: the page, and the rows, logs, extras and environment
-        pytest-html's script builds from its JSON."""
-        rows = self.rows()
-        cells = [cell for row in rows for cell in row["resultsTableRow"]]
-        extras = [extra["content"] for row in rows for extra in row["extras"] if extra["format_type"] == "html"]
-        logs = [row.get("log", "") for row in rows]
-        return [self.text, *cells, *extras, *logs, *map(str, self.data["environment"].values())]
-
 
 def run_report(directory: Path, *args: str, env: dict | None = None) -> Rendered:
     report, results = directory / "report.html", directory / "results.json"
     command = [sys.executable, "-m", "pytest", str(ROOT / "suites"), "-p", "no:cacheprovider", *args,
-               "--results-json", str(results), "--html", str(report), "--self-contained-html"]
-    finished = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, timeout=300, env=env)
+               "--results-json", str(results), "--report", str(report)]
+    finished = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, timeout=600, env=env)
     assert finished.returncode in (0, 1), finished.stdout[-3000:] + finished.stderr[-3000:]
     return Rendered(report, report.read_text(encoding="utf-8"), finished.stdout + finished.stderr,
                     json.loads(results.read_text()))
+
+
+def pytest_html_environment(page: Path) -> dict:
+    """The environment table of pytest-html's page: its browser script builds it from one JSON attribute."""
+    blob = re.search(r'data-jsonblob="([^"]*)"', page.read_text(encoding="utf-8")).group(1)
+    return json.loads(html.unescape(blob))["environment"]
 
 
 @pytest.fixture(scope="module")
@@ -94,11 +85,13 @@ def faulty(tmp_path_factory) -> tuple[Rendered, str]:
 
 @pytest.fixture(scope="module")
 def rendered(tmp_path_factory) -> Rendered:
-    """A SHOULD finding on every streamed case, a key in the environment and secrets in CI metadata."""
+    """A SHOULD finding on every streamed case, a key in the environment and secrets in CI metadata; pytest-html's
+    page of pytest's tests beside lmconform's (pytest.html)."""
     env = {**os.environ, "LMCONFORM_API_KEY": CANARY_KEY, "BUILD_URL": f"https://ci:{CANARY_KEY}@ci.example/job/7/"}
-    return run_report(tmp_path_factory.mktemp("report"), "-v", "--reference-fault", "chunk-id-changes",
-                      "--checks", "chat.stream.chunk.*",
-                      "--checks", "client.*", "--metadata", "DEPLOY_TOKEN", CANARY_TOKEN, env=env)
+    directory = tmp_path_factory.mktemp("report")
+    return run_report(directory, "-v", "--reference-fault", "chunk-id-changes", "--checks", "chat.stream.chunk.*",
+                      "--checks", "client.*", "--metadata", "DEPLOY_TOKEN", CANARY_TOKEN,
+                      "--html", str(directory / "pytest.html"), "--self-contained-html", env=env)
 
 
 class Headline(HTMLParser):
@@ -216,10 +209,7 @@ def test_what_passed_is_folded_and_what_had_nothing_to_judge_is_no_row(clean, fa
     for rendered in (clean, faulty[0]):
         verdict_rows = re.findall(r'<div class="(ok|failed|non-strict|info|unsupported|error)"><span>', rendered.text)
         assert len(verdict_rows) == len(rendered.results)
-        # pytest's table keeps the tests whose verdict is not OK; the OK ones and the pairs without a verdict go.
-        not_ok = sum(row["outcome"] != "OK" for row in rendered.results)
-        assert len(rendered.rows()) == not_ok
-        assert not any("nothing to judge" in fragment for row in rendered.rows() for fragment in row["log"])
+        assert f"{rendered.record['nothing_to_judge']} further case and check pairs had nothing" in rendered.text
     assert 'id="lmc-verdicts" class="hide-ok"' in clean.text  # the OK rows are there, hidden until ticked
 
 
@@ -231,9 +221,8 @@ def visible_text(fragment: str) -> str:
 
 def test_no_text_of_the_page_is_a_python_repr(clean, faulty, rendered):
     for report in (clean, faulty[0], rendered):
-        for fragment in report.fragments():
-            for line in visible_text(fragment).splitlines():
-                assert not PYTHON_REPR.search(line), line[:300]
+        for line in visible_text(report.text).splitlines():
+            assert not PYTHON_REPR.search(line), line[:300]
 
 
 def test_the_target_reads_as_prose(clean):
@@ -249,21 +238,41 @@ def test_a_clean_report_weighs_under_a_megabyte(clean):
     assert size < 1_000_000
 
 
-def test_the_environment_names_the_target_and_no_secret_reaches_the_report_or_the_terminal(rendered):
-    environment = rendered.data["environment"]
-    assert "lmconform-reference" in environment["Target"] and "Checked as" in environment
+def test_lmconform_report_builds_the_runs_very_page_from_its_record(faulty, tmp_path):
+    rendered, _ = faulty
+    built = tmp_path / "again.html"
+    command = [sys.executable, "-m", "lmconform.cli", "report", str(rendered.path.with_name("results.json")),
+               "-o", str(built)]
+    finished = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert finished.returncode == 0, finished.stderr
+    assert built.read_text(encoding="utf-8") == rendered.text
+    assert rendered.record["exchanges"] and set(rendered.record["exchanges"]) <= {row["case"] for row in
+                                                                                   rendered.results}
+
+
+def test_a_record_that_cannot_be_read_is_one_line_and_exit_status_2(tmp_path):
+    (tmp_path / "broken.json").write_text('{"target": {"url": "x", "label": "x"}, "results": [], "exchanges": [1]}')
+    for record, complaint in (("missing.json", "no such file"), ("broken.json", "'exchanges' is not an object")):
+        finished = subprocess.run([sys.executable, "-m", "lmconform.cli", "report", str(tmp_path / record), "-o",
+                                   str(tmp_path / "page.html")], capture_output=True, text=True, timeout=120)
+        assert finished.returncode == 2 and complaint in finished.stderr, finished.stderr
+        assert len(finished.stderr.splitlines()) == 1 and not (tmp_path / "page.html").exists()
+
+
+def test_no_secret_reaches_either_page_or_the_terminal(rendered):
+    environment = pytest_html_environment(rendered.path.with_name("pytest.html"))
     assert environment["BUILD_URL"] == f"https://{FILTERED}@ci.example/job/7/"
     assert "DEPLOY_TOKEN" not in environment
     exchanges = rendered.text[rendered.text.index('id="exchanges"'):]
     assert "Authorization: Bearer [Filtered]" in exchanges
+    pytest_page = rendered.path.with_name("pytest.html").read_text(encoding="utf-8")
     for secret in (CANARY_KEY, CANARY_TOKEN):
-        assert secret not in rendered.text and secret not in rendered.output
+        assert secret not in rendered.text and secret not in rendered.output and secret not in pytest_page
 
 
 def test_markup_the_endpoint_echoes_reaches_the_report_only_escaped(rendered):
     assert html.escape(ECHOED_SCRIPT) in rendered.text
-    for fragment in rendered.fragments():
-        assert ECHOED_SCRIPT not in fragment and "<img src=x" not in fragment
+    assert ECHOED_SCRIPT not in rendered.text and "<img src=x" not in rendered.text
 
 
 def test_the_exchange_shows_the_first_64_kib_of_the_body_without_the_key():
@@ -272,7 +281,7 @@ def test_the_exchange_shows_the_first_64_kib_of_the_body_without_the_key():
     exchange = HttpExchange(request, status=200, headers={"content-type": "application/json"}, chunks=[BodyChunk(0, body)])
     text = exchange_text(exchange, (CANARY_KEY,))
     assert CANARY_KEY not in text and f'{{"echo": "{FILTERED}"}}' in text
-    assert f"the report shows the first {EXCHANGE_BODY_CAP} of {len(body)}" in text
+    assert f"the record keeps the first {EXCHANGE_BODY_CAP} of {len(body)}" in text
     assert len(text) < EXCHANGE_BODY_CAP + 1000
 
 
@@ -340,19 +349,17 @@ def test_in_chromium_the_first_screen_of_a_clean_report_says_every_client_works(
     found = measured(tmp_path, clean.path, ON_FIRST_SCREEN + """
 out.statuses = Array.prototype.map.call(document.querySelectorAll('.lmc-answer td.status'), function (cell) {
   return cell.textContent; });
-out.rows = document.querySelectorAll('#results-table tbody.results-table-row').length;
 """)
     assert found["void"]["bottom"] <= found["height"] and "✓ works" in found["void"]["text"]
     assert set(found["statuses"]) == {"✓ works"}
-    assert found["rows"] == 1  # pytest-html's "No results found" row: every verdict is OK, so listed above
     print(f"screenshot: {screenshot(tmp_path, clean.path, 'report-clean.png')}")
 
 
 def test_in_chromium_echoed_markup_stays_text(rendered, tmp_path):
-    # pytest-html builds its rows from JSON once the page has loaded: an unescaped echo would then be a live
-    # <script> or <img onerror> element in the dumped DOM.
+    # The page's script runs once it has loaded: an unescaped echo would then be a live <script> or <img onerror>
+    # element in the dumped DOM.
     dom = chromium(tmp_path, "--virtual-time-budget=10000", "--dump-dom", rendered.path.as_uri()).stdout
-    assert 'id="will-it-work"' in dom and '<td class="col-outcome non-strict">NON-STRICT</td>' in dom
+    assert 'id="will-it-work"' in dom and '<div class="non-strict"><span>! NON-STRICT</span>' in dom
     assert html.escape(ECHOED_SCRIPT, quote=False) in dom
     assert ECHOED_SCRIPT not in dom and '<img src="x"' not in dom
 
@@ -362,7 +369,6 @@ function shown() { return document.getElementById('lmc-shown').textContent; }
 document.body.offsetHeight;
 out.opened_ms = Math.round(performance.now());
 out.rows = document.querySelectorAll('#lmc-verdicts > div:not(.head)').length;
-out.pytest_rows = document.querySelectorAll('#results-table tbody.results-table-row').length;
 out.at_first = shown();
 var ok = document.querySelector('#verdicts input[data-outcome="ok"]');
 var start = performance.now();
@@ -388,7 +394,7 @@ def test_in_chromium_a_report_of_10000_verdicts_opens_and_filters_and_searches(t
     finished = subprocess.run(
         [sys.executable, "-m", "pytest", str(ROOT / "tests" / "many_verdicts.py"), "-p", "many_verdicts",
          "-p", "no:cacheprovider", "-q", "--tb=no", "-o", "python_files=many_verdicts.py", "--results-json",
-         str(results), "--html", str(report), "--self-contained-html"],
+         str(results), "--report", str(report)],
         capture_output=True, text=True, cwd=tmp_path, env=env, timeout=900)
     assert finished.returncode == 1, finished.stdout[-2000:] + finished.stderr[-2000:]
     written = time.monotonic() - started
@@ -402,7 +408,6 @@ def test_in_chromium_a_report_of_10000_verdicts_opens_and_filters_and_searches(t
     assert found["searched"] == f"{len(case_42)} of 10000 verdicts shown"
     kept = sum(row["outcome"] != "FAILED" for row in case_42)
     assert found["searched_without_failed"] == f"{kept} of 10000 verdicts shown"
-    assert found["pytest_rows"] == not_ok  # pytest's table: the tests whose verdict is not OK
     print(f"10,000 verdicts: the run and its report took {written:.0f} s; the report is "
           f"{report.stat().st_size / 1e6:.1f} MB; Chromium opened it (parse, scripts, layout) in "
           f"{found['opened_ms']} ms, showed all 10,000 rows in {found['tick_ms']} ms and searched them in "

@@ -1,5 +1,5 @@
 """A run with a canary API key leaves the key nowhere: not in the terminal, the results record, the JUnit XML,
-the HTML report, the shape snapshots, nor anywhere under fixtures/."""
+lmconform's HTML report, pytest-html's page, the shape snapshots, nor anywhere under fixtures/."""
 
 import os
 import subprocess
@@ -23,11 +23,12 @@ def test_the_canary_key_is_nowhere_after_a_full_run(tmp_path):
              "--endpoint", f"{server.base_url}/faults/id-name-repeated", "--target-name", "canary",
              "--server-version", "1.0", "--snapshot-update", "--upstream", server.base_url,
              "--results-json", str(reports / "results.json"), "--junitxml", str(reports / "junit.xml"),
-             "--html", str(reports / "report.html"), "--self-contained-html"],
+             "--report", str(reports / "report.html"), "--html", str(reports / "pytest.html"),
+             "--self-contained-html"],
             capture_output=True, text=True, cwd=ROOT, env=env, timeout=600)
     assert finished.returncode == 1, finished.stdout[-2000:]
     written = [path for path in tmp_path.rglob("*") if path.is_file()]
-    assert {"results.json", "junit.xml", "report.html"} <= {path.name for path in written}
+    assert {"results.json", "junit.xml", "report.html", "pytest.html"} <= {path.name for path in written}
     assert any(path.suffix == ".json" and "snapshots" in path.parts for path in written)
     assert CANARY not in finished.stdout + finished.stderr
     for path in [*written, *(ROOT / "fixtures").rglob("*")]:

@@ -1,6 +1,7 @@
 """The suite as users run it: `pytest suites ...` in a subprocess, judged by exit status, output and files."""
 
 import json
+import re
 import socket
 import subprocess
 import sys
@@ -195,14 +196,32 @@ def test_the_plugin_and_the_runner_give_the_same_verdicts(server, tmp_path, faul
     assert by_plugin and by_plugin == by_runner
 
 
-def test_several_processes_give_the_rows_of_one(tmp_path):
+# What legitimately differs between two runs of the same verdicts: each embedded server's port, the times in its
+# answers (`created`, the Date header) and the run's start.
+RUN_SPECIFIC = [(re.compile(r"127\.0\.0\.1:\d+"), "127.0.0.1:PORT"),
+                (re.compile(r"(&quot;|\")created(&quot;|\"):\s?\d+"), "created: TIME"),
+                (re.compile(r"^date: .*$", re.MULTILINE), "date: TIME"),
+                (re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ"), "STARTED")]
+
+
+def without_run_specifics(text: str) -> str:
+    for pattern, replacement in RUN_SPECIFIC:
+        text = pattern.sub(replacement, text)
+    return text
+
+
+def test_several_processes_give_the_record_and_the_page_of_one(tmp_path):
     """pytest-xdist: each worker runs its own embedded reference server and plays the cases it is given; the
-    controlling process writes one results record and one JUnit file with exactly the serial run's rows."""
+    controlling process writes one results record, with the exchanges behind the findings whichever worker found
+    them, one JUnit file and the page `lmconform report` builds from that record: the serial run's, byte for byte
+    once what differs between any two runs is masked."""
+    fault = ("--reference-fault", "id-name-repeated")
     serial, parallel = tmp_path / "serial.json", tmp_path / "parallel.json"
     junit = tmp_path / "junit.xml"
-    assert run_suite("--results-json", str(serial)).returncode == 0
-    finished = run_suite("-n", "2", "--results-json", str(parallel), "--junitxml", str(junit))
-    assert finished.returncode == 0, finished.stdout[-2000:]
+    assert run_suite(*fault, "--results-json", str(serial), "--report", str(tmp_path / "serial.html")).returncode == 1
+    finished = run_suite(*fault, "-n", "2", "--results-json", str(parallel), "--junitxml", str(junit),
+                         "--report", str(tmp_path / "parallel.html"))
+    assert finished.returncode == 1, finished.stdout[-2000:]
     assert "verdicts:" in finished.stdout
 
     def rows(path):
@@ -213,6 +232,12 @@ def test_several_processes_give_the_rows_of_one(tmp_path):
 
     assert rows(parallel) == rows(serial)
     assert len(list(ElementTree.parse(junit).iter("testcase"))) >= len(rows(serial))
+    exchanges = json.loads(parallel.read_text())["exchanges"]
+    assert "chat/void-weather-tool" in exchanges and "HTTP 200" in exchanges["chat/void-weather-tool"]
+    pages = [without_run_specifics((tmp_path / name).read_text(encoding="utf-8")) for name in ("serial.html",
+                                                                                               "parallel.html")]
+    assert 'id="exchange-chat-void-weather-tool"' in pages[1]
+    assert pages[1] == pages[0]
 
 
 def test_an_unreachable_target_with_several_processes_exits_3_before_any_worker_starts():

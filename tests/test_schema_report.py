@@ -16,7 +16,7 @@ def test_a_schema_finding_shows_pointer_keyword_expected_actual_event_and_curl(t
     finished = subprocess.run(
         [sys.executable, "-m", "pytest", str(ROOT / "suites"), "-p", "no:cacheprovider", "-q",
          "--reference-fault", "event-item-id-missing", "--checks", "schema.responses.*", "-k", "text-stream",
-         "--results-json", str(results), "--html", str(report), "--self-contained-html"],
+         "--results-json", str(results), "--report", str(report)],
         capture_output=True, text=True, cwd=ROOT, timeout=300, check=False)
     assert finished.returncode == 1, finished.stdout[-2000:]
     [row] = [row for row in json.loads(results.read_text())["results"]

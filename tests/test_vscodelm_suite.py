@@ -48,7 +48,7 @@ def test_lmconform_bridge_passes_clean_and_every_report_shows_the_surface(tmp_pa
 def test_a_bridge_fault_fails_its_check_with_the_case_replayable_and_its_transcript_reported(tmp_path):
     report = tmp_path / "report.html"
     finished = run_suite("--bridge-fault", "cancel-ignored", "-k", "vscodelm", "--checks", "vscodelm.cancel.*",
-                         "--html", str(report), "--self-contained-html")
+                         "--report", str(report))
     assert finished.returncode == 1, finished.stdout[-3000:]
     assert "[vscodelm.cancel.no_more_parts] after lm/cancel, no part of the request comes later than 1 s" \
         in finished.stdout

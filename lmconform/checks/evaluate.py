@@ -63,7 +63,7 @@ class Verdict:
         return redact_text("\n".join(shown), self.secrets)
 
     def record(self) -> dict:
-        """The results-record row (INTERFACES.md)."""
+        """The results-record row (docs/results-record.md)."""
         return {
             "case": self.case_id,
             "check": self.check.id,

@@ -4,7 +4,7 @@ This is where an implementer stands, at a glance: one row per check (grouped by 
 each cell the worst outcome of that check over the run's cases, linked to the failing cases further down the page
 with their Expected/Actual lines and a curl that reproduces them.
 
-It reads only results records (INTERFACES.md), never the check registry, so it renders records written by other
+It reads only results records (docs/results-record.md), never the check registry, so it renders records written by other
 versions of the suite. Every string it takes from a file is escaped: a model's answer may hold markup.
 
 A verdict that the target's known-verdicts file marks model-dependent (the outcome follows the tokens a model

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import html
 
+from lmconform.report.document import html_document
 from lmconform.report.headline import STATUS_STYLE, legend, status_colours
 from lmconform.report.matrix import (
     MODEL_MEANING,
@@ -31,8 +32,6 @@ from lmconform.vocabulary import outcome_css
 DEFAULT_TITLE = "lmconform conformance matrix"
 
 STYLE = """
-body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; margin: 1.5em; color: #1d1d1d; }
-h1 { margin-bottom: .2em; }
 table.matrix { border-collapse: collapse; margin: 1em 0 2em; }
 .matrix th, .matrix td { border: 1px solid #c8c8c8; padding: .3em .55em; vertical-align: top; }
 .matrix thead th { background: #f4f4f4; text-align: left; font-weight: normal; min-width: 9em; }
@@ -67,12 +66,6 @@ def render_html(matrix: Matrix, title: str = DEFAULT_TITLE, intro: str = "") -> 
     title as it is (the caller's own words)."""
     e = html.escape
     parts = [
-        "<!DOCTYPE html>",
-        '<html lang="en"><head><meta charset="utf-8">',
-        '<meta name="viewport" content="width=device-width, initial-scale=1">',
-        f"<title>{e(title)}</title>",
-        f"<style>{STYLE}</style>",
-        "</head><body>",
         f"<h1>{e(title)}</h1>",
         intro,
         *html_headline(matrix),
@@ -93,8 +86,7 @@ def render_html(matrix: Matrix, title: str = DEFAULT_TITLE, intro: str = "") -> 
         parts.append("</tbody>")
     parts.append("</table>")
     parts.extend(html_details(matrix))
-    parts.append("</body></html>")
-    return "\n".join(parts) + "\n"
+    return html_document(title, STYLE, parts)
 
 
 def html_legend() -> str:

@@ -1,4 +1,5 @@
-"""Results records (INTERFACES.md) read back from files: what the matrix and other reports are built from.
+"""Results records (docs/results-record.md) read back from files: what the run's page, the matrix and other reports
+are built from.
 
 Only the record is read, never the check registry, so records written by other versions of the suite are read too.
 """
@@ -14,7 +15,7 @@ from lmconform.vocabulary import Outcome, surface_of
 KINDS = ("wire", "client", "differential")
 
 
-class MatrixError(Exception):
+class RecordError(Exception):
     """A results file that cannot be read as a results record, or an output that cannot be written."""
 
 
@@ -87,10 +88,12 @@ class RunResults:
     source: Path
     target: RunTarget
     results: tuple[CaseResult, ...]
+    exchanges: dict[str, str] = field(default_factory=dict)  # case id -> the exchange as text, for cases with findings
+    nothing_to_judge: int = 0  # (case, check) pairs whose check found nothing to judge in the answer
 
 
 def load_results(paths: list[Path | str]) -> list[RunResults]:
-    """Each file read and checked as a results record; the first bad one raises a MatrixError naming it."""
+    """Each file read and checked as a results record; the first bad one raises a RecordError naming it."""
     return [load_run(Path(path)) for path in paths]
 
 
@@ -98,17 +101,17 @@ def load_run(path: Path) -> RunResults:
     try:
         document = json.loads(path.read_bytes())
     except FileNotFoundError:
-        raise MatrixError(f"{path}: no such file") from None
+        raise RecordError(f"{path}: no such file") from None
     except OSError as error:
-        raise MatrixError(f"{path}: cannot read: {error.strerror or error}") from None
+        raise RecordError(f"{path}: cannot read: {error.strerror or error}") from None
     except ValueError as error:
-        raise MatrixError(f"{path}: not JSON ({error})") from None
+        raise RecordError(f"{path}: not JSON ({error})") from None
     return read_document(document, path)
 
 
 def read_document(document: object, path: Path) -> RunResults:
     if not isinstance(document, dict):
-        raise MatrixError(f"{path}: not a results record: the top level is not an object")
+        raise RecordError(f"{path}: not a results record: the top level is not an object")
     target = field_of(document, "target", dict, path, "the record")
     rows = field_of(document, "results", list, path, "the record")
     return RunResults(
@@ -125,19 +128,37 @@ def read_document(document: object, path: Path) -> RunResults:
             lmconform=text_field(document, "lmconform", path, "the record", required=False),
         ),
         results=tuple(case_result(row, path, f"results[{index}]") for index, row in enumerate(rows)),
+        exchanges=exchanges_of(document, path),
+        nothing_to_judge=count_field(document, "nothing_to_judge", path),
     )
+
+
+def exchanges_of(document: dict, path: Path) -> dict[str, str]:
+    """The exchanges a record keeps, by case id; a record written before it kept them has none."""
+    exchanges = document.get("exchanges", {})
+    if not isinstance(exchanges, dict) or not all(isinstance(text, str) for text in exchanges.values()):
+        raise RecordError(f"{path}: the record: 'exchanges' is not an object of case ids and texts")
+    return exchanges
+
+
+def count_field(record: dict, key: str, path: Path) -> int:
+    """An optional count: absent is 0."""
+    value = record.get(key, 0)
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        raise RecordError(f"{path}: the record: {key!r} is not a count")
+    return value
 
 
 def case_result(row: object, path: Path, where: str) -> CaseResult:
     if not isinstance(row, dict):
-        raise MatrixError(f"{path}: {where} is not an object")
+        raise RecordError(f"{path}: {where} is not an object")
     outcome = text_field(row, "outcome", path, where)
     if outcome not in set(Outcome):
-        raise MatrixError(f"{path}: {where}.outcome {outcome!r:.60} is not one of {', '.join(Outcome)}")
+        raise RecordError(f"{path}: {where}.outcome {outcome!r:.60} is not one of {', '.join(Outcome)}")
     check = text_field(row, "check", path, where)
     kind = text_field(row, "kind", path, where, required=False) or kind_of(check)
     if kind not in KINDS:
-        raise MatrixError(f"{path}: {where}.kind {kind!r:.60} is not one of {', '.join(KINDS)}")
+        raise RecordError(f"{path}: {where}.kind {kind!r:.60} is not one of {', '.join(KINDS)}")
     return CaseResult(
         case=text_field(row, "case", path, where),
         check=check,
@@ -176,9 +197,9 @@ def results_of(document: dict, source: Path = Path("results.json")) -> RunResult
 
 def field_of(record: dict, key: str, kind: type, path: Path, where: str):
     if key not in record:
-        raise MatrixError(f"{path}: {where} has no {key!r}")
+        raise RecordError(f"{path}: {where} has no {key!r}")
     if not isinstance(record[key], kind):
-        raise MatrixError(f"{path}: {where}: {key!r} is not {'an object' if kind is dict else 'a list'}")
+        raise RecordError(f"{path}: {where}: {key!r} is not {'an object' if kind is dict else 'a list'}")
     return record[key]
 
 
@@ -188,7 +209,7 @@ def text_field(record: dict, key: str, path: Path, where: str, required: bool = 
     if value is None and not required:
         return ""
     if key not in record:
-        raise MatrixError(f"{path}: {where} has no {key!r}")
+        raise RecordError(f"{path}: {where} has no {key!r}")
     if not isinstance(value, str):
-        raise MatrixError(f"{path}: {where}: {key!r} is not a string")
+        raise RecordError(f"{path}: {where}: {key!r} is not a string")
     return value

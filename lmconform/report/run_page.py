@@ -1,9 +1,12 @@
-"""lmconform's part of a run's HTML report, in the order a reader asks: will it work (per client, per surface),
-what the target is, the findings grouped by check, every verdict (filtered by outcome and searched as you type,
-fast for tens of thousands of rows), and the whole exchange of each case with a finding.
+"""The HTML report of one run (`lmconform report RESULTS.json -o report.html`, or `pytest suites --report PATH`,
+which calls the same builder), in the order a reader asks: will it work (per client, per surface), what the target
+is, the findings grouped by check, every verdict (filtered by outcome and searched as you type, fast for tens of
+thousands of rows), and the whole exchange of each case with a finding.
 
-It is built from the results record (and the exchanges, as text), so whatever a check or a surface added to the
-registry records shows up here without an edit. The page needs no network: CSS, SVG and script are inline.
+It is built from the results record alone (docs/results-record.md), its exchanges included, so the page is the
+same whichever process or processes played the cases, and whatever a check or a surface added to the registry
+records shows up here without an edit. The page needs no network: CSS, SVG and script are inline; everything the
+endpoint sent is escaped.
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ from __future__ import annotations
 import html
 from collections import Counter
 
+from lmconform.report.document import html_document
 from lmconform.report.findings_html import STYLE as FINDINGS_STYLE
 from lmconform.report.findings_html import exchange_anchor, finding_anchor, findings_html
 from lmconform.report.headline import BREAKS, NOT_OFFERED, PARTLY, Headline, Line, build_headline
@@ -20,12 +24,12 @@ from lmconform.report.records import RunResults
 from lmconform.report.target_prose import target_html
 from lmconform.vocabulary import OUTCOME_STYLES, WORST_FIRST, Outcome
 
-# A case's exchange is shown for these outcomes: the reader will want the bytes behind them.
-EXCHANGE_OUTCOMES = frozenset({Outcome.FAILED, Outcome.NON_STRICT, Outcome.ERROR})
 HIDDEN_AT_FIRST = frozenset({Outcome.OK})  # passes are folded away; a tick shows them
 
 STYLE = """
+body { margin: 1em 1.5em; }
 .lmc-page { color: #1d1d1d; font-size: 13px; max-width: 110em; }
+.lmc-page h1 { font-size: 20px; margin: 0 0 .2em; }
 .lmc-page h2 { margin: 1.2em 0 .4em; }
 .lmc-page code { font-size: 12px; }
 .lmc-page a { color: #1a56a8; }
@@ -44,7 +48,6 @@ STYLE = """
                            border-top: none; z-index: 1; }
 .lmc-exchanges details { margin: .3em 0; }
 .lmc-exchanges summary { cursor: pointer; }
-.lmc-pytest { margin-top: 2em; }
 """ + "\n".join(f"#lmc-verdicts > div.{outcome.css_class} > span:first-child {{ background: {style.background}; "
                 f"color: {style.colour}; }}\n#lmc-verdicts.hide-{outcome.css_class} > div.{outcome.css_class} "
                 "{ display: none; }" for outcome, style in OUTCOME_STYLES.items())
@@ -151,29 +154,24 @@ def exchanges_html(exchanges: dict[str, str]) -> str:
     e = html.escape
     parts = ['<section class="lmc-exchanges" id="exchanges">', "<h2>Exchanges</h2>",
              "<p>For each case with a finding: the request as sent and the answer as received (status, headers, "
-             "body as text).</p>"]
+             "body as text), as the results record keeps them.</p>"]
     parts += [f'<details id="{exchange_anchor(case)}"><summary><code>{e(case)}</code></summary><pre>{e(text)}</pre>'
               "</details>" for case, text in sorted(exchanges.items())]
     parts.append("</section>")
     return "\n".join(parts)
 
 
-def cases_to_show(results: RunResults) -> set[str]:
-    """The cases whose exchange the page shows."""
-    return {row.case for row in results.results if row.outcome in EXCHANGE_OUTCOMES}
-
-
-def run_page(results: RunResults, exchanges: dict[str, str], not_judged: int = 0) -> str:
-    """lmconform's sections of the report, with their style and script; `exchanges`: case id -> exchange text."""
+def run_page(results: RunResults) -> str:
+    """The whole page of one run's results record."""
     headline = build_headline(results.results)
-    return "\n".join([
-        f"<style>{STYLE}{HEADLINE_STYLE}{FINDINGS_STYLE}</style>",
+    title = f"lmconform: {results.target.label}"
+    return html_document(title, STYLE + HEADLINE_STYLE + FINDINGS_STYLE, [
         '<div class="lmc-page">',
+        f"<h1>{html.escape(title)}</h1>",
         headline_html(headline, line_link, lead(headline, results)),
         target_html(results.target),
-        findings_html(list(results.results), set(exchanges)),
-        verdicts_html(results, not_judged),
-        exchanges_html(exchanges),
+        findings_html(list(results.results), set(results.exchanges)),
+        verdicts_html(results, results.nothing_to_judge),
+        exchanges_html(results.exchanges),
         "</div>",
-        f"<script>{SCRIPT}</script>",
-    ])
+    ], SCRIPT)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from lmconform.report.headline import build_headline, headline_markdown
 from lmconform.report.markdown import md
-from lmconform.report.records import MatrixError, results_of
+from lmconform.report.records import RecordError, results_of
 from lmconform.report.target_prose import describe
 from lmconform.vocabulary import WORST_FIRST
 
@@ -30,5 +30,5 @@ def append_step_summary(path: Path, record: dict) -> None:
         text = step_summary(record)
         with path.open("a", encoding="utf-8") as summary:
             summary.write(text)
-    except (OSError, MatrixError) as error:
+    except (OSError, RecordError) as error:
         print(f"lmconform: cannot append the summary to {path}: {error}", file=sys.stderr)

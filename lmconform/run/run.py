@@ -18,6 +18,7 @@ from lmconform.checks.registry import REGISTRY, Check
 from lmconform.expectations import Expectations
 from lmconform.fuzz import SOURCES, streams
 from lmconform.normalize.vscodelm import CHAT_INFORMATION
+from lmconform.run.exchanges import exchange_text, keeps_exchange, kept_exchanges
 from lmconform.run.play import play
 from lmconform.target import Target
 from lmconform.vocabulary import Outcome, Requirement
@@ -232,19 +233,30 @@ class Run:
             verdict = replace(verdict, expected=known.record(self.expectations.source))
         return verdict
 
+    def exchange_text(self, case_id: str) -> str:
+        """A judged case's (first) exchange as the results record keeps it: as text, redacted."""
+        observed = self._examples[case_id][0]
+        return exchange_text(observed.exchange, observed.secrets)
+
     def results(self) -> dict:
-        """The results record (INTERFACES.md): what reports, matrices and CI gates are built from."""
+        """The results record (docs/results-record.md): what reports, matrices and CI gates are built from."""
+        kept = {verdict.case_id for verdict in self.verdicts if keeps_exchange(verdict.outcome)}
         return results_record(self.target.header_record(), self.started, time.monotonic() - self._clock,
-                              [verdict.record() for verdict in self.verdicts])
+                              [verdict.record() for verdict in self.verdicts],
+                              {case_id: self.exchange_text(case_id) for case_id in kept}, self.nothing_to_judge)
 
 
-def results_record(target: dict, started: datetime, duration_s: float, rows: list[dict]) -> dict:
-    """The results record of a run: its rows in (case, check) order, so that two runs of the same verdicts (one
-    process or several) write the same record."""
+def results_record(target: dict, started: datetime, duration_s: float, rows: list[dict],
+                   exchanges: dict[str, str] | None = None, nothing_to_judge: int = 0) -> dict:
+    """The results record of a run (docs/results-record.md): its rows in (case, check) order, so that two runs of
+    the same verdicts (one process or several) write the same record, and the exchanges of the cases it keeps
+    (`exchanges`: case id -> text, those of other cases left out)."""
     return {
         "lmconform": __version__,
         "target": target,
         "started": started.strftime("%Y-%m-%dT%H:%M:%SZ"),
         "duration_s": round(duration_s, 3),
+        "nothing_to_judge": nothing_to_judge,
         "results": sorted(rows, key=lambda row: (row["case"], row["check"])),
+        "exchanges": kept_exchanges(rows, exchanges or {}),
     }
