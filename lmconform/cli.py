@@ -1,5 +1,5 @@
-"""`lmconform` command line: the reference server and its faults, fingerprints, snapshot diffs, a run's report and
-matrices, recording, the proxy gate, the OpenAPI document of the schemas, and the reference VS Code
+"""`lmconform` command line: the reference server and its faults, the checks, fingerprints, snapshot diffs, a run's
+report and matrices, recording, the proxy gate, the OpenAPI document of the schemas, and the reference VS Code
 language-model bridge.
 
 The conformance suite itself runs under pytest (`pytest suites --endpoint URL`), so CI tooling that already
@@ -20,6 +20,7 @@ from lmconform.record import register as register_record
 from lmconform.reference.store import DEFAULT_STORE_SIZE
 from lmconform.reference.streams import DEFAULT_PAUSE_S
 from lmconform.report.commands import register as register_reports
+from lmconform.run.dry_run import register as register_checks
 from lmconform.snapshots import diff as snapshots_diff
 
 
@@ -72,6 +73,7 @@ def build_parser() -> argparse.ArgumentParser:
     faults = commands.add_parser("faults", help="list the reference server's faults, one line each")
     faults.set_defaults(handler=_faults)
 
+    register_checks(commands)
     fingerprint.register(commands)
     snapshots_diff.register(commands)
     register_reports(commands)
