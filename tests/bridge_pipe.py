@@ -20,15 +20,21 @@ import lmconform
 
 # The package under test, for the subprocess too: the same checkout the tests import, not an installed copy.
 PACKAGE_ROOT = Path(lmconform.__file__).resolve().parents[1]
-READ_TIMEOUT = 10.0  # a bridge that says nothing for this long has failed the test
-EXIT_TIMEOUT = 10.0
+# Limits of waits for events, generous enough for a loaded CI runner (two busy cores): reached only when the bridge
+# has failed the test, so their length costs nothing when it works.
+READ_TIMEOUT = 60.0  # a bridge that says nothing for this long has failed the test; it covers the slow path of a
+# first answer too: starting Python, loading lmconform's command line, and (without --endpoint) starting the
+# embedded reference server before the first request can be answered
+EXIT_TIMEOUT = 60.0  # after stdin ends: the bridge's own grace for turns still answering (5 s), then its exit
 ECHO = ("--agent", "echo")
 AGENT = {"eliza": {"deterministic": True}}  # Symposium's deterministic test agent; the bridge checks its shape only
 
 WEATHER = {"name": "get_weather", "description": "The weather in a city",
            "inputSchema": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}
 SLOW_ECHO = (*ECHO, "--part-delay", "0.1")  # a part every 0.1 s: time to cancel mid-stream
-SLOW_QUESTION = "Hello, a long question"
+# A question whose echo takes about a minute at that pace: the test's cancel lands mid-stream however long a busy
+# machine keeps the test from sending it, and a cancelled answer stops at once, so the length costs nothing.
+SLOW_QUESTION = "Hello, " + "a long question, " * 200
 SLOW_ANSWER = f"session 1 turn 1: 0 committed messages, new session; new input: user: {SLOW_QUESTION}"
 
 _started: list[BridgeProcess] = []

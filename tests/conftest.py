@@ -17,5 +17,7 @@ def server() -> Iterator[ReferenceServer]:
 
 @pytest.fixture(scope="module")
 def client(server: ReferenceServer) -> Iterator[httpx.Client]:
-    with httpx.Client(base_url=server.base_url, timeout=5) as http:
+    # A limit on the wait for an answer, reached only when the server failed: generous enough for a loaded runner.
+    # A test whose proof is a timeout (the stall fault) sets its own.
+    with httpx.Client(base_url=server.base_url, timeout=60) as http:
         yield http

@@ -1,5 +1,5 @@
 """`lmconform bridge`, the reference VS Code language-model bridge, driven as a subprocess over real pipes: the
-protocol as the design note VSCODELM.md states it, message by message. Its faults: test_bridge_faults.py."""
+protocol as docs/bridge.md states it, message by message. Its faults: test_bridge_faults.py."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from bridge_pipe import (
     ECHO,
     LMCONFORM_BRIDGE,
     PACKAGE_ROOT,
+    READ_TIMEOUT,
     SLOW_ANSWER,
     SLOW_ECHO,
     SLOW_QUESTION,
@@ -146,7 +147,7 @@ def watched() -> Iterator[tuple[ReferenceServer, _OpenRequests]]:
         yield server, counter
 
 
-def _wait_for(condition: Any, seconds: float = 5.0) -> bool:
+def _wait_for(condition: Any, seconds: float = READ_TIMEOUT) -> bool:
     deadline = time.monotonic() + seconds
     while not condition():
         if time.monotonic() > deadline:
@@ -351,7 +352,7 @@ def test_the_openai_agent_sends_the_sampling_it_was_given() -> None:
                                      ["--temperature", "3"]])
 def test_a_bad_option_is_one_line_and_exit_status_2(options: list[str]) -> None:
     done = subprocess.run([*LMCONFORM_BRIDGE, *options], cwd=PACKAGE_ROOT,
-                          capture_output=True, stdin=subprocess.DEVNULL, timeout=30, text=True)
+                          capture_output=True, stdin=subprocess.DEVNULL, timeout=READ_TIMEOUT, text=True)
     assert done.returncode == 2
     assert done.stdout == "" and len(done.stderr.splitlines()) == 1, done.stderr
     assert done.stderr.startswith("lmconform bridge: ") and "Traceback" not in done.stderr

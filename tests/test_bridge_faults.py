@@ -10,7 +10,6 @@ import pytest
 from bridge_pipe import (
     ECHO,
     SLOW_ECHO,
-    SLOW_QUESTION,
     WEATHER,
     BridgeProcess,
     answer_text,
@@ -26,6 +25,8 @@ from lmconform.bridge import FAULTS
 
 pytestmark = pytest.mark.usefixtures("bridges_reaped")
 
+# Its whole echo arrives, cancel or not: its length is what the fault's test waits for.
+SHORT_QUESTION = "Hello, a question"
 EffectTest = Callable[[], None]
 FAULT_EFFECTS: dict[str, EffectTest] = {}
 
@@ -101,11 +102,11 @@ def _() -> None:
 @effect("cancel-ignored")
 def _() -> None:
     bridge = BridgeProcess(*SLOW_ECHO, "--fault", "cancel-ignored")
-    request_id = bridge.chat([user(SLOW_QUESTION)])
+    request_id = bridge.chat([user(SHORT_QUESTION)])
     messages = [bridge.next_message()]
     bridge.cancel(request_id)
     messages += bridge.until_answer(request_id)
-    assert answer_text(messages, request_id).endswith(f"user: {SLOW_QUESTION}")  # the whole answer, after all
+    assert answer_text(messages, request_id).endswith(f"user: {SHORT_QUESTION}")  # the whole answer, after all
     bridge.close()
 
 

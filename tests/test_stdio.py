@@ -23,7 +23,11 @@ from lmconform.wire import process as process_module
 from lmconform.wire.jsonlines import STDOUT, JsonLines, Line
 from lmconform.wire.stdio import StdioTransport
 
-READ_TIMEOUT = 0.5
+# The read timeout is what some hostile bridges are meant to run into (they never answer): short, since each case
+# waits it out. Those whose own act ends the case (dying, flooding) get a limit generous enough for a loaded machine
+# to start them, which they never reach.
+WAITED_OUT = 0.5
+AWAITED = 60.0
 
 
 def python(code: str) -> tuple[str, ...]:
@@ -46,6 +50,7 @@ HOSTILE = {
     # Leaves a child in its process group that would outlive it, and never answers.
     "leaves-a-child": ("/bin/sh", "-c", "sleep 600 & sleep 600 & cat > /dev/null"),
 }
+ACTS = {"exits-mid-turn", "floods"}  # the hostile bridges that end a case by what they do, not by silence
 
 
 def recording(monkeypatch: pytest.MonkeyPatch) -> list[process_module.StdioProcess]:
@@ -73,8 +78,8 @@ def hostile_runs():
         processes = recording(monkeypatch)
 
         def run(name: str):
-            target = Target(base_url="", bridge_command=HOSTILE[name], read_timeout=READ_TIMEOUT,
-                            max_body_bytes=1 << 20)
+            target = Target(base_url="", bridge_command=HOSTILE[name], max_body_bytes=1 << 20,
+                            read_timeout=AWAITED if name in ACTS else WAITED_OUT)
             return run_suite(target, apis=("vscodelm",))
 
         with ThreadPoolExecutor(len(HOSTILE)) as pool:
@@ -118,7 +123,7 @@ def test_a_hostile_bridge_ends_every_case_with_a_verdict_and_leaves_no_process(n
 
 def test_a_bridge_that_dies_says_how_in_its_transcript(started):
     case = next(case for case in load_cases("vscodelm") if case.slug == "plain-turn")
-    observed = play(case, Target(base_url="", bridge_command=HOSTILE["exits-mid-turn"], read_timeout=READ_TIMEOUT))
+    observed = play(case, Target(base_url="", bridge_command=HOSTILE["exits-mid-turn"], read_timeout=AWAITED))
     assert observed.exchange.error_kind == "exited"
     transcript = observed.exchange.process.transcript(10_000)
     assert '< {"jsonrpc": "2.0", "method": "lm/responsePart"' in transcript and "[exit status 3]" in transcript
