@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from lmconform.checks.observed import Observed
 from lmconform.checks.refs import (
@@ -14,26 +15,41 @@ from lmconform.checks.refs import (
 )
 from lmconform.checks.registry import check
 from lmconform.checks.scope import chat_streamed, messages_streamed, responses_streamed
-from lmconform.clients.anthropic_python import SdkMessage, replay_messages_stream
-from lmconform.clients.openai_python import SdkOutcome, SdkResponsesOutcome, replay_chat_stream, replay_responses_stream
 from lmconform.clients.void import VoidOutcome, void_read
 from lmconform.vocabulary import Failure, Level, NotApplicable, Note, shown
 from lmconform.wire.http import HttpExchange
+
+if TYPE_CHECKING:
+    from lmconform.clients.anthropic_python import SdkMessage
+    from lmconform.clients.openai_python import SdkOutcome, SdkResponsesOutcome
 
 LENGTH_LIMIT = "LengthFinishReasonError"
 NO_COMPLETED = "Didn't receive a `response.completed` event"
 
 
-# One replay per client and answer, however many of the client's checks read it.
+# One replay per client and answer, however many of the client's checks read it. The SDKs are loaded by the first
+# replay, not with the registry: importing both takes longer than the rest of lmconform together (1.7 s of 2.4),
+# and a run without client checks, a collection or a usage error never needs them.
+def load_sdks() -> None:
+    """Import the SDKs the client checks replay through, for a run that will: before it starts, so that they are
+    among what the process holds for good (lmconform.wire.collector.freeze_long_lived)."""
+    import lmconform.clients.anthropic_python  # noqa: F401
+    import lmconform.clients.openai_python  # noqa: F401
+
+
 def _void_replay(exchange: HttpExchange) -> VoidOutcome:
     return void_read(exchange)
 
 
 def _sdk_chat_replay(exchange: HttpExchange) -> SdkOutcome:
+    from lmconform.clients.openai_python import replay_chat_stream
+
     return replay_chat_stream(exchange.request.body, exchange)
 
 
 def _sdk_responses_replay(exchange: HttpExchange) -> SdkResponsesOutcome:
+    from lmconform.clients.openai_python import replay_responses_stream
+
     return replay_responses_stream(exchange.request.body, exchange)
 
 
@@ -151,6 +167,8 @@ def sdk_responses_matches_stream(observed: Observed) -> Iterator[Failure]:
 
 
 def _anthropic_replay(exchange: HttpExchange) -> SdkMessage:
+    from lmconform.clients.anthropic_python import replay_messages_stream
+
     return replay_messages_stream(exchange.request.body, exchange)
 
 

@@ -11,6 +11,7 @@ from functools import cached_property
 from lmconform.apis import APIS
 from lmconform.cases import Case, load_cases
 from lmconform.checks import select
+from lmconform.checks.clients import load_sdks
 from lmconform.checks.registry import Check
 from lmconform.expectations import Expectations
 from lmconform.fingerprint import fingerprint
@@ -68,6 +69,8 @@ class RunPlan:
     def start(self) -> Run:
         """The run against the target, found and fingerprinted; raises TargetUnreachable when nothing answers.
         Facts the plan's target carries in its fingerprint already (how a test server was built) are kept."""
+        if any(check.kind == "client" for check in self.checks):
+            load_sdks()
         freeze_long_lived()
         target = self.target
         if target.embedded:
