@@ -23,6 +23,9 @@ from lmconform.run.plan import embedded_bridge
 from lmconform.target import Target
 from lmconform.vocabulary import FINDINGS, Outcome
 
+# The runs are made once, all together, by whichever process first needs one: on one worker, so that no other
+# process makes them all again.
+pytestmark = pytest.mark.xdist_group("bridge-catalogue")
 PROFILES = ("strict", "symposium")
 NO_VERDICT = frozenset({Outcome.ERROR, Outcome.UNSUPPORTED})
 

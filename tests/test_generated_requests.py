@@ -11,6 +11,7 @@ import sys
 import xml.etree.ElementTree as ElementTree
 from pathlib import Path
 
+import budget
 import pytest
 from hypothesis import HealthCheck, given, settings
 
@@ -73,12 +74,12 @@ def test_deep_parameters_are_found_and_shrunk_to_one_tool_two_objects_deep(serve
 
 def test_fuzz_shrink_bounds_the_requests_a_finding_shrinks_with(server):
     source = SOURCES[("chat", "positive")]
-    for budget in (0, 3):
-        run = generated_run(server, "deep-parameters-500", "chat", fuzz_shrink=budget, fuzz_mode="positive")
+    for shrink in (0, 3):
+        run = generated_run(server, "deep-parameters-500", "chat", fuzz_shrink=shrink, fuzz_mode="positive")
         verdict, _ = finding(run, source)
         played = run.examples(source)
         # The finding's index counts every request of the search: those kept, the first finding, the shrinking.
-        assert played[-1].case.provenance["generated"]["example"] <= len(played) - 1 + budget
+        assert played[-1].case.provenance["generated"]["example"] <= len(played) - 1 + shrink
         assert verdict.check.id == "http.status.success_for_valid_request"
 
 
@@ -195,14 +196,17 @@ def test_each_fault_of_generated_requests_changes_exactly_its_answer(client, fau
 
 
 # No false alarm over a long run: 1,000 examples of each mode of an API against the clean reference server take
-# minutes, so each API is a test of its own, for `make test`'s workers to share.
+# minutes, so each API is a test of its own, for `make test`'s workers to share (`make check` sends 100).
+LONG_RUN = budget.examples(1000)
+
+
 @pytest.mark.parametrize("api", ["chat", "responses"])
 def test_a_thousand_generated_requests_of_each_mode_raise_no_false_alarm_on_the_clean_reference_server(api):
     from lmconform.reference import ReferenceServer
     from lmconform.run import RunPlan
 
     with ReferenceServer() as server:
-        plan = RunPlan(Target(base_url=server.base_url, profile="reference", fuzz_examples=1000), probe=False)
+        plan = RunPlan(Target(base_url=server.base_url, profile="reference", fuzz_examples=LONG_RUN), probe=False)
         run = plan.start()
         try:
             sources = [case for case in load_cases(api) if case.source == requests.SOURCE]
@@ -212,6 +216,6 @@ def test_a_thousand_generated_requests_of_each_mode_raise_no_false_alarm_on_the_
             played = {case.id: len(run.examples(case)) for case in sources}
         finally:
             run.close()
-    assert played == {case.id: 1000 for case in sources}
+    assert played == {case.id: LONG_RUN for case in sources}
     assert {verdict.outcome for verdict in run.verdicts} == {Outcome.OK}, [
         verdict.message for verdict in run.verdicts if verdict.outcome is not Outcome.OK][:3]

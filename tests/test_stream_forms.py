@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 
+import budget
 import httpx
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -28,8 +29,8 @@ from lmconform.target import Target
 from lmconform.vocabulary import Outcome
 from lmconform.wire.http import send
 
-# 250 answers of each API in `make test`: 500 in all, drawn the same way every run.
-PER_API = int(os.environ.get("LMCONFORM_FUZZ_SELF", "250"))
+# 250 answers of each API in `make test` (25 in `make check`), drawn the same way every run.
+PER_API = int(os.environ.get("LMCONFORM_FUZZ_SELF", budget.examples(250)))
 TARGET = Target(base_url="http://reference.invalid", profile="reference")
 CHECKS = [check for check in REGISTRY.values() if check.requires <= TARGET.profile_requirements]
 # The checks of each client the server's troubles header names: its replay, and a wire check that exists because
