@@ -1,4 +1,5 @@
-# Two jobs a user runs: `make report` (the suite against a target) and `make test` (the project's own tests).
+# Two jobs a user runs: `make report` (the suite against a target) and `make test` (the project's own tests); and
+# `make check`, a contributor's quick loop.
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
@@ -9,7 +10,7 @@ API_KEY  ?=
 MODEL    ?=
 REPORTS  := reports
 
-.PHONY: report matrix matrix-real snapshots-real test test-real fuzz-self targets bench bench-real install clean
+.PHONY: report matrix matrix-real snapshots-real check test test-real fuzz-self targets bench bench-real install clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -55,6 +56,15 @@ matrix: $(STAMP)
 # proxy. Each step is skipped once done.
 targets: $(STAMP)
 	$(BIN)/python -m tools.targets install
+
+# A contributor's loop, without root: lint, types where they pay (the layers pyproject.toml lists), and every test that
+# needs no real server, no root and no browser, those that judge many generated inputs with the smaller budgets of
+# LMCONFORM_TEST_BUDGET=check (tests/budget.py). `make test` is the whole truth.
+check: $(STAMP)
+	$(BIN)/ruff check lmconform tests tools bench
+	$(BIN)/mypy
+	LMCONFORM_TEST_BUDGET=check $(BIN)/python -m pytest tests -p no:cacheprovider -n auto --dist loadgroup \
+	    -m "not real_server and not root and not browser" --durations=10
 
 # Two workers or more: the real servers' tests keep one (they are grouped), the others share the rest.
 test: $(STAMP) $(CHROMIUM) targets

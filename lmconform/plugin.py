@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 import re
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -189,7 +189,7 @@ class VerdictRecords:
     def __init__(self, config: pytest.Config) -> None:
         self.config = config
         self.rows: list[dict] = []
-        self.started = datetime.now(timezone.utc)
+        self.started = datetime.now(UTC)
         self.clock = time.monotonic()
         self.worker_target: dict | None = None
         self.exchanges: dict[str, str] = {}  # case id -> the exchange behind its findings, from whichever process

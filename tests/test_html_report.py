@@ -337,6 +337,7 @@ def screenshot(tmp_path: Path, page: Path, name: str) -> Path:
     return path
 
 
+@pytest.mark.browser
 def test_in_chromium_the_first_screen_of_a_faulty_servers_report_shows_each_client_and_the_reason(faulty, tmp_path):
     rendered, _ = faulty
     found = measured(tmp_path, rendered.path, ON_FIRST_SCREEN)
@@ -345,6 +346,7 @@ def test_in_chromium_the_first_screen_of_a_faulty_servers_report_shows_each_clie
     print(f"screenshot: {screenshot(tmp_path, rendered.path, 'report-faulty.png')}")
 
 
+@pytest.mark.browser
 def test_in_chromium_the_first_screen_of_a_clean_report_says_every_client_works(clean, tmp_path):
     found = measured(tmp_path, clean.path, ON_FIRST_SCREEN + """
 out.statuses = Array.prototype.map.call(document.querySelectorAll('.lmc-answer td.status'), function (cell) {
@@ -355,6 +357,7 @@ out.statuses = Array.prototype.map.call(document.querySelectorAll('.lmc-answer t
     print(f"screenshot: {screenshot(tmp_path, clean.path, 'report-clean.png')}")
 
 
+@pytest.mark.browser
 def test_in_chromium_echoed_markup_stays_text(rendered, tmp_path):
     # The page's script runs once it has loaded: an unescaped echo would then be a live <script> or <img onerror>
     # element in the dumped DOM.
@@ -386,6 +389,7 @@ out.searched_without_failed = shown();
 """
 
 
+@pytest.mark.browser
 def test_in_chromium_a_report_of_10000_verdicts_opens_and_filters_and_searches(tmp_path):
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "tests"),
                                                          os.environ.get("PYTHONPATH", "")])}
@@ -414,6 +418,7 @@ def test_in_chromium_a_report_of_10000_verdicts_opens_and_filters_and_searches(t
           f"{found['search_ms']} ms")
 
 
+@pytest.mark.browser
 def test_in_chromium_the_matrix_of_three_runs_renders_to_a_screenshot(tmp_path):
     # `make matrix` is the documented single command: the clean reference server and two faults as three targets.
     built = subprocess.run(["make", "-s", "matrix"], cwd=ROOT, capture_output=True, text=True, timeout=600)

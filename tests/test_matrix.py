@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from lmconform.report.matrix import build_matrix, message_excerpt
 from lmconform.report.commands import register
+from lmconform.report.matrix import build_matrix, message_excerpt
 from lmconform.report.matrix_html import render_html
 from lmconform.report.matrix_markdown import render_markdown
 from lmconform.report.records import CaseResult, load_results

@@ -77,6 +77,7 @@ def played_through_litellm(play, server: ReferenceServer, **proxy_options):
     pytest.fail(f"LiteLLM exited twice (status {exited}) while lmconform played through it; see {proxy.log_path}")
 
 
+@pytest.mark.real_server
 def test_what_litellm_does_with_each_upstream_defect_is_exactly_the_expected(gate):
     spec, found = gate
     print(gate_table(found.values()))
@@ -84,6 +85,7 @@ def test_what_litellm_does_with_each_upstream_defect_is_exactly_the_expected(gat
     assert not differences, f"{spec.path.name}:\n" + "\n".join(differences) + "\n\n" + gate_table(found.values())
 
 
+@pytest.mark.real_server
 def test_litellm_repairs_a_missing_index_object_arguments_and_a_missing_done(gate):
     _, found = gate
     assert "chat.stream.tool_call.index_present" in found["tool-index-missing"].repaired
@@ -92,6 +94,7 @@ def test_litellm_repairs_a_missing_index_object_arguments_and_a_missing_done(gat
     assert found["no-done"].repaired == {"sse.framing.ends_with_done"} and not found["no-done"].passed_through
 
 
+@pytest.mark.real_server
 def test_litellm_passes_index_one_repeated_id_and_name_and_cumulative_arguments_through(gate):
     _, found = gate
     assert {"chat.stream.tool_call.index_zero", "client.void.tool_call_parsed"} <= found["tool-index-one"].passed_through
@@ -101,6 +104,7 @@ def test_litellm_passes_index_one_repeated_id_and_name_and_cumulative_arguments_
                 or found["arguments-cumulative"].repaired)
 
 
+@pytest.mark.real_server
 def test_litellm_relays_the_upstreams_messages_events_as_they_are_but_refuses_a_request_without_max_tokens(gate):
     _, found = gate
     assert "messages.stream.block_indexes" in found["messages-block-index-from-one"].passed_through
@@ -233,6 +237,7 @@ def stream_fuzz(server: ReferenceServer):
     return expected, played_through_litellm(play, server, label="litellm-stream-fuzz")
 
 
+@pytest.mark.real_server
 def test_what_litellm_does_with_legal_but_unusual_streams_is_exactly_the_expected(stream_fuzz):
     expected, found = stream_fuzz
     print(stream_table(found))

@@ -158,6 +158,12 @@ def litellm_llama_server_run(llama_server_running):
         return _run(spec, running, upstream_url=llama_server_running.base_url)
 
 
+# What a test of real servers needs: the servers (make targets installs them), and root where llama-server runs,
+# in its Debian chroot. `make check` leaves such tests out.
+REAL = pytest.mark.real_server
+AS_ROOT = (pytest.mark.real_server, pytest.mark.root)
+NEEDS_ROOT = {"llama-server", "litellm-llama-server"}
+
 # In the order of the published matrix's columns: the baseline, the servers, the proxy in front of each.
 RUNS = {
     "reference": "reference_run",
@@ -173,7 +179,12 @@ def test_every_target_file_has_a_run():
     assert sorted(path.stem for path in TARGET_FILES.glob("*.toml")) == sorted(RUNS)
 
 
-@pytest.mark.parametrize("name", sorted(RUNS))
+def runs(names) -> list:
+    """The runs as test parameters, each marked with what it needs."""
+    return [pytest.param(name, marks=AS_ROOT if name in NEEDS_ROOT else REAL) for name in names]
+
+
+@pytest.mark.parametrize("name", runs(sorted(RUNS)))
 def test_the_verdicts_are_exactly_the_expected_ones(name, request):
     target_run = request.getfixturevalue(RUNS[name])
     print(f"{name}: {len(target_run.run.verdicts)} verdicts in {target_run.seconds:.0f} s")
@@ -182,6 +193,8 @@ def test_the_verdicts_are_exactly_the_expected_ones(name, request):
                        f"{target_run.spec.path.name}\n{table(found)}")
 
 
+@pytest.mark.real_server
+@pytest.mark.root
 def test_the_published_compatibility_matrix_is_what_the_real_servers_do(request):
     """docs/compatibility.{md,html} are built from these very runs; a verdict, a reason or a version that changed
     shows as a diff here, so the published page never goes stale silently."""
@@ -198,7 +211,7 @@ def test_the_published_compatibility_matrix_is_what_the_real_servers_do(request)
     assert not page_difference(COMPATIBILITY_HTML, page), "docs/compatibility.html is stale: `make matrix-real`"
 
 
-@pytest.mark.parametrize("name", [name for name in RUNS if name != "reference"])
+@pytest.mark.parametrize("name", runs(name for name in RUNS if name != "reference"))
 def test_each_real_server_answers_in_the_shapes_stored_for_its_version(name, request):
     """A new version of a server shows as a readable diff of the shapes of its answers. Where the model decides
     whether to call a tool, a different choice is named as the model's and that case is not compared."""
@@ -208,6 +221,8 @@ def test_each_real_server_answers_in_the_shapes_stored_for_its_version(name, req
     assert comparison.holds, comparison.report()
 
 
+@pytest.mark.real_server
+@pytest.mark.root
 def test_the_llama_server_expectations_hold_under_another_cpu_variant(llama_server_run,
                                                                      llama_server_other_variant_run):
     """Another machine, in one: the same server and model on other CPU code pick other tokens here and there, and
@@ -221,6 +236,8 @@ def test_the_llama_server_expectations_hold_under_another_cpu_variant(llama_serv
     assert not found, f"under the {other} CPU variant, {len(found)} verdicts differ from {spec.path.name}\n{table(found)}"
 
 
+@pytest.mark.real_server
+@pytest.mark.root
 def test_each_real_server_records_how_it_was_built(llama_cpp_python_run, llama_server_run):
     """The CPU code a verdict was computed with is part of the run's fingerprint, and so of every report."""
     build = llama_cpp_python_run.run.target.fingerprint["build"]
@@ -241,6 +258,7 @@ def chunks(run: Run, case: str) -> list[dict]:
     return [json.loads(event.data) for event in events if event.data != "[DONE]"]
 
 
+@pytest.mark.real_server
 def test_llama_cpp_python_repeats_id_and_name_in_every_chunk_which_corrupts_void_and_the_sdk(llama_cpp_python_run):
     run = llama_cpp_python_run.run
     calls = [call for chunk in chunks(run, "chat/tool-choice-object")
@@ -254,6 +272,7 @@ def test_llama_cpp_python_repeats_id_and_name_in_every_chunk_which_corrupts_void
         assert found.outcome is Outcome.FAILED and repr(corrupted) in found.message, found.message
 
 
+@pytest.mark.real_server
 def test_llama_cpp_python_answers_an_invalid_request_with_a_server_error(llama_cpp_python_run):
     # Its request validation errors are all answered 500 (`messages: "bad"` too).
     run = llama_cpp_python_run.run
@@ -264,11 +283,13 @@ def test_llama_cpp_python_answers_an_invalid_request_with_a_server_error(llama_c
     assert "Input should be 'none', 'auto' or 'required'" in error["message"]
 
 
+@pytest.mark.real_server
 def test_llama_cpp_python_has_no_responses_route(llama_cpp_python_run):
     found = verdict(llama_cpp_python_run.run, "responses/text-stream", "responses.stream.lifecycle")
     assert found.outcome is Outcome.UNSUPPORTED and "HTTP 404" in found.detail
 
 
+@pytest.mark.real_server
 def test_the_reference_bridge_streams_a_real_models_answer_and_stops_it_on_cancel(bridge_llama_cpp_python_run):
     run = bridge_llama_cpp_python_run.run
     assert run.target.bridge_command and not run.target.base_url
@@ -278,6 +299,8 @@ def test_the_reference_bridge_streams_a_real_models_answer_and_stops_it_on_cance
     assert cancelled.outcome is Outcome.OK  # judged: the model was still streaming when the cancel came
 
 
+@pytest.mark.real_server
+@pytest.mark.root
 def test_llama_server_streams_responses_without_sequence_number_or_output_index(llama_server_run):
     run = llama_server_run.run
     events = chunks(run, "responses/text-stream")
@@ -289,6 +312,8 @@ def test_llama_server_streams_responses_without_sequence_number_or_output_index(
     assert sdk.outcome is Outcome.FAILED and "TypeError" in sdk.message
 
 
+@pytest.mark.real_server
+@pytest.mark.root
 def test_llama_server_calls_a_required_tool_but_streams_it_without_function_call_arguments_done(llama_server_run):
     run = llama_server_run.run
     types = [event["type"] for event in chunks(run, "responses/calculate-tool-stream")]
@@ -302,12 +327,15 @@ def test_llama_server_calls_a_required_tool_but_streams_it_without_function_call
         assert verdict(run, "chat/tool-choice-required", check).outcome is Outcome.OK, check
 
 
+@pytest.mark.real_server
+@pytest.mark.root
 def test_llama_server_refuses_previous_response_id(llama_server_run):
     found = verdict(llama_server_run.run, "responses/paris-population-chain", "responses.chain.previous_id_echoed")
     assert found.outcome is Outcome.FAILED
     assert "HTTP 400" in found.message and "llama.cpp does not support 'previous_response_id'" in found.evidence
 
 
+@pytest.mark.real_server
 def test_litellm_appends_done_to_responses_streams_and_rewraps_upstream_errors(litellm_reference_run):
     run = litellm_reference_run.run
     events = run.observations()["responses/text-stream"].exchange.sse.events
@@ -316,6 +344,7 @@ def test_litellm_appends_done_to_responses_streams_and_rewraps_upstream_errors(l
     assert error["code"] == "400" and error["param"] is None and "previous_response_not_found" in error["message"]
 
 
+@pytest.mark.real_server
 def test_the_differential_mode_reports_litellms_rewrapping_of_responses_streams_and_errors(litellm_reference_run):
     run = litellm_reference_run.run
     framing = verdict(run, "responses/text-stream", "proxy.diff.framing_preserved")

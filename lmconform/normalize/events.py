@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any, Union
+from typing import Any
 
 MISSING: Any = type("Missing", (), {"__repr__": lambda self: "<missing>"})()
 
@@ -77,7 +77,7 @@ class End:
     source: Source
 
 
-Event = Union[Text, ToolCallStarted, ToolCallName, ToolCallArgumentsFragment, ToolCallEnded, ToolCallFailed, End]
+Event = Text | ToolCallStarted | ToolCallName | ToolCallArgumentsFragment | ToolCallEnded | ToolCallFailed | End
 
 
 @dataclass

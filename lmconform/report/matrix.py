@@ -92,7 +92,7 @@ class Cell:
 
     def may_take(self) -> list[str]:
         """The outcomes the model-dependent verdicts may take, worst first."""
-        allowed = {outcome for result in self.model_dependent for outcome in result.known.outcomes}
+        allowed = {outcome for result in self.model_dependent if result.known for outcome in result.known.outcomes}
         return [outcome for outcome in OUTCOMES if outcome in allowed]
 
     @property
@@ -128,7 +128,7 @@ class Matrix:
 
     def column_counts(self, column: Column) -> Counter:
         """How many checks the column shows with each outcome, and how many did not run."""
-        counts = Counter()
+        counts: Counter[str] = Counter()
         for row in self.rows:
             cell = self.cell(column, row)
             counts[(cell.outcome or MODEL_SYMBOL) if cell else NOT_RUN] += 1
@@ -252,5 +252,7 @@ def why_anchor(column: Column, line: Line) -> str:
 
 def model_line(result: CaseResult, stable: bool) -> str:
     """A model-dependent verdict in words: the outcomes it may take, why, and (not stable) what it was this time."""
-    text = f"{result.case} may be {' or '.join(result.known.outcomes)}: {result.known.reason}"
+    known = result.known
+    assert known is not None, "a model-dependent verdict comes with its known-verdicts entry"
+    text = f"{result.case} may be {' or '.join(known.outcomes)}: {known.reason}"
     return text if stable else f"{text} (this run: {result.outcome})"

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 
 from lmconform.vocabulary import FINDINGS, Outcome
 from lmconform.wire.exchange import Exchange
-from lmconform.wire.http import HttpExchange
+from lmconform.wire.http import HttpExchange, HttpRequest
 from lmconform.wire.redact import redact_headers, redact_text
 from lmconform.wire.stdio import StdioExchange
 
@@ -32,8 +32,9 @@ def exchange_text(exchange: Exchange, secrets: tuple[str, ...]) -> str:
     """The request as sent and the answer as received: status, headers, and the body as text up to the cap; over
     stdio, the case's whole conversation with the process, line by line."""
     if isinstance(exchange, StdioExchange):
-        return redact_text(exchange.process.transcript(EXCHANGE_BODY_CAP), secrets)
-    assert isinstance(exchange, HttpExchange)
+        said = exchange.process.transcript(EXCHANGE_BODY_CAP) if exchange.process else f"[{exchange.error}]"
+        return redact_text(said, secrets)
+    assert isinstance(exchange, HttpExchange) and isinstance(exchange.request, HttpRequest)
     request = exchange.request
     lines = [f"{request.method} {request.url}", *(f"{name}: {value}" for name, value in request.headers.items())]
     if request.body is not None:

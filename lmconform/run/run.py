@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import replace
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from lmconform import __version__
@@ -105,7 +105,7 @@ class Run:
         self.upstream = upstream
         self.checks = checks if checks is not None else list(REGISTRY.values())  # the selected ones
         self._on_close = on_close
-        self.started = datetime.now(timezone.utc)
+        self.started = datetime.now(UTC)
         self._clock = time.monotonic()
         self._examples: dict[str, list[Observed]] = {}
         self._verdicts: dict[tuple[str, str], Verdict | None] = {}

@@ -64,7 +64,7 @@ def _rows(api: str, found: streams.Search) -> list[StreamRow]:
     for finding in found.findings:
         by_features.setdefault(finding.form.features, []).append(finding)
     rows = []
-    for features, findings in by_features.items():
+    for findings in by_features.values():
         first = findings[0]
         count = sum(found.examples_of.get(name, 0) for name in {str(finding.form) for finding in findings})
         rows.append(StreamRow(api, tuple(first.form.ordered()), tuple(sorted({f.key for f in findings})), first.cause,

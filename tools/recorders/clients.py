@@ -39,7 +39,8 @@ def _install(command: list[str], what: str) -> None:
     try:
         done = subprocess.run(command, capture_output=True, text=True, timeout=INSTALL_TIMEOUT_S)
     except subprocess.TimeoutExpired:
-        raise InstallError(f"installing {what} took over {INSTALL_TIMEOUT_S} s: is the package registry reachable?")
+        raise InstallError(f"installing {what} took over {INSTALL_TIMEOUT_S} s: is the package registry reachable?") \
+            from None
     except FileNotFoundError as error:
         raise InstallError(f"installing {what} needs {error.filename}, which is not installed") from None
     if done.returncode != 0:
