@@ -525,8 +525,8 @@ def test_sdk_raises_on_a_delta_before_its_output_item() -> None:
 
 
 def test_sdk_takes_the_output_item_from_response_created_instead_of_an_added_event() -> None:
-    # Not in REAL_TARGETS.md: the created response's `output` seeds the items by position, so deltas need no
-    # `output_item.added` when it lists theirs, and an `added` for that position then counts as a duplicate.
+    # The created response's `output` seeds the items by position, so deltas need no `output_item.added` when it
+    # lists theirs, and an `added` for that position then counts as a duplicate.
     created = lifecycle("created", output=[CALL_ADDED])
     outcome = replay_responses(created, arguments_delta(PARIS), item_done(CALL_DONE), completed(CALL_DONE))
     assert (outcome.raised, outcome.function_calls) == (None, (CALL_PARIS,))

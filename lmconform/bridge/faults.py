@@ -3,7 +3,7 @@ changes nothing else.
 
 As with the reference server's catalogue (lmconform/reference/faults/), a check proves itself here: it passes
 on the clean bridge and fails on exactly the faults about its defect. So each fault names a single deviation from
-the protocol as the design note VSCODELM.md states it, and the code applies it in one place (the docstring of
+the protocol as docs/bridge.md states it, and the code applies it in one place (the docstring of
 lmconform/bridge/dispatcher.py says where). Beside each fault are the checks that fail when the suite's vscodelm
 cases run against the bridge with it (tests/test_bridge_catalogue.py holds each declaration to what happens); the
 ids are plain strings, since the bridge depends on nothing of the suite's.

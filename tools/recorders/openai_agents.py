@@ -3,7 +3,7 @@ tool, run once on the Chat Completions model class and once on the Responses one
 
     .cache/recorders/agents/bin/python tools/recorders/openai_agents.py http://127.0.0.1:8765
 
-Run it with the interpreter of the SDK's own virtualenv (`python tools/recorders/install.py` makes it): the SDK
+Run it with the interpreter of the SDK's own virtualenv (tools/recorders/clients.py makes it on first use): the SDK
 may need another openai version than the suite's. Point it at `lmconform record`: the recording endpoint writes
 the cases, this script writes nothing. Tracing is off, so nothing is sent anywhere else. LMCONFORM_API_KEY and
 LMCONFORM_MODEL set the key and the model it sends; each run names itself in the X-Lmconform-Label header, which
