@@ -11,7 +11,12 @@ from pathlib import Path
 
 def write_json_atomically(path: Path, document: dict) -> None:
     """Write beside the destination and rename, so a crash never leaves a half-written results file."""
-    write_text_atomically(path, json.dumps(document, indent=2, ensure_ascii=False) + "\n")
+    write_text_atomically(path, json_text(document))
+
+
+def json_text(document: dict) -> str:
+    """A JSON file's text as lmconform writes them: indented, UTF-8 as it is, ending with a newline."""
+    return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
 
 
 def write_text_atomically(path: Path, text: str) -> None:

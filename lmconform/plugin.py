@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 import time
 from datetime import UTC, datetime
 from pathlib import Path
@@ -23,7 +24,8 @@ from pytest_metadata.plugin import metadata_key
 
 from lmconform.cases import CaseError
 from lmconform.checks.registry import unmatched_patterns
-from lmconform.exit_status import UNREACHABLE
+from lmconform.exit_status import UNREACHABLE, USAGE_ERROR
+from lmconform.files import json_text, write_text_atomically
 from lmconform.options import add_options, target_from_options, upstream_from_options, usage_error
 from lmconform.run import RunPlan, TargetUnreachable, discover, results_record
 from lmconform.run.exchanges import keeps_exchange
@@ -293,6 +295,24 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config: pytest.Config)
                 terminalreporter.write_line(f"NON-STRICT {row['case']}: {row['message'].splitlines()[0]}")
 
 
+def leave(session: pytest.Session, path: str, text: str) -> None:
+    """Write a file the run leaves behind, atomically; a place that cannot be written is one line and exit status
+    2, the verdicts on the terminal kept."""
+    try:
+        write_text_atomically(Path(path), text)
+    except OSError as error:
+        where = f" ({error.filename})" if error.filename and str(error.filename) != str(path) else ""
+        line = f"lmconform: cannot write {path}: {error.strerror or error}{where}"
+        terminal = session.config.pluginmanager.get_plugin("terminalreporter")
+        if terminal is None:
+            print(line, file=sys.stderr)
+        else:
+            if terminal._tw.width_of_current_line:  # the progress line of -q is still open
+                terminal._tw.line()
+            terminal.write_line(line, red=True)
+        session.exitstatus = USAGE_ERROR
+
+
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     config = session.config
     run = config.stash.get(RUN_KEY, None)
@@ -300,21 +320,16 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         if run is not None:
             config.workeroutput["lmconform_target"] = run.target.header_record()
         return
-    path = config.getoption("results_json", None)
     record = config.stash[RECORDS_KEY].record()
     if record is None:
         return
-    if path:
-        from lmconform.files import write_json_atomically
-
-        write_json_atomically(Path(path), record)
-    report = config.getoption("report", None)
-    if report:
-        from lmconform.files import write_text_atomically
+    if config.getoption("results_json", None):
+        leave(session, config.getoption("results_json"), json_text(record))
+    if config.getoption("report", None):
         from lmconform.report.records import results_of
         from lmconform.report.run_page import run_page
 
-        write_text_atomically(Path(report), run_page(results_of(record)))
+        leave(session, config.getoption("report"), run_page(results_of(record)))
     if os.environ.get(STEP_SUMMARY):
         from lmconform.report.step_summary import append_step_summary
 

@@ -113,6 +113,18 @@ def test_a_bad_option_is_a_usage_error_with_exit_2(args, complaint):
     assert "Traceback" not in finished.stdout + finished.stderr
 
 
+def test_a_file_that_cannot_be_written_is_one_line_and_exit_2_the_verdicts_kept(tmp_path):
+    blocked = tmp_path / "a-file"
+    blocked.write_text("not a folder")
+    finished = run_suite("-k", "test_models", "--results-json", str(blocked / "results.json"),
+                         "--report", str(blocked / "report.html"))
+    assert finished.returncode == 2
+    output = finished.stdout + finished.stderr
+    assert "Traceback" not in output and "passed" in output
+    assert f"lmconform: cannot write {blocked / 'report.html'}: File exists ({blocked})" in output
+    assert f"lmconform: cannot write {blocked / 'results.json'}: File exists ({blocked})" in output
+
+
 def test_the_api_key_never_appears_in_output_or_results(server, tmp_path):
     results = tmp_path / "results.json"
     env = {**__import__("os").environ, "LMCONFORM_API_KEY": CANARY_KEY}
