@@ -1,7 +1,8 @@
-"""How much generated input the tests that judge many examples send: all of it in `make test`, a tenth in
-`make check` (LMCONFORM_TEST_BUDGET=check), the contributor's quick loop. Such a test proves the same property
-either way (no check raises a false alarm on a legal example); the full budget only tries more examples, and
-`make test` is the one that must pass before a merge."""
+"""How much the tests that repeat one proof over many inputs do: all of it in `make test`, less in `make check`
+(LMCONFORM_TEST_BUDGET=check), the contributor's quick loop. Such a test proves the same property either way; the
+full budget only tries more of it, and `make test` is the one that must pass before a merge:
+- a test that judges many generated examples (no check raises a false alarm on a legal one) sends a tenth of them;
+- the fault catalogue plays, against each fault, the cases of the API the fault breaks rather than every case."""
 
 import os
 
