@@ -180,7 +180,8 @@ def test_every_target_file_has_a_run():
 
 
 def runs(names) -> list:
-    """The runs as test parameters, each marked with what it needs."""
+    """The runs as test parameters, each marked as a run of the real-server harness (the reference server's baseline
+    too, started and run as the real servers are), and as needing root where llama-server runs."""
     return [pytest.param(name, marks=AS_ROOT if name in NEEDS_ROOT else REAL) for name in names]
 
 
