@@ -70,7 +70,7 @@ def add_options(parser: pytest.Parser) -> None:
                          f"so far is reported (default {DEFAULT_FUZZ_SHRINK}; keep it small against a slow real model)")
     group.addoption("--fuzz-save", metavar="DIR",
                     help="write each shrunk finding of generated requests as a case file under DIR/<api>/ "
-                         "(DIR as lmconform/cases: the next run plays it as a regression case)")
+                         "(DIR/<api>/cases/ when DIR is lmconform/apis: the next run plays it as a regression case)")
     group.addoption("--upstream-fuzz", default="0", metavar="N",
                     help="with --upstream (lmconform's reference server): also send N generated answers per API, each "
                          "in a legal but unusual wire form, through the target and straight to the upstream; a "

@@ -7,7 +7,7 @@ import importlib
 import pytest
 
 from lmconform.apis import APIS
-from lmconform.cases import CASES_DIR, load_cases
+from lmconform.cases import CASES_DIR, cases_folder, load_cases
 from lmconform.checks import REGISTRY
 from lmconform.normalize.events import Generation, Text, ToolCallStarted
 from lmconform.run import Run
@@ -16,13 +16,13 @@ from lmconform.target import STDIO, Target
 from lmconform.vocabulary import Outcome
 
 
-def test_every_cases_folder_is_an_api_of_the_table():
-    assert {folder.name for folder in CASES_DIR.iterdir() if folder.is_dir()} == set(APIS)
+def test_every_api_folder_is_an_api_of_the_table():
+    assert {folder.name for folder in CASES_DIR.iterdir() if folder.is_dir() and folder.name != "__pycache__"} == set(APIS)
 
 
 @pytest.mark.parametrize("api", APIS)
 def test_every_api_has_cases_and_a_suite(api):
-    assert load_cases(api), f"no cases for {api} in {CASES_DIR / api}"
+    assert load_cases(api), f"no cases for {api} in {cases_folder(CASES_DIR, api)}"
     assert callable(getattr(importlib.import_module("lmconform.suites.test_apis"), f"test_{api}", None))
 
 

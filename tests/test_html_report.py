@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parent.parent
 REPORTS = ROOT / "reports"
 CANARY_KEY = "sk-canary-7e3a91c05d"
 CANARY_TOKEN = "sk-canary-token-5b2f8c"
-ECHOED_SCRIPT = "<script>window.lmconformPwned=1</script>"  # the user text of lmconform/cases/chat/echo-markup.json
+ECHOED_SCRIPT = "<script>window.lmconformPwned=1</script>"  # the user text of lmconform/apis/chat/cases/echo-markup.json
 ECHOED_IMG = '<img src=x onerror="window.lmconformPwned=2">'
 CHROMIUM = Path("/usr/bin/chromium")
 FIRST_SCREEN = (1400, 1000)

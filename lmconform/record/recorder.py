@@ -34,7 +34,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from lmconform.cases import Turn, call_answer, chain_probe
+from lmconform.cases import Turn, call_answer, cases_folder, chain_probe
 from lmconform.cases.writer import create, descriptions_in, next_index
 from lmconform.files import write_json_atomically
 from lmconform.record.kept import (
@@ -195,7 +195,7 @@ class Recorder:
         answered = f"answered HTTP {status} by {self.answered_by or 'the recording endpoint'}"
         if status >= 400:
             answered += f": {error_message(bytes(answer.body))}"
-        folder = self.folder / api
+        folder = cases_folder(self.folder, api)
         folder.mkdir(parents=True, exist_ok=True)
         stem = f"recorded-{slug(name)}-{endpoint_slug}"
         document = {
