@@ -8,6 +8,7 @@ import shlex
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
+from lmconform.apis import HTTP, STDIO
 from lmconform.profiles import Profile, parse_profile
 from lmconform.vocabulary import Requirement
 
@@ -32,7 +33,6 @@ BRIDGE_PROFILE_REQUIREMENTS = {
     "strict": frozenset({Requirement.BRIDGE_STRICT}),
     "symposium": frozenset({Requirement.BRIDGE_SYMPOSIUM}),
 }
-HTTP, STDIO = "http", "stdio"  # the transports a target may name
 # Options whose next word is a credential, in a command line shown in reports and reproductions.
 _SECRET_OPTIONS = ("--api-key", "--key", "--token", "--password", "--secret")
 

@@ -10,9 +10,8 @@ from pathlib import Path
 
 import jsonschema
 
-from lmconform.apis import APIS, api_of
+from lmconform.apis import APIS, HTTP, api_of
 from lmconform.cases.model import FIRST, Case, Turn
-from lmconform.target import HTTP
 
 CASE_SCHEMA = Path(__file__).resolve().parent / "case.schema.json"
 # The cases lmconform ships: each API's in the `cases/` folder of the API's own folder.

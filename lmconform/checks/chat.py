@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from lmconform.apis.chat.normalize import ToolDelta
 from lmconform.checks.observed import Observed
 from lmconform.checks.refs import (
     LMSTUDIO_ROLE_MISSING,
@@ -26,7 +27,6 @@ from lmconform.checks.scope import (
     tool_choice_is,
     tool_choice_object,
 )
-from lmconform.normalize.chat import ToolDelta
 from lmconform.normalize.events import MISSING
 from lmconform.vocabulary import Failure, Level, NotApplicable, Note, shown
 

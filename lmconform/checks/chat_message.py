@@ -8,6 +8,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
+from lmconform.apis.chat.normalize import REASONING_FIELDS
 from lmconform.checks.observed import Observed
 from lmconform.checks.refs import (
     LLAMA_CPP_CHAT_TESTS,
@@ -21,7 +22,6 @@ from lmconform.checks.refs import (
 )
 from lmconform.checks.registry import check
 from lmconform.checks.scope import chat_answer, chat_json_object, chat_parallel_calls_off, chat_with_tools
-from lmconform.normalize.chat import REASONING_FIELDS
 from lmconform.vocabulary import Failure, Level, NotApplicable, Note
 
 _THINK = re.compile(r"<think>|</think>")

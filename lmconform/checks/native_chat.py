@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from lmconform.apis.native_chat.normalize import NativeStream, native_result, normalize_native_stream
 from lmconform.checks.observed import Observed, generation_of
 from lmconform.checks.refs import LMSTUDIO_NATIVE_CHAT, LMSTUDIO_NATIVE_STREAMING
 from lmconform.checks.registry import check
 from lmconform.checks.scope import native_answer, native_chain, native_recall, native_stored, native_streamed
-from lmconform.normalize.native_chat import NativeStream, native_result, normalize_native_stream
 from lmconform.vocabulary import Failure, Level, NotApplicable, Requirement
 
 PHASES = ("model_load", "prompt_processing", "reasoning", "message")

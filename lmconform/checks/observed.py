@@ -7,12 +7,12 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
-from lmconform.apis import api_of
+from lmconform.apis.chat.normalize import ChatStream, normalize_chat_stream
+from lmconform.apis.messages.normalize import MessagesStream, message_object, normalize_messages_stream
+from lmconform.apis.responses.normalize import ResponsesStream, normalize_responses_stream, response_object
 from lmconform.cases import FIRST, Case, Turn
-from lmconform.normalize.chat import ChatStream, normalize_chat_stream
 from lmconform.normalize.events import Generation, ToolCall
-from lmconform.normalize.messages import MessagesStream, message_object, normalize_messages_stream
-from lmconform.normalize.responses import ResponsesStream, normalize_responses_stream, response_object
+from lmconform.normalize.reading import reading
 from lmconform.target import Target
 from lmconform.vocabulary import NotApplicable, Unsupported
 from lmconform.wire.exchange import Exchange
@@ -21,7 +21,7 @@ from lmconform.wire.http import HttpExchange
 
 def generation_of(api: str, exchange: HttpExchange) -> Generation:
     """Any exchange of `api` in the generation vocabulary, from whichever form actually arrived."""
-    normaliser = api_of(api).normaliser
+    normaliser = reading(api).generation
     if normaliser is None:
         raise NotApplicable(f"the {api} API answers with no generation")
     return normaliser(exchange)

@@ -11,12 +11,12 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
+from lmconform.apis.responses.normalize import read_events
 from lmconform.checks.observed import Observed, generation_of
 from lmconform.checks.refs import OPENAI_CHAT_STREAMING, OPENAI_ERRORS, OPENAI_RESPONSES_STREAMING
 from lmconform.checks.registry import check
 from lmconform.checks.scope import generates, over_http, responses_streamed, streamed
 from lmconform.normalize.events import Generation
-from lmconform.normalize.responses import read_events
 from lmconform.vocabulary import Failure, Level, NotApplicable, Requirement
 from lmconform.wire.http import HttpExchange
 

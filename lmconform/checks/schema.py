@@ -21,6 +21,10 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import cache, partial
 
+from lmconform.apis.chat.normalize import normalize_chat_stream
+from lmconform.apis.messages.normalize import normalize_messages_stream
+from lmconform.apis.native_chat.normalize import normalize_native_stream
+from lmconform.apis.responses.normalize import normalize_responses_stream
 from lmconform.cases import FIRST, Case
 from lmconform.checks.observed import Observed
 from lmconform.checks.refs import (
@@ -48,10 +52,6 @@ from lmconform.checks.scope import (
     responses_body,
     responses_streamed,
 )
-from lmconform.normalize.chat import normalize_chat_stream
-from lmconform.normalize.messages import normalize_messages_stream
-from lmconform.normalize.native_chat import normalize_native_stream
-from lmconform.normalize.responses import normalize_responses_stream
 from lmconform.schemas import PAYLOAD_SCHEMAS, SchemaFinding, event_schemas, validate
 from lmconform.vocabulary import Failure, Level, NotApplicable
 from lmconform.wire.http import HttpExchange

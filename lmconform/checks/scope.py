@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import re
 
-from lmconform.apis import api_of
+from lmconform.apis import HTTP, api_of
+from lmconform.apis.vscodelm import CANCEL, CHAT_RESPONSE
 from lmconform.cases import Case
-from lmconform.normalize.vscodelm import CANCEL, CHAT_RESPONSE
-from lmconform.target import HTTP
+from lmconform.normalize.reading import reading
 
 
 def any_case(case: Case) -> bool:
@@ -38,7 +38,7 @@ def streamed(case: Case) -> bool:
 def generates(case: Case) -> bool:
     """A request that may be answered with a generation (valid, or one servers may accept), on any API."""
     api = api_of(case.api)
-    return api.generates and not case.invalid and case.method == api.method and case.raw_body is None
+    return reading(case.api).generates and not case.invalid and case.method == api.method and case.raw_body is None
 
 
 def generates_with_tools(case: Case) -> bool:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+from lmconform.apis.chat.normalize import read_chunks
 from lmconform.checks.observed import Observed
 from lmconform.checks.refs import (
     GPTEL_OPENAI,
@@ -17,7 +18,6 @@ from lmconform.checks.refs import (
 )
 from lmconform.checks.registry import check
 from lmconform.checks.scope import chat_streamed, over_http, streamed, valid_request
-from lmconform.normalize.chat import read_chunks
 from lmconform.vocabulary import Failure, Level, shown
 from lmconform.wire.exchange import NOT_JSON
 

@@ -8,15 +8,15 @@ import sys
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 
-from lmconform.apis import APIS
+from lmconform.apis import APIS, HTTP, STDIO
 from lmconform.cases import Case, load_cases
 from lmconform.checks import select
 from lmconform.checks.registry import Check
 from lmconform.expectations import Expectations
 from lmconform.fingerprint import fingerprint
 from lmconform.fuzz.streams import SOURCE as STREAMS
-from lmconform.run.run import Run, applies, discover, discover_bridge
-from lmconform.target import HTTP, STDIO, Target
+from lmconform.run.run import Run, applies, discover
+from lmconform.target import Target
 from lmconform.vocabulary import Requirement
 from lmconform.wire.collector import freeze_long_lived
 
@@ -84,9 +84,9 @@ class RunPlan:
                 target = discover(target)
                 if self.probe:
                     target = replace(target, fingerprint={**fingerprint(target), **(target.fingerprint or {})})
-            if target.bridge_command and any(target.reaches(APIS[api].transport) and APIS[api].transport == STDIO
-                                             for api in self.apis):
-                target = discover_bridge(target)
+            players = {APIS[api].room("run") for api in self.apis if target.reaches(APIS[api].transport)}
+            for player in sorted(players - {None}, key=lambda module: module.__name__):
+                target = player.discover(target)  # what a player finds out before its first case
             upstream = discover(self.upstream) if self.upstream else None
         except BaseException:
             self.stop()

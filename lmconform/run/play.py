@@ -7,8 +7,8 @@ from __future__ import annotations
 from lmconform.apis import api_of
 from lmconform.cases import FIRST, Case, Turn
 from lmconform.checks.observed import Observed, PlayedTurn, generation_of
-from lmconform.run.play_stdio import play_stdio
-from lmconform.target import STDIO, Target
+from lmconform.normalize.reading import reading
+from lmconform.target import Target
 from lmconform.vocabulary import NotApplicable
 from lmconform.wire.http import HttpExchange
 from lmconform.wire.transport import open_transport
@@ -24,8 +24,11 @@ def request_body(case: Case, target: Target):
 
 
 def play(case: Case, target: Target, upstream: Target | None = None) -> Observed:
-    if api_of(case.api).transport == STDIO:  # a conversation with a process: no upstream to compare with
-        return play_stdio(case, target)
+    """The case played by its API's player: over HTTP (below) unless the API brings its own (a conversation with a
+    process over stdio, lmconform.apis.vscodelm.run), which has no upstream to compare with."""
+    player = api_of(case.api).room("run")
+    if player is not None:
+        return player.play(case, target)
     transport = open_transport(target)
     try:
         body = request_body(case, target)
@@ -53,13 +56,12 @@ def play(case: Case, target: Target, upstream: Target | None = None) -> Observed
 
 
 def _turn_body(case: Case, request: dict, turn: Turn, answers: dict[str, HttpExchange]) -> dict:
-    api = api_of(case.api)
     previous_id = _answer_id(case, turn.previous, answers) if turn.previous else None
     call = answered = None
     if turn.answers_call_of:
         answered = _answered(turn.answers_call_of, answers)
         call = (_first_call_id(case, turn.answers_call_of, answers), turn.call_output)
-    return api.continuation(request, turn.body, previous_id, call, answered)
+    return reading(case.api).continuation(request, turn.body, previous_id, call, answered)
 
 
 def _answered(name: str, answers: dict[str, HttpExchange]) -> HttpExchange:
@@ -72,7 +74,7 @@ def _answered(name: str, answers: dict[str, HttpExchange]) -> HttpExchange:
 
 
 def _answer_id(case: Case, name: str, answers: dict[str, HttpExchange]) -> str:
-    answer_id = api_of(case.api).answer_id(_answered(name, answers))
+    answer_id = reading(case.api).answer_id(_answered(name, answers))
     if answer_id is None:
         raise _NotSendable(f"the answer it continues ({name}) has no id to chain from")
     return answer_id

@@ -17,12 +17,10 @@ from lmconform.checks.observed import Observed
 from lmconform.checks.registry import REGISTRY, Check
 from lmconform.expectations import Expectations
 from lmconform.fuzz import SOURCES, streams
-from lmconform.normalize.vscodelm import CHAT_INFORMATION
 from lmconform.run.play import play
 from lmconform.target import Target
 from lmconform.vocabulary import Outcome, Requirement
 from lmconform.wire.http import route_missing, send
-from lmconform.wire.stdio import StdioTransport
 
 # What a search of generated cases shrinks towards: a finding at these outcomes.
 SHRUNK_OUTCOMES = frozenset({Outcome.FAILED, Outcome.NON_STRICT})
@@ -76,24 +74,6 @@ def discover(target: Target) -> Target:
     if isinstance(data, list) and data and isinstance(data[0], dict) and isinstance(data[0].get("id"), str):
         return replace(target, model=data[0]["id"])
     return target
-
-
-def discover_bridge(target: Target) -> Target:
-    """Start the bridge once and ask for its models; the first one's id is the `modelId` cases send. A bridge that
-    cannot be started at all is unreachable; one that answers badly is left for the cases to judge."""
-    if target.bridge_model:
-        return target
-    transport = StdioTransport(target)
-    try:
-        exchange = transport.send(CHAT_INFORMATION, None, {"silent": True})
-    finally:
-        transport.close()
-    if exchange.error_kind == "unreachable":
-        raise TargetUnreachable(exchange.error)
-    result = exchange.response.value.get("result") if exchange.response is not None else None
-    models = result.get("models") if isinstance(result, dict) else None
-    first = models[0] if isinstance(models, list) and models and isinstance(models[0], dict) else {}
-    return replace(target, bridge_model=first["id"]) if isinstance(first.get("id"), str) and first["id"] else target
 
 
 class Run:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from lmconform.apis.messages.normalize import STOP_REASONS
 from lmconform.checks.observed import Observed
 from lmconform.checks.refs import (
     ANTHROPIC_MESSAGES,
@@ -21,7 +22,6 @@ from lmconform.checks.scope import (
     messages_with_stop_sequences,
     messages_with_tools,
 )
-from lmconform.normalize.messages import STOP_REASONS
 from lmconform.vocabulary import Failure, Level, NotApplicable
 
 

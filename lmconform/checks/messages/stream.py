@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from lmconform.apis.messages.normalize import DELTAS_OF_BLOCK, MessagesEvent
 from lmconform.checks.observed import Observed
 from lmconform.checks.refs import ANTHROPIC_PYTHON_SSE, ANTHROPIC_PYTHON_STREAM_HELPER, ANTHROPIC_STREAMING
 from lmconform.checks.registry import check
 from lmconform.checks.scope import messages_streamed, messages_with_tools
-from lmconform.normalize.messages import DELTAS_OF_BLOCK, MessagesEvent
 from lmconform.vocabulary import Failure, Level, NotApplicable
 
 BLOCK_EVENTS = ("content_block_start", "content_block_delta", "content_block_stop")

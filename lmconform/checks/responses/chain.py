@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 
+from lmconform.apis.responses.normalize import response_object
 from lmconform.cases import FIRST, Turn
 from lmconform.checks.observed import Observed, PlayedTurn
 from lmconform.checks.refs import LMSTUDIO_CHAIN_NOT_FOUND, LMSTUDIO_RESPONSES, OPENAI_RESPONSES_CREATE
@@ -21,7 +22,6 @@ from lmconform.checks.scope import (
     responses_unknown_previous,
 )
 from lmconform.normalize.errors import error_object
-from lmconform.normalize.responses import response_object
 from lmconform.vocabulary import Failure, Level, NotApplicable, Requirement, Unsupported, shown
 from lmconform.wire.http import HttpExchange
 

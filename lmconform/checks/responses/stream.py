@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from lmconform.apis.responses.normalize import TERMINAL_EVENTS, ResponsesEvent
 from lmconform.checks.observed import Observed
 from lmconform.checks.refs import (
     OPEN_RESPONSES_SCHEMAS,
@@ -16,7 +17,6 @@ from lmconform.checks.refs import (
 )
 from lmconform.checks.registry import check
 from lmconform.checks.scope import responses_streamed
-from lmconform.normalize.responses import TERMINAL_EVENTS, ResponsesEvent
 from lmconform.vocabulary import Failure, Level, shown
 
 

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import json
 
+from lmconform.apis.vscodelm import CHAT_RESPONSE, RESPONSE_COMPLETE, RESPONSE_PART
+from lmconform.apis.vscodelm.normalize import Asked
 from lmconform.cases import FIRST
 from lmconform.checks.observed import Observed
-from lmconform.normalize.vscodelm import CHAT_RESPONSE, RESPONSE_COMPLETE, RESPONSE_PART, Asked
 from lmconform.vocabulary import NotApplicable
 from lmconform.wire.jsonlines import Message
 from lmconform.wire.process import StdioProcess, exact_key

@@ -6,12 +6,12 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 
+from lmconform.apis.vscodelm import CHAT_INFORMATION, TOKEN_COUNT
 from lmconform.checks.observed import Observed
 from lmconform.checks.refs import JSONRPC_ERRORS, SYMPOSIUM_VSCODELM, VSCODE_LM_PROVIDER
 from lmconform.checks.registry import check
 from lmconform.checks.scope import vscodelm_error_code, vscodelm_invalid, vscodelm_method
 from lmconform.checks.vscodelm.common import asked, responses
-from lmconform.normalize.vscodelm import CHAT_INFORMATION, TOKEN_COUNT
 from lmconform.vocabulary import Failure, Level, Note
 
 METHOD_NOT_FOUND, PARSE_ERROR, INVALID_PARAMS = -32601, -32700, -32602

@@ -13,13 +13,14 @@ import json
 import re
 from collections.abc import Iterator
 
+from lmconform.apis.vscodelm import CANCEL
+from lmconform.apis.vscodelm.normalize import CANCEL_BOUND_S, Asked, normalize_vscodelm
 from lmconform.cases import FIRST, Turn
 from lmconform.checks.observed import Observed
 from lmconform.checks.refs import JSONRPC_NOTIFICATION, SYMPOSIUM_VSCODELM_HISTORY, SYMPOSIUM_VSCODELM_SESSION
 from lmconform.checks.registry import check
 from lmconform.checks.scope import vscodelm_cancel, vscodelm_cancel_unknown, vscodelm_commit, vscodelm_discard
 from lmconform.checks.vscodelm.common import asked, cancel_time, responses
-from lmconform.normalize.vscodelm import CANCEL, CANCEL_BOUND_S, Asked, normalize_vscodelm
 from lmconform.vocabulary import Failure, Level, NotApplicable, Requirement, Unsupported
 
 ECHO_LINE = re.compile(r"session \d+ turn \d+: (\d+) committed messages, "

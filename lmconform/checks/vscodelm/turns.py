@@ -7,12 +7,13 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 
+from lmconform.apis.vscodelm import RESPONSE_PART
+from lmconform.apis.vscodelm.normalize import Asked, part_of, well_formed_part
 from lmconform.checks.observed import Observed
 from lmconform.checks.refs import SYMPOSIUM_VSCODELM, SYMPOSIUM_VSCODELM_SESSION, VSCODE_LM_PROVIDER
 from lmconform.checks.registry import check
 from lmconform.checks.scope import vscodelm_chat, vscodelm_tool_result, vscodelm_valid, vscodelm_with_tools
 from lmconform.checks.vscodelm.common import asked, cancel_time, chat_requests, notifications, position, unsent
-from lmconform.normalize.vscodelm import RESPONSE_PART, Asked, part_of, well_formed_part
 from lmconform.vocabulary import Failure, Level, NotApplicable
 
 

@@ -26,6 +26,7 @@ from lmconform.normalize.events import (
     ToolCallName,
     ToolCallStarted,
 )
+from lmconform.normalize.reading import Reading
 from lmconform.wire.http import HttpExchange
 from lmconform.wire.sse import SSEEvent
 
@@ -177,3 +178,6 @@ def normalize_native_body(body: Any) -> Generation:
             call += 1
     out.append(End(None, body.get("stats"), Source("JSON body", "stats")))
     return generation
+
+
+READING = Reading(normalize_native_chat, continuation, response_id)

@@ -1,26 +1,30 @@
-"""Playing a case over stdio: its messages written to one process of the bridge, in order, each request waited for
+"""How a case of the bridge protocol is played, and what a run finds out first.
+
+A case is played over stdio: its messages written to one process of the bridge, in order, each request waited for
 before the next message, except one that a later `lm/cancel` interrupts once it has streamed some parts. A chat
 turn carries the whole history, as VS Code sends it: the earlier request's messages, its answer as the client kept
 it (the text and tool-call parts it could show), or the user's edit of that answer, or a tool result for its call,
-then the turn's own messages."""
+then the turn's own messages. Before any case, the bridge is asked for its models (`discover`)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
-from lmconform.apis import api_of
-from lmconform.cases import FIRST, Case, Turn
-from lmconform.checks.observed import Observed, PlayedTurn
-from lmconform.normalize.vscodelm import (
+from lmconform.apis import STDIO, api_of
+from lmconform.apis.vscodelm import CHAT_INFORMATION, CHAT_RESPONSE
+from lmconform.apis.vscodelm.normalize import (
     CANCEL_BOUND_S,
-    CHAT_RESPONSE,
     METHODS_WITH_MODEL,
     assistant_message,
     first_tool_call_id,
     text_message,
     tool_result_message,
 )
-from lmconform.target import STDIO, Target
+from lmconform.cases import FIRST, Case, Turn
+from lmconform.checks.observed import Observed, PlayedTurn
+from lmconform.run.run import TargetUnreachable
+from lmconform.target import Target
 from lmconform.wire.stdio import NO_ID, StdioExchange, StdioTransport
 from lmconform.wire.transport import open_transport
 
@@ -31,7 +35,7 @@ class _NotSendable(Exception):
     """A turn continues an answer that has nothing to continue from."""
 
 
-def play_stdio(case: Case, target: Target) -> Observed:
+def play(case: Case, target: Target) -> Observed:
     transport = open_transport(target, STDIO)
     assert isinstance(transport, StdioTransport)
     played: dict[str, StdioExchange] = {}
@@ -118,3 +122,21 @@ def _history(turn: Turn, played: dict[str, StdioExchange]) -> list:
     if turn.edited_answer is not None:
         answer = text_message("assistant", turn.edited_answer)
     return [*history, *([answer] if answer else []), *own]
+
+
+def discover(target: Target) -> Target:
+    """Start the bridge once and ask for its models; the first one's id is the `modelId` cases send. A bridge that
+    cannot be started at all is unreachable; one that answers badly is left for the cases to judge."""
+    if target.bridge_model:
+        return target
+    transport = StdioTransport(target)
+    try:
+        exchange = transport.send(CHAT_INFORMATION, None, {"silent": True})
+    finally:
+        transport.close()
+    if exchange.error_kind == "unreachable":
+        raise TargetUnreachable(exchange.error)
+    result = exchange.response.value.get("result") if exchange.response is not None else None
+    models = result.get("models") if isinstance(result, dict) else None
+    first = models[0] if isinstance(models, list) and models and isinstance(models[0], dict) else {}
+    return replace(target, bridge_model=first["id"]) if isinstance(first.get("id"), str) and first["id"] else target

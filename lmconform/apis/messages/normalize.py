@@ -24,6 +24,7 @@ from lmconform.normalize.events import (
     ToolCallName,
     ToolCallStarted,
 )
+from lmconform.normalize.reading import Reading
 from lmconform.wire.exchange import Exchange
 from lmconform.wire.http import HttpExchange
 from lmconform.wire.sse import SSEEvent
@@ -267,3 +268,6 @@ def continuation(request: dict, turn: dict, previous_id: str | None, call: tuple
         body["messages"] = [*(request.get("messages") or []), {"role": "assistant", "content": content},
                             {"role": "user", "content": [result]}]
     return body
+
+
+READING = Reading(normalize_messages, continuation)

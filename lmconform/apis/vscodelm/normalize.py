@@ -12,6 +12,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from lmconform.apis.vscodelm import CHAT_RESPONSE, RESPONSE_COMPLETE, RESPONSE_PART, TOKEN_COUNT
 from lmconform.normalize.events import (
     MISSING,
     End,
@@ -24,15 +25,10 @@ from lmconform.normalize.events import (
     ToolCallName,
     ToolCallStarted,
 )
+from lmconform.normalize.reading import Reading
 from lmconform.wire.jsonlines import Message
 from lmconform.wire.stdio import StdioExchange
 
-CHAT_RESPONSE = "lm/provideLanguageModelChatResponse"
-CHAT_INFORMATION = "lm/provideLanguageModelChatInformation"
-TOKEN_COUNT = "lm/provideTokenCount"
-CANCEL = "lm/cancel"
-RESPONSE_PART = "lm/responsePart"
-RESPONSE_COMPLETE = "lm/responseComplete"
 METHODS_WITH_MODEL = frozenset({CHAT_RESPONSE, TOKEN_COUNT})  # their params name the model as `modelId`
 # After an lm/cancel, the parts already on their way may still arrive for this long; none after it. A run watches
 # a cancelled request for twice as long, so that a bridge that streams on is seen doing so.
@@ -185,3 +181,6 @@ def text_message(role: str, text: str) -> dict:
 
 def tool_result_message(call_id: str, result: Any) -> dict:
     return {"role": "user", "content": [{"type": "tool_result", "toolCallId": call_id, "result": result}]}
+
+
+READING = Reading(normalize_vscodelm)

@@ -21,6 +21,7 @@ from lmconform.normalize.events import (
     ToolCallName,
     ToolCallStarted,
 )
+from lmconform.normalize.reading import Reading
 from lmconform.wire.http import HttpExchange
 from lmconform.wire.sse import SSEEvent
 
@@ -179,3 +180,6 @@ def normalize_responses_body(body: Any) -> Generation:
             call += 1
     out.append(End(body.get("status"), body.get("usage"), Source("JSON body", f"status {body.get('status')!r}")))
     return generation
+
+
+READING = Reading(normalize_responses, continuation, response_id)

@@ -22,6 +22,7 @@ from lmconform.normalize.events import (
     ToolCallName,
     ToolCallStarted,
 )
+from lmconform.normalize.reading import Reading
 from lmconform.wire.exchange import NOT_JSON
 from lmconform.wire.http import HttpExchange
 from lmconform.wire.sse import SSEEvent
@@ -238,3 +239,6 @@ def normalize_chat_body(body: Any) -> Generation:
         events.append(ToolCallEnded(call, where))
     events.append(End(choice.get("finish_reason"), body.get("usage"), source("choices[0]", choice)))
     return generation
+
+
+READING = Reading(normalize_chat)

@@ -1,0 +1,49 @@
+"""What the table says of an API (`Api`, the entry each API's folder declares as `API`), and how the rest of
+lmconform reaches the rooms an API brings (`Api.room`). Nothing here imports any other part of lmconform: the
+entries stand on the ground floor, so that every floor can read the table."""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+
+HTTP, STDIO = "http", "stdio"  # the transports a case may be sent over
+FOLDER = Path(__file__).resolve().parent
+
+
+@dataclass(frozen=True)
+class Api:
+    name: str  # its folder, and the first part of a case id: `chat/void-weather-tool`
+    title: str  # what reports call it: "Anthropic Messages"
+    transport: str  # how a case is sent: HTTP, or STDIO (JSON-RPC to a process, lmconform.wire.stdio)
+    method: str  # where its cases go, unless a case says otherwise (over stdio: the JSON-RPC method)
+    path: str  # "" over stdio
+    output_cap: str | None = None  # the request field a run's --max-tokens fills in
+    # String fields whose values are enumerations clients branch on: kept, not masked, in shape snapshots.
+    enumerations: frozenset[str] = frozenset({"object", "type"})
+    model_field: str = "model"  # the request field the target's model fills in
+    tools_at: tuple[str, ...] = ("tools",)  # where a request lists its tools
+
+    @property
+    def folder(self) -> Path:
+        return FOLDER / self.name
+
+    @property
+    def slug(self) -> str:
+        """The endpoint in a file name: `/v1/chat/completions` → `chat-completions`, `/api/v1/chat` → `chat`."""
+        return re.sub(r"^/(api/)?v1/", "", self.path).replace("/", "-")
+
+    def room(self, room: str) -> ModuleType | None:
+        """The module this API brings for a room of lmconform (`normalize`, `checks`, `reference.door`…), imported
+        on first use; None when it brings none. The caller stands on the room's floor or above it:
+        tests/test_architecture.py reads every call, so `room` takes the room's name as written, never computed."""
+        name = f"{__package__}.{self.name}.{room}"
+        try:
+            found = importlib.util.find_spec(name)
+        except ModuleNotFoundError:  # a package the API does not bring (`reference` of an API without a door)
+            return None
+        return importlib.import_module(name) if found is not None else None
