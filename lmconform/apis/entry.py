@@ -7,7 +7,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
 
@@ -27,6 +27,9 @@ class Api:
     enumerations: frozenset[str] = frozenset({"object", "type"})
     model_field: str = "model"  # the request field the target's model fills in
     tools_at: tuple[str, ...] = ("tools",)  # where a request lists its tools
+    # The schema of each kind of payload (lmconform.schemas.KINDS: "request", "body", "event", "error"), as a path
+    # relative to the API's `schemas/` folder, as a `$ref` in it would say it: what the schema checks validate with.
+    schemas: dict[str, str] = field(default_factory=dict, hash=False)
 
     @property
     def folder(self) -> Path:

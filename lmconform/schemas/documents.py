@@ -18,6 +18,8 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
+from lmconform.apis import APIS
+
 SCHEMAS_DIR = Path(__file__).resolve().parent
 OVERLAYS_DIR = SCHEMAS_DIR / "overlays"
 BASE_URI = "https://lmconform.dev/schemas/"
@@ -28,9 +30,6 @@ class OverlayError(ValueError):
     """An overlay that does not fit the base schemas it patches."""
 
 
-APIS_DIR = SCHEMAS_DIR.parent / "apis"
-
-
 @cache
 def schema_files() -> dict[str, Path]:
     """Every schema document by its path (`chat/chunk.json`): an API's schemas are in its folder
@@ -38,8 +37,8 @@ def schema_files() -> dict[str, Path]:
     are not schemas."""
     shared = {path.relative_to(SCHEMAS_DIR).as_posix(): path for path in SCHEMAS_DIR.rglob("*.json")
               if path.parent.name != "overlays"}
-    owned = {f"{folder.parent.name}/{path.relative_to(folder).as_posix()}": path
-             for folder in APIS_DIR.glob("*/schemas") for path in folder.rglob("*.json")}
+    owned = {f"{api.name}/{path.relative_to(api.folder / 'schemas').as_posix()}": path
+             for api in APIS.values() for path in (api.folder / "schemas").rglob("*.json")}
     return dict(sorted({**shared, **owned}.items()))
 
 

@@ -4,4 +4,6 @@ streamed as `chat.completion.chunk` events or answered with one `chat.completion
 from lmconform.apis.entry import HTTP, Api
 
 API = Api("chat", "Chat completions", HTTP, "POST", "/v1/chat/completions", output_cap="max_tokens",
-          enumerations=frozenset({"object", "role", "finish_reason", "type"}))
+          enumerations=frozenset({"object", "role", "finish_reason", "type"}),
+          schemas={"request": "request.json", "body": "completion.json", "event": "stream-payload.json",
+                   "error": "error.json"})

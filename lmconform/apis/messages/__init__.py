@@ -4,4 +4,6 @@ no conversation: a turn that answers a tool call sends the conversation again wi
 from lmconform.apis.entry import HTTP, Api
 
 API = Api("messages", "Anthropic Messages", HTTP, "POST", "/v1/messages", output_cap="max_tokens",
-          enumerations=frozenset({"role", "stop_reason", "type"}))
+          enumerations=frozenset({"role", "stop_reason", "type"}),
+          schemas={"request": "request.json", "body": "message.json", "event": "events/event.json",
+                   "error": "error.json"})

@@ -4,4 +4,6 @@ by `previous_response_id`, streamed as typed events or answered with one Respons
 from lmconform.apis.entry import HTTP, Api
 
 API = Api("responses", "Responses", HTTP, "POST", "/v1/responses", output_cap="max_output_tokens",
-          enumerations=frozenset({"object", "role", "status", "type"}))
+          enumerations=frozenset({"object", "role", "status", "type"}),
+          schemas={"request": "request.json", "body": "response.json", "event": "events/event.json",
+                   "error": "error.json"})
