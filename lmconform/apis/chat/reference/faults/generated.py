@@ -1,8 +1,7 @@
-"""Faults only generated requests find: each hides behind a form of request no written or recorded case sends (an
-unknown role, a `tool_choice` naming a tool that is not offered, parameters nested two objects deep, a tool name
-over 40 characters, a character outside the Basic Multilingual Plane). Each is a flag its endpoint asks about: two
-drop a rule of validation, three answer a valid request with a 500 after validation, as a server that crashes while
-preparing the prompt does.
+"""The chat faults only generated requests find: each hides behind a form of request no written or recorded case
+sends (an unknown role, parameters nested two objects deep, a tool name over 40 characters, a character outside the
+Basic Multilingual Plane). Each is a flag the door asks about: one drops a rule of validation, three answer a valid
+request with a 500 after validation, as a server that crashes while preparing the prompt does.
 """
 
 from __future__ import annotations
@@ -20,28 +19,20 @@ LONG_NAME = 40  # characters of a tool name past which the long-tool-name-500 fa
 UNKNOWN_ROLE_ACCEPTED = flag(
     "unknown-role-accepted", api="chat", summary="a chat message with a role outside the known five is answered 200",
     seen_in="vLLM and llama.cpp before role validation: a typo'd role silently dropped from the prompt",
-    findings=ACCEPTED)
-UNKNOWN_TOOL_CHOICE_ACCEPTED = flag(
-    "unknown-tool-choice-accepted", api="responses",
-    summary="a Responses tool_choice naming a function that is not among the tools is answered 200",
-    seen_in="vllm tool_use/test_responses_request_validations.py: a named tool_choice not in tools is an error",
-    findings=ACCEPTED)
+    findings=ACCEPTED, generated_only=True)
 DEEP_PARAMETERS_500 = flag(
     "deep-parameters-500", api="chat",
     summary="a tool whose parameters nest an object two levels deep gets HTTP 500",
     seen_in="grammar-from-schema converters that recurse one level only (llama.cpp json-schema-to-grammar issues)",
-    findings=CRASHED)
+    findings=CRASHED, generated_only=True)
 LONG_TOOL_NAME_500 = flag(
     "long-tool-name-500", api="chat", summary=f"a tool name over {LONG_NAME} characters gets HTTP 500",
-    seen_in="chat templates and grammars that cut tool names to a fixed buffer", findings=CRASHED)
+    seen_in="chat templates and grammars that cut tool names to a fixed buffer", findings=CRASHED, generated_only=True)
 ASTRAL_TEXT_500 = flag(
     "astral-text-500", api="chat",
     summary="message text with a character outside the Basic Multilingual Plane (an emoji) gets HTTP 500",
-    seen_in="UTF-16 surrogate handling in tokenizer bindings (emoji split into lone surrogates)", findings=CRASHED)
+    seen_in="UTF-16 surrogate handling in tokenizer bindings (emoji split into lone surrogates)", findings=CRASHED, generated_only=True)
 
-
-# The faults of this module: the fault catalogue plays generated requests against these (and the clean server).
-NAMES = (UNKNOWN_ROLE_ACCEPTED, UNKNOWN_TOOL_CHOICE_ACCEPTED, DEEP_PARAMETERS_500, LONG_TOOL_NAME_500, ASTRAL_TEXT_500)
 
 
 def object_depth(schema: Any) -> int:

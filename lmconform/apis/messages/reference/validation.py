@@ -19,8 +19,8 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
-from lmconform.reference.chat import reject_json_constant
 from lmconform.reference.model import arguments_json, content_text
+from lmconform.reference.wire import reject_json_constant
 
 TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,128}$")
 TOOL_CHOICES = ("auto", "any", "tool", "none")

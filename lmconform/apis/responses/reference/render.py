@@ -8,9 +8,9 @@ import secrets
 import time
 from typing import Any
 
-from lmconform.reference.chat import FRAGMENT_CHARS
+from lmconform.apis.responses.reference.validation import Turn
 from lmconform.reference.model import Plan, arguments_json, compact_json
-from lmconform.reference.responses_validation import Turn
+from lmconform.reference.wire import FRAGMENT_CHARS
 
 
 def new_id(prefix: str) -> str:

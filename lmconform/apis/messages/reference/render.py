@@ -14,8 +14,8 @@ import json
 import re
 from typing import Any
 
-from lmconform.reference.chat import FRAGMENT_CHARS
 from lmconform.reference.model import Plan, arguments_json
+from lmconform.reference.wire import FRAGMENT_CHARS
 
 # The chat model's finish reasons in Anthropic's words.
 STOP_REASONS = {"stop": "end_turn", "tool_calls": "tool_use", "length": "max_tokens"}

@@ -18,7 +18,8 @@ from typing import Any
 
 from starlette.responses import PlainTextResponse, Response
 
-from lmconform.reference.faults.registry import Stage, fault
+from lmconform.apis.chat.reference import stages
+from lmconform.reference.faults.registry import fault
 from lmconform.reference.model import Plan
 
 VOID = {"client.void.no_error", "client.void.tool_call_parsed"}
@@ -72,7 +73,7 @@ async def _silence(stopping: threading.Event, seconds: float) -> None:
         await asyncio.sleep(0.05)
 
 
-@fault("tool-index-missing", Stage.CHAT_TOOL_CALL_DELTAS, api="chat",
+@fault("tool-index-missing", stages.TOOL_CALL_DELTAS, api="chat",
        summary="streamed tool_calls entries carry no `index` key (stream only)",
        seen_in="ollama#7881, openai-python PR#3246",
        findings={"schema.chat.chunk.must", "chat.stream.tool_call.index_present",
@@ -82,7 +83,7 @@ def index_missing(calls: list[list[Entry]]) -> list[list[Entry]]:
     return [[{key: value for key, value in entry.items() if key != "index"} for entry in call] for call in calls]
 
 
-@fault("tool-index-one", Stage.CHAT_TOOL_CALL_DELTAS, api="chat",
+@fault("tool-index-one", stages.TOOL_CALL_DELTAS, api="chat",
        summary="streamed tool call indexes start at 1 instead of 0 (stream only)",
        seen_in="Void parser; LocalAI#9722",
        findings={"chat.stream.tool_call.index_zero", SDK_RAISES, *VOID})
@@ -90,7 +91,7 @@ def index_from_one(calls: list[list[Entry]]) -> list[list[Entry]]:
     return _reindexed(calls, lambda index: index + 1)
 
 
-@fault("arguments-object", Stage.CHAT_TOOL_CALLS, api="chat",
+@fault("arguments-object", stages.TOOL_CALLS, api="chat",
        summary="`arguments` is a JSON object, not a string: whole in the first tool delta, or in the message "
                "(stream and non-stream)",
        seen_in="llama.cpp#20198, litellm PR#37792",
@@ -101,7 +102,7 @@ def arguments_object(calls: list[Entry]) -> list[Entry]:
     return _arguments_changed(calls, json.loads)
 
 
-@fault("id-name-repeated", Stage.CHAT_TOOL_CALL_DELTAS, api="chat",
+@fault("id-name-repeated", stages.TOOL_CALL_DELTAS, api="chat",
        summary="every tool call delta repeats `id`, `type` and `function.name` (stream only)",
        seen_in="SillyTavern PR#5948; llama-cpp-python's server",
        findings={"chat.stream.tool_call.id_once", "generation.tool_call.name_once", "client.void.tool_call_parsed",
@@ -111,7 +112,7 @@ def identity_repeated(calls: list[list[Entry]]) -> list[list[Entry]]:
             for opening, *rest in calls]
 
 
-@fault("arguments-invalid-json", Stage.CHAT_TOOL_CALLS, api="chat",
+@fault("arguments-invalid-json", stages.TOOL_CALLS, api="chat",
        summary="the arguments string loses its first `{`, so it is not JSON (stream and non-stream)",
        seen_in="llama.cpp#22722",
        findings={"generation.tool_call.arguments_json_object", "client.void.tool_call_parsed"},
@@ -120,7 +121,7 @@ def arguments_invalid_json(calls: list[Entry]) -> list[Entry]:
     return _arguments_changed(calls, lambda arguments: arguments[1:])
 
 
-@fault("arguments-cumulative", Stage.CHAT_TOOL_CALL_DELTAS, api="chat",
+@fault("arguments-cumulative", stages.TOOL_CALL_DELTAS, api="chat",
        summary="each arguments delta re-sends all arguments so far (stream only)",
        seen_in="litellm issues",
        findings={"generation.tool_call.arguments_json_object", "generation.tool_call.arguments_not_cumulative",
@@ -133,7 +134,7 @@ def arguments_cumulative(calls: list[list[Entry]]) -> list[list[Entry]]:
     return [[opening, *so_far(rest)] for opening, *rest in calls]
 
 
-@fault("two-calls-one-index", Stage.CHAT_TOOL_CALL_DELTAS, api="chat",
+@fault("two-calls-one-index", stages.TOOL_CALL_DELTAS, api="chat",
        summary="parallel tool calls are all streamed at index 0, each with its own id and name (stream only)",
        seen_in="litellm PR#37792",
        findings={"chat.stream.tool_call.distinct_index_per_call", "client.void.tool_call_parsed", SDK_DIFFERS})
@@ -142,7 +143,7 @@ def one_index(calls: list[list[Entry]]) -> list[list[Entry]]:
     return _reindexed(calls, lambda index: calls[0][0]["index"])
 
 
-@fault("type-null-continuation", Stage.CHAT_TOOL_CALL_DELTAS, api="chat",
+@fault("type-null-continuation", stages.TOOL_CALL_DELTAS, api="chat",
        summary='continuation tool call deltas carry `"type": null` (stream only)',
        seen_in="seen on a Python LLM stack",
        findings={"schema.chat.chunk.must", "chat.stream.tool_call.type_is_function", SDK_RAISES})
@@ -150,7 +151,7 @@ def type_null_continuation(calls: list[list[Entry]]) -> list[list[Entry]]:
     return [[opening, *({**entry, "type": None} for entry in rest)] for opening, *rest in calls]
 
 
-@fault("empty-response", Stage.CHAT_PLAN, api="chat",
+@fault("empty-response", stages.PLAN, api="chat",
        summary="no text, no reasoning, no tool call: only the role and a `stop` finish (stream and non-stream)",
        seen_in='Void ("Response from model was empty")',
        findings={"generation.answer.not_empty", "chat.tool_choice.required_calls_a_tool", "client.void.no_error"})
@@ -158,7 +159,7 @@ def empty_response(plan: Plan) -> Plan:
     return Plan("", (), "stop")
 
 
-@fault("json-instead-of-sse", Stage.CHAT_REQUEST, api="http",
+@fault("json-instead-of-sse", stages.REQUEST, api="http",
        summary="a request with tools and `stream: true` is answered with the non-stream JSON body",
        seen_in="sglang#2810",
        findings={"sse.content_type.event_stream", SDK_RAISES, *VOID})
@@ -166,7 +167,7 @@ def no_streaming_with_tools(body: Any) -> Any:
     return {**body, "stream": False} if isinstance(body, dict) and body.get("tools") else body
 
 
-@fault("no-done", Stage.CHAT_STREAM, api="chat",
+@fault("no-done", stages.STREAM, api="chat",
        summary="the stream ends without `data: [DONE]` (stream only)",
        seen_in="several Python stacks",
        findings={"sse.framing.ends_with_done"},
@@ -175,7 +176,7 @@ def no_done(lines: list[Line]) -> list[Line]:
     return [line for line in lines if line != "[DONE]"]
 
 
-@fault("finish-stop-after-tools", Stage.CHAT_PLAN, api="chat",
+@fault("finish-stop-after-tools", stages.PLAN, api="chat",
        summary='`finish_reason` is "stop" after tool calls (stream and non-stream)',
        seen_in="vllm PR#9209, litellm#35663",
        findings={"chat.finish_reason.tool_calls_after_tool_call"},
@@ -184,7 +185,7 @@ def finish_stop_after_tools(plan: Plan) -> Plan:
     return replace(plan, finish_reason="stop") if plan.tool_calls else plan
 
 
-@fault("chunk-not-json", Stage.CHAT_STREAM, api="chat",
+@fault("chunk-not-json", stages.STREAM, api="chat",
        summary="after the first chunk, one extra data line that is not JSON: `data: processing...` (stream only)",
        seen_in="proxies that inject text",
        findings={"sse.framing.data_is_json", SDK_RAISES, *VOID})
@@ -192,7 +193,7 @@ def chunk_not_json(lines: list[Line]) -> list[Line]:
     return [lines[0], "processing...", *lines[1:]]
 
 
-@fault("server-error-on-bad-input", Stage.CHAT_REFUSAL, api="http",
+@fault("server-error-on-bad-input", stages.REFUSAL, api="http",
        summary="a request that deserves a 400 validation error gets HTTP 500 text/plain instead",
        seen_in="llama-cpp-python's server",
        findings={"errors.status.client_error_for_invalid_request", "errors.body.has_error_message",
@@ -202,15 +203,7 @@ def server_error(refusal: Response) -> Response:
     return PlainTextResponse("Internal Server Error", status_code=500)
 
 
-@fault("models-missing", Stage.MODELS_REPLY, api="models",
-       summary="`GET /v1/models` answers 404 text/plain",
-       seen_in="mock servers",
-       findings={"http.status.success_for_valid_request"})
-def models_missing(reply: Response) -> Response:
-    return PlainTextResponse("Not Found", status_code=404)
-
-
-@fault("data-after-done", Stage.CHAT_STREAM, api="chat",
+@fault("data-after-done", stages.STREAM, api="chat",
        summary="one more chunk event follows `data: [DONE]` (stream only)",
        seen_in="hand-written SSE encoders",
        findings={"sse.framing.nothing_after_done"})
@@ -220,7 +213,7 @@ def data_after_done(lines: list[Line]) -> list[Line]:
 
 
 # The openai SDK decodes the whole body strictly: invalid UTF-8 even in a comment line makes it raise.
-@fault("invalid-utf8", Stage.CHAT_SSE, api="http",
+@fault("invalid-utf8", stages.SSE, api="http",
        summary="after the first event, an SSE comment line with invalid UTF-8 bytes; the JSON is untouched "
                "(stream only)",
        seen_in="byte-level proxies that inject keep-alive comments",
@@ -232,7 +225,7 @@ async def invalid_utf8(frames: Frames, stopping: threading.Event) -> Frames:
         yield frame
 
 
-@fault("body-too-large", Stage.CHAT_SSE, api="http",
+@fault("body-too-large", stages.SSE, api="http",
        summary="1 GiB of SSE comment padding precedes the real chunks (stream only)",
        seen_in="runaway generations and misbehaving proxies",
        findings={"http.body.within_size_cap"})
@@ -247,7 +240,7 @@ async def body_too_large(frames: Frames, stopping: threading.Event) -> Frames:
 
 
 # No findings: the checks are left without an answer, which is ERROR, not a verdict (tests/test_plugin.py).
-@fault("stall", Stage.CHAT_SSE, api="http",
+@fault("stall", stages.SSE, api="http",
        summary="after the first chunk the stream goes silent with the connection held open, up to 10 minutes "
                "(stream only)",
        seen_in="hung model processes behind a live connection",
@@ -260,7 +253,7 @@ async def stall(frames: Frames, stopping: threading.Event) -> Frames:
         yield frame
 
 
-@fault("tool-id-missing", Stage.CHAT_TOOL_CALLS, api="chat",
+@fault("tool-id-missing", stages.TOOL_CALLS, api="chat",
        summary="a tool call has no `id`: first delta or message (stream and non-stream)",
        seen_in="servers that stream OpenAI-style calls without ids; llama.cpp b4761 (ggml-org/llama.cpp#11992)",
        findings={"schema.chat.completion.must", "chat.stream.tool_call.starts_with_id_and_name",
@@ -269,7 +262,7 @@ def tool_id_missing(calls: list[Entry]) -> list[Entry]:
     return [{key: value for key, value in call.items() if key != "id"} for call in calls]
 
 
-@fault("finish-reason-missing", Stage.CHAT_PLAN, api="chat",
+@fault("finish-reason-missing", stages.PLAN, api="chat",
        summary="`finish_reason` is never set: null in the finish chunk and the message choice "
                "(stream and non-stream)",
        seen_in="servers that end a stream without a finish reason",
@@ -278,7 +271,7 @@ def finish_reason_missing(plan: Plan) -> Plan:
     return replace(plan, finish_reason=None)
 
 
-@fault("role-missing", Stage.CHAT_STREAM, api="chat",
+@fault("role-missing", stages.STREAM, api="chat",
        summary="the first chunk's delta has no `role` (stream only)",
        seen_in="servers that never send the role delta",
        findings={"chat.stream.role.assistant_first"})
@@ -289,7 +282,7 @@ def role_missing(lines: list[Line]) -> list[Line]:
     return [{**first, "choices": [{**choice, "delta": delta}]}, *rest]
 
 
-@fault("chunk-id-changes", Stage.CHAT_STREAM, api="chat",
+@fault("chunk-id-changes", stages.STREAM, api="chat",
        summary="each chunk carries a different `id` (stream only)",
        seen_in="servers that mint an id per chunk",
        findings={"chat.stream.chunk.id_stable"})
@@ -300,7 +293,7 @@ def chunk_id_changes(lines: list[Line]) -> list[Line]:
 
 
 # The SDK's stream helper skips chunks that do not say chat.completion.chunk, then asserts.
-@fault("object-not-chunk", Stage.CHAT_STREAM, api="chat",
+@fault("object-not-chunk", stages.STREAM, api="chat",
        summary='stream chunks say `"object": "chat.completion"` (stream only)',
        seen_in="servers that reuse the non-stream object type",
        findings={"schema.chat.chunk.must", "chat.object.matches_mode", SDK_RAISES})
@@ -308,7 +301,7 @@ def object_not_chunk(lines: list[Line]) -> list[Line]:
     return _each_chunk(lines, lambda chunk: {**chunk, "object": "chat.completion"})
 
 
-@fault("usage-chunk-unrequested", Stage.CHAT_REQUEST, api="chat",
+@fault("usage-chunk-unrequested", stages.REQUEST, api="chat",
        summary="the `choices: []` usage chunk is sent without `stream_options.include_usage` (stream only)",
        seen_in="foundry-local#905 (what it breaks)",
        findings={"chat.stream.choices.exactly_one"})
@@ -316,7 +309,7 @@ def usage_unrequested(body: Any) -> Any:
     return {**body, "stream_options": {"include_usage": True}} if isinstance(body, dict) else body
 
 
-@fault("usage-ignored", Stage.CHAT_REQUEST, api="chat",
+@fault("usage-ignored", stages.REQUEST, api="chat",
        summary="`stream_options.include_usage: true` is ignored: no usage chunk (stream only)",
        seen_in="servers that do not implement stream_options",
        findings={"chat.stream.usage.reported_when_asked"})
@@ -324,7 +317,7 @@ def usage_ignored(body: Any) -> Any:
     return {key: value for key, value in body.items() if key != "stream_options"} if isinstance(body, dict) else body
 
 
-@fault("tool-choice-ignored", Stage.CHAT_REQUEST, api="chat",
+@fault("tool-choice-ignored", stages.REQUEST, api="chat",
        summary="`tool_choice` is neither validated nor honoured; every value behaves as auto "
                "(stream and non-stream)",
        seen_in="several local servers",
@@ -335,7 +328,7 @@ def tool_choice_ignored(body: Any) -> Any:
     return {key: value for key, value in body.items() if key != "tool_choice"} if isinstance(body, dict) else body
 
 
-@fault("tool-calls-interleaved", Stage.CHAT_TOOL_CALL_DELTAS, api="chat",
+@fault("tool-calls-interleaved", stages.TOOL_CALL_DELTAS, api="chat",
        summary="parallel tool calls stream their deltas in turns, a delta of each call in rotation (stream only)",
        seen_in="no public report; LM Studio's generator API requires one call at a time",
        findings={"generation.order.follows_grammar"})

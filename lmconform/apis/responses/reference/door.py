@@ -1,13 +1,13 @@
 """`POST /v1/responses` and `GET /v1/responses/{id}` as LM Studio answers them: the request validated
-(lmconform.reference.responses_validation), conversations chained by `previous_response_id` through
+(lmconform.apis.responses.reference.validation), conversations chained by `previous_response_id` through
 lmconform.reference.store, and the plan of lmconform.reference.model rendered as a response object or as its
-event stream (lmconform.reference.responses_render).
+event stream (lmconform.apis.responses.reference.render).
 
 A conversation is kept as chat messages, so the chat model answers it unchanged; its recall rule is what makes
 a server's memory of earlier turns observable, and its word count of the whole conversation is the usage.
 
 `create_response` reads as the order in which an answer is made; each `apply` there is the one place where the
-faults of that stage (lmconform.reference.faults.responses) change it. The faults that are flags are asked about
+faults of that stage (lmconform.apis.responses.reference.faults.defects) change it. The faults that are flags are asked about
 where they change what the server does: the chain faults here, the validation faults in their module.
 """
 
@@ -19,17 +19,16 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 
-from lmconform.reference.chat import SSE_HEADERS
-from lmconform.reference.faults import Stage, apply
-from lmconform.reference.faults.coverage_responses import STRUCTURED_OUTPUT_IGNORED
-from lmconform.reference.faults.responses import (
+from lmconform.apis.responses import API
+from lmconform.apis.responses.reference import stages
+from lmconform.apis.responses.reference.faults.coverage import STRUCTURED_OUTPUT_IGNORED
+from lmconform.apis.responses.reference.faults.defects import (
     CHAIN_IGNORED,
     FORK_SHARES_STATE,
     UNKNOWN_PREVIOUS_200,
     UNKNOWN_PREVIOUS_404,
 )
-from lmconform.reference.model import content_text, decide, recall, usage
-from lmconform.reference.responses_render import (
+from lmconform.apis.responses.reference.render import (
     as_json,
     frame,
     numbered,
@@ -37,23 +36,26 @@ from lmconform.reference.responses_render import (
     response_object,
     stream_events,
 )
-from lmconform.reference.responses_validation import Rejected, Turn, call_message, json_body, turn_of
-from lmconform.reference.store import ResponseStore
+from lmconform.apis.responses.reference.validation import Rejected, Turn, call_message, json_body, turn_of
+from lmconform.reference.faults.registry import apply
+from lmconform.reference.model import content_text, decide, recall, usage
+from lmconform.reference.store import ResponseStore, store_of
 from lmconform.reference.streams import Form, render_responses, requested_form, streamed, untagged
 from lmconform.reference.streams import thought as generated_thought
+from lmconform.reference.wire import SSE_HEADERS
 
 
 async def create_response(request: Request, faults: frozenset[str]) -> Response:
-    store: ResponseStore = request.app.state.store
+    store = store_of(request, API.name)
     try:
-        body = apply(Stage.RESPONSES_REQUEST, faults, await json_body(request))
+        body = apply(stages.REQUEST, faults, await json_body(request))
         turn = turn_of(body, faults)
         earlier, root = _chain(store, turn.previous_id, faults)
         _check_call_ids(earlier, turn.input)
         form = _form(request, body, faults)
     except Rejected as rejected:
-        rejected.error = apply(Stage.RESPONSES_ERROR, faults, rejected.error)
-        return apply(Stage.RESPONSES_REFUSAL, faults, rejected.response())
+        rejected.error = apply(stages.ERROR, faults, rejected.error)
+        return apply(stages.REFUSAL, faults, rejected.response())
 
     conversation = turn.input if CHAIN_IGNORED in faults else [*earlier, *turn.input]
     if form is not None:
@@ -69,23 +71,23 @@ async def create_response(request: Request, faults: frozenset[str]) -> Response:
     thought = f"Thinking about: {prompt}" if turn.reasoning else generated_thought(prompt) if form else None
     output = output_items(plan, thought)
     truncated = plan.finish_reason == "length"
-    response = apply(Stage.RESPONSES_OBJECT, faults, response_object(turn, output, usage(chat_body, plan), truncated))
+    response = apply(stages.OBJECT, faults, response_object(turn, output, usage(chat_body, plan), truncated))
     if turn.store:
         history = [*conversation, *_as_messages(output)]
         store.add(response["id"], as_json(response), history, root or response["id"])
     if not turn.stream:
-        return Response(as_json(apply(Stage.RESPONSES_BODY, faults, response)), media_type="application/json")
+        return Response(as_json(apply(stages.BODY, faults, response)), media_type="application/json")
     if form is not None:
         return streamed(render_responses(stream_events(response), form), SSE_HEADERS, request.app.state)
-    events = apply(Stage.RESPONSES_EVENTS, faults, stream_events(response))
-    frames = apply(Stage.RESPONSES_FRAMES, faults, numbered(events))
-    sent = apply(Stage.RESPONSES_SSE, faults, [frame(name, data) for name, data in frames])
+    events = apply(stages.EVENTS, faults, stream_events(response))
+    frames = apply(stages.FRAMES, faults, numbered(events))
+    sent = apply(stages.SSE, faults, [frame(name, data) for name, data in frames])
     return StreamingResponse(iter(sent), headers=SSE_HEADERS)
 
 
 async def get_response(request: Request, faults: frozenset[str]) -> Response:
     response_id = request.url.path.rsplit("/", 1)[1]
-    entry = request.app.state.store.get(response_id)
+    entry = store_of(request, API.name).get(response_id)
     if entry is None:
         return Rejected(f"Response with id '{response_id}' not found.", None, None, 404).response()
     return Response(entry.body, media_type="application/json")
@@ -157,3 +159,6 @@ def _as_messages(output: list[dict[str, Any]]) -> list[dict[str, Any]]:
         elif item["type"] == "function_call":
             messages.append(call_message(item["call_id"], item["name"], item["arguments"]))
     return messages
+
+
+ROUTES = {(API.method, API.path): create_response, ("GET", API.path + "/{id}"): get_response}

@@ -17,16 +17,20 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from lmconform.reference.chat import DEFAULT_MODEL, reject_json_constant
-from lmconform.reference.faults.coverage_responses import (
+from lmconform.apis.responses.reference.faults.coverage import (
     EMPTY_PARAMETERS_REJECTED,
     MULTI_ITEM_INPUT_REJECTED,
     TEXT_FORMAT_REQUIRED,
 )
-from lmconform.reference.faults.generated import UNKNOWN_TOOL_CHOICE_ACCEPTED
-from lmconform.reference.faults.responses import FLATTENED_TOOLS_REJECTED, FUNCTION_CALL_OUTPUT_REJECTED, is_nested_tool
+from lmconform.apis.responses.reference.faults.defects import (
+    FLATTENED_TOOLS_REJECTED,
+    FUNCTION_CALL_OUTPUT_REJECTED,
+    is_nested_tool,
+)
+from lmconform.apis.responses.reference.faults.generated import UNKNOWN_TOOL_CHOICE_ACCEPTED
 from lmconform.reference.model import content_text
 from lmconform.reference.store import MAX_BODY_BYTES
+from lmconform.reference.wire import DEFAULT_MODEL, reject_json_constant
 
 ROLES = ("user", "system", "developer", "assistant")
 TOOL_CHOICES = ("none", "auto", "required")

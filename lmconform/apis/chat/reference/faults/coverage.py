@@ -10,21 +10,23 @@ import threading
 from dataclasses import replace
 from typing import Any
 
-from starlette.responses import JSONResponse, PlainTextResponse, Response
+from starlette.responses import PlainTextResponse, Response
 
-from lmconform.reference.faults.chat import SDK_RAISES, VOID, Entry, Frames, Line, _each_chunk, _marking_second_chunk
-from lmconform.reference.faults.registry import Stage, fault, flag
+from lmconform.apis.chat.reference import stages
+from lmconform.apis.chat.reference.faults.defects import (
+    SDK_RAISES,
+    VOID,
+    Entry,
+    Frames,
+    Line,
+    _each_chunk,
+    _marking_second_chunk,
+)
+from lmconform.reference.faults.registry import fault
 from lmconform.reference.model import Plan, arguments_json
 
-UNKNOWN_ROUTE_200 = flag(
-    "unknown-route-200", api="http",
-    summary="a route the server does not serve (a typo, a missing /v1, an unknown method) is answered HTTP 200 "
-            "with an error string",
-    seen_in="LM Studio 0.3.14 (lmstudio-bug-tracker#618) to 0.4.17 (#2085); #1323",
-    findings={"errors.status.client_error_for_invalid_request"})
 
-
-@fault("name-empty-continuation", Stage.CHAT_TOOL_CALL_DELTAS, api="chat",
+@fault("name-empty-continuation", stages.TOOL_CALL_DELTAS, api="chat",
        summary='continuation tool-call deltas carry `"function": {"name": ""}` and `"type": "function"` '
                "(stream only)",
        seen_in="LM Studio 0.3.15, 0.3.16 beta 1 (lmstudio-bug-tracker#649; Zed's LM Studio provider)",
@@ -36,7 +38,7 @@ def name_empty_continuation(calls: list[list[Entry]]) -> list[list[Entry]]:
     return [[opening, *map(emptied, rest)] for opening, *rest in calls]
 
 
-@fault("tool-calls-empty-list", Stage.CHAT_BODY, api="chat",
+@fault("tool-calls-empty-list", stages.BODY, api="chat",
        summary="every non-stream message carries `tool_calls: []`, even without a call (non-stream only)",
        seen_in="LM Studio 0.3.35 (lmstudio-bug-tracker#1318; opencode#4255 hangs)",
        findings={"chat.message.tool_calls_absent_when_empty"})
@@ -46,7 +48,7 @@ def tool_calls_empty_list(body: dict[str, Any]) -> dict[str, Any]:
     return {**body, "choices": [{**choice, "message": message}]}
 
 
-@fault("tool-id-empty", Stage.CHAT_TOOL_CALLS, api="chat",
+@fault("tool-id-empty", stages.TOOL_CALLS, api="chat",
        summary='tool calls carry `"id": ""`: first delta or message (stream and non-stream)',
        seen_in="LM Studio 0.3.21 beta 3 (lmstudio-bug-tracker#830; Crush, thane-ai-agent)",
        findings={"chat.stream.tool_call.starts_with_id_and_name", "chat.message.tool_call.id_nonempty",
@@ -55,7 +57,7 @@ def tool_id_empty(calls: list[Entry]) -> list[Entry]:
     return [{**call, "id": ""} for call in calls]
 
 
-@fault("finish-tool-calls-without-call", Stage.CHAT_PLAN, api="chat",
+@fault("finish-tool-calls-without-call", stages.PLAN, api="chat",
        summary='`finish_reason` is "tool_calls" on an answer without any call (stream and non-stream)',
        seen_in="LocalAI 3.5.0 (mudler/LocalAI#6218); mastra's agent loop spun on it (mastra PR#14187)",
        findings={"chat.finish_reason.tool_calls_only_with_calls"})
@@ -63,7 +65,7 @@ def finish_tool_calls_without_call(plan: Plan) -> Plan:
     return replace(plan, finish_reason="tool_calls") if plan.finish_reason == "stop" else plan
 
 
-@fault("finish-stop-at-max-tokens", Stage.CHAT_PLAN, api="chat",
+@fault("finish-stop-at-max-tokens", stages.PLAN, api="chat",
        summary='an answer cut at `max_tokens` says `finish_reason: "stop"`, not "length" (stream and non-stream)',
        seen_in="llama.cpp's server tests assert length (test_chat_completion.py); servers that hard-code stop",
        findings={"chat.finish_reason.length_at_max_tokens"})
@@ -71,7 +73,7 @@ def finish_stop_at_max_tokens(plan: Plan) -> Plan:
     return replace(plan, finish_reason="stop") if plan.finish_reason == "length" else plan
 
 
-@fault("parallel-calls-ignored", Stage.CHAT_REQUEST, api="chat",
+@fault("parallel-calls-ignored", stages.REQUEST, api="chat",
        summary="`parallel_tool_calls: false` is ignored: every tool the prompt asks for is called "
                "(stream and non-stream)",
        seen_in="llama.cpp's and vLLM's tests assert one call (test_tool_call.py, test_parallel_tool_calls.py)",
@@ -81,7 +83,7 @@ def parallel_calls_ignored(body: Any) -> Any:
         if isinstance(body, dict) else body
 
 
-@fault("tool-choice-null-rejected", Stage.CHAT_REQUEST, api="chat",
+@fault("tool-choice-null-rejected", stages.REQUEST, api="chat",
        summary="an explicit `tool_choice: null` is refused 400 as a wrong type, where it means the default",
        seen_in="vLLM before tests/entrypoints/openai/chat_completion/test_tool_choice_null.py",
        findings={"http.status.success_for_valid_request"})
@@ -92,7 +94,7 @@ def tool_choice_null_rejected(body: Any) -> Any:
     return body
 
 
-@fault("json-object-rejected", Stage.CHAT_REQUEST, api="chat",
+@fault("json-object-rejected", stages.REQUEST, api="chat",
        summary='`response_format: {"type": "json_object"}` is refused 400',
        seen_in="LM Studio 0.3.x to 0.4.x (lmstudio-bug-tracker#307, #189; LoadShine/tada#16, 2026-01)",
        findings={"chat.response_format.json_object_accepted"})
@@ -103,7 +105,7 @@ def json_object_rejected(body: Any) -> Any:
     return body
 
 
-@fault("reasoning-in-content", Stage.CHAT_PLAN, api="chat",
+@fault("reasoning-in-content", stages.PLAN, api="chat",
        summary="reasoning is sent inside `content` as `<think>…</think>`, not in a field of its own "
                "(stream and non-stream)",
        seen_in="LM Studio before 0.3.23 for gpt-oss (lmstudio-bug-tracker#894); servers without a reasoning parser",
@@ -114,7 +116,7 @@ def reasoning_in_content(plan: Plan) -> Plan:
     return replace(plan, text=f"<think>{plan.reasoning}</think>{plan.text}", reasoning=None)
 
 
-@fault("content-as-reasoning", Stage.CHAT_PLAN, api="chat",
+@fault("content-as-reasoning", stages.PLAN, api="chat",
        summary="the whole answer is sent as reasoning; no `content` ever comes (stream and non-stream)",
        seen_in="LM Studio 0.3.9 beta 3 with DeepSeek R1 (lmstudio-bug-tracker#378)",
        findings={"chat.reasoning.answer_not_swallowed", "client.void.no_error"})
@@ -124,7 +126,7 @@ def content_as_reasoning(plan: Plan) -> Plan:
     return replace(plan, text="", reasoning=f"{plan.reasoning} {plan.text}")
 
 
-@fault("role-repeated", Stage.CHAT_STREAM, api="chat",
+@fault("role-repeated", stages.STREAM, api="chat",
        summary='every delta repeats `"role": "assistant"` (stream only)',
        seen_in="LM Studio 0.3.9 beta 3 (lmstudio-bug-tracker#378)",
        findings={"chat.stream.role.once"})
@@ -136,7 +138,7 @@ def role_repeated(lines: list[Line]) -> list[Line]:
     return _each_chunk(lines, with_role)
 
 
-@fault("chunk-created-missing", Stage.CHAT_STREAM, api="chat",
+@fault("chunk-created-missing", stages.STREAM, api="chat",
        summary="stream chunks carry no `created` and no `model` (stream only)",
        seen_in="hand-written encoders; Zed's LM Studio client requires both (crates/lmstudio/src/lmstudio.rs)",
        findings={"chat.stream.chunk.required_fields", "schema.chat.chunk.should"})
@@ -144,7 +146,7 @@ def chunk_created_missing(lines: list[Line]) -> list[Line]:
     return _each_chunk(lines, lambda chunk: {k: v for k, v in chunk.items() if k not in ("created", "model")})
 
 
-@fault("usage-every-chunk", Stage.CHAT_STREAM, api="chat",
+@fault("usage-every-chunk", stages.STREAM, api="chat",
        summary="with `stream_options.include_usage`, every chunk carries `usage`, not only the last (stream only)",
        seen_in="vLLM 0.5.4 (vllm-project/vllm#7262)",
        findings={"chat.stream.usage.only_final"})
@@ -153,7 +155,7 @@ def usage_every_chunk(lines: list[Line]) -> list[Line]:
     return lines if usage is None else _each_chunk(lines, lambda chunk: {**chunk, "usage": usage})
 
 
-@fault("error-swallowed-mid-stream", Stage.CHAT_STREAM, api="chat",
+@fault("error-swallowed-mid-stream", stages.STREAM, api="chat",
        summary="after the second chunk the stream ends with `data: [DONE]`: no finish reason, no error event "
                "(stream only)",
        seen_in="any-llm gateway (mozilla-ai/any-llm PR#847); goose (aaif-goose/goose PR#8027)",
@@ -163,7 +165,7 @@ def error_swallowed(lines: list[Line]) -> list[Line]:
     return [*lines[:2], "[DONE]"]
 
 
-@fault("stream-error-bare-string", Stage.CHAT_STREAM, api="chat",
+@fault("stream-error-bare-string", stages.STREAM, api="chat",
        summary='after the second chunk the stream fails with `data: {"error": "<a bare string>"}`, then '
                "`data: [DONE]` (stream only)",
        seen_in="LM Studio before 0.3.18 (its changelog: stream errors in OpenAI's format since 0.3.18); "
@@ -175,7 +177,7 @@ def stream_error_bare_string(lines: list[Line]) -> list[Line]:
     return [*lines[:2], {"error": "The model has crashed without additional information. (Exit code: 6)"}, "[DONE]"]
 
 
-@fault("keepalive-after-event-id", Stage.CHAT_SSE, api="http",
+@fault("keepalive-after-event-id", stages.SSE, api="http",
        summary="events carry `id:` lines, and a `: ping` comment block follows the first chunk (stream only)",
        seen_in="theopenco/llmgateway PR#2334 (openai-python#2722 raises JSONDecodeError on it)",
        findings={"sse.framing.no_empty_event_after_id", SDK_RAISES})
@@ -188,7 +190,7 @@ async def keepalive_after_event_id(frames: Frames, stopping: threading.Event) ->
         yield f"id: {number}\n".encode() + frame
 
 
-@fault("tool-call-echoed-as-text", Stage.CHAT_PLAN, api="chat",
+@fault("tool-call-echoed-as-text", stages.PLAN, api="chat",
        summary="the tool call is also sent as `content` text, its JSON before the call (stream and non-stream)",
        seen_in="LocalAI v4.3.3 (mudler/LocalAI#10052); LM Studio 0.4.18 writes calls as text (#2115)",
        findings={"generation.tool_call.not_echoed_in_content"})
@@ -198,7 +200,7 @@ def tool_call_echoed(plan: Plan) -> Plan:
     return replace(plan, text=echoed) if echoed else plan
 
 
-@fault("context-overflow-500", Stage.CHAT_CONTEXT_OVERFLOW, api="http",
+@fault("context-overflow-500", stages.CONTEXT_OVERFLOW, api="http",
        summary="a prompt longer than the context is answered HTTP 500 text/plain, not 400",
        seen_in="servers that let the engine's overflow escape; llama.cpp answers 400 exceed_context_size_error",
        findings={"errors.status.not_server_error"})
@@ -206,9 +208,3 @@ def context_overflow_500(refusal: Response) -> Response:
     return PlainTextResponse("Internal Server Error", status_code=500)
 
 
-@fault("models-bare-list", Stage.MODELS_REPLY, api="models",
-       summary="`GET /v1/models` answers 200 with a bare JSON list of model entries, no `object`/`data` envelope",
-       seen_in="hand-written mock servers",
-       findings={"models.list.openai_shape", "http.status.success_for_valid_request", "schema.models.list.must"})
-def models_bare_list(reply: Response) -> Response:
-    return JSONResponse(json.loads(reply.body)["data"])

@@ -1,6 +1,6 @@
 """Faults of `POST /v1/responses` that LM Studio's users, other servers' users and the anchor suites (vLLM's
 Responses tests, the Open Responses compliance suite) reported. Four are flags asked about in
-lmconform.reference.responses_validation, where each adds one rule to LM Studio's order of Zod issues.
+lmconform.apis.responses.reference.validation, where each adds one rule to LM Studio's order of Zod issues.
 """
 
 from __future__ import annotations
@@ -10,7 +10,8 @@ from typing import Any
 
 from starlette.responses import JSONResponse, Response
 
-from lmconform.reference.faults.registry import Stage, fault, flag
+from lmconform.apis.responses.reference import stages
+from lmconform.reference.faults.registry import fault, flag
 
 Event = dict[str, Any]
 SDK_RESPONSES_RAISES = "client.openai_python.responses_stream"
@@ -40,7 +41,7 @@ STRUCTURED_OUTPUT_IGNORED = flag(
     findings={"generation.structured_output.text_is_json"})
 
 
-@fault("responses-tools-omitted", Stage.RESPONSES_OBJECT, api="responses",
+@fault("responses-tools-omitted", stages.OBJECT, api="responses",
        summary="a response to a request without tools has no `tools` key (stream and non-stream)",
        seen_in="LM Studio 0.3.29 (lmstudio-bug-tracker#1174; rig PR#1021)",
        findings={"responses.body.resource_fields_present", "schema.responses.event.info",
@@ -49,7 +50,7 @@ def responses_tools_omitted(response: dict[str, Any]) -> dict[str, Any]:
     return response if response.get("tools") else {k: v for k, v in response.items() if k != "tools"}
 
 
-@fault("annotations-missing", Stage.RESPONSES_OBJECT, api="responses",
+@fault("annotations-missing", stages.OBJECT, api="responses",
        summary="`output_text` parts have no `annotations` list (stream and non-stream)",
        seen_in="LM Studio 0.3.30 (lmstudio-bug-tracker#1089; ElizaOS, the Vercel AI SDK's schema)",
        findings={"responses.body.output_text_annotations", "schema.responses.event.should", "schema.responses.response.should"})
@@ -62,7 +63,7 @@ def annotations_missing(response: dict[str, Any]) -> dict[str, Any]:
     return {**response, "output": output}
 
 
-@fault("completed-when-truncated", Stage.RESPONSES_OBJECT, api="responses",
+@fault("completed-when-truncated", stages.OBJECT, api="responses",
        summary='a response cut at `max_output_tokens` says `status: "completed"` (stream and non-stream)',
        seen_in="vLLM's Responses tests assert incomplete (responses/test_simple.py::test_max_tokens)",
        findings={"responses.status.incomplete_at_max_output_tokens"})
@@ -70,7 +71,7 @@ def completed_when_truncated(response: dict[str, Any]) -> dict[str, Any]:
     return {**response, "status": "completed", "incomplete_details": None}
 
 
-@fault("responses-tool-choice-ignored", Stage.RESPONSES_REQUEST, api="responses",
+@fault("responses-tool-choice-ignored", stages.REQUEST, api="responses",
        summary='`tool_choice` is dropped: "required" answers without a call when the prompt asks for none',
        seen_in="servers that accept the field without honouring it (vLLM's harmony path refuses it instead)",
        findings={"responses.tool_choice.required_honoured_or_refused"})
@@ -78,7 +79,7 @@ def responses_tool_choice_ignored(body: Any) -> Any:
     return {k: v for k, v in body.items() if k != "tool_choice"} if isinstance(body, dict) else body
 
 
-@fault("content-part-added-missing", Stage.RESPONSES_EVENTS, api="responses",
+@fault("content-part-added-missing", stages.EVENTS, api="responses",
        summary="text deltas come without `response.content_part.added` before them (stream only)",
        seen_in="hand-written Responses encoders; vLLM's event-stack validator (responses/conftest.py) forbids it",
        findings={"responses.stream.parts_nested", SDK_RESPONSES_RAISES})
@@ -86,7 +87,7 @@ def content_part_added_missing(events: list[Event]) -> list[Event]:
     return [event for event in events if event["type"] != "response.content_part.added"]
 
 
-@fault("text-event-index-missing", Stage.RESPONSES_EVENTS, api="responses",
+@fault("text-event-index-missing", stages.EVENTS, api="responses",
        summary="text events (`output_text.*`, `content_part.*`) carry no `output_index` and no `content_index` "
                "(stream only)",
        seen_in="llama.cpp's llama-server b11669",
@@ -100,7 +101,7 @@ def text_event_index_missing(events: list[Event]) -> list[Event]:
             else event for event in events]
 
 
-@fault("delta-logprobs-missing", Stage.RESPONSES_EVENTS, api="responses",
+@fault("delta-logprobs-missing", stages.EVENTS, api="responses",
        summary="`response.output_text.delta` events carry no `logprobs` list (stream only)",
        seen_in="LiteLLM 2026-05 (BerriAI/litellm PR#28899); Open Responses requires the list",
        findings={"responses.stream.text_delta_logprobs", "schema.responses.event.info"})
@@ -109,7 +110,7 @@ def delta_logprobs_missing(events: list[Event]) -> list[Event]:
             else event for event in events]
 
 
-@fault("responses-error-string", Stage.RESPONSES_REFUSAL, api="responses",
+@fault("responses-error-string", stages.REFUSAL, api="responses",
        summary='a refused Responses request gets `{"error": "<message>"}`, a bare string, not an error object',
        seen_in="mlx-based servers (Blaizzy/nativ PR#195); LM Studio's chat endpoint answers so (#670)",
        findings={"errors.body.openai_error_object", "responses.chain.unknown_id_is_400_not_found",

@@ -8,7 +8,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from lmconform.reference.faults.registry import Stage, fault, flag
+from lmconform.apis.native_chat.reference import stages
+from lmconform.reference.faults.registry import fault, flag
 
 Event = dict[str, Any]
 Frame = tuple[str, Event]
@@ -21,7 +22,7 @@ CHAIN_IGNORED = flag(
     findings={"native_chat.chain.recall_answered"})
 
 
-@fault("native-previous-id-refused", Stage.NATIVE_REQUEST, api="native_chat",
+@fault("native-previous-id-refused", stages.REQUEST, api="native_chat",
        summary="every `previous_response_id` is answered as unknown (HTTP 400): stored chats cannot be continued",
        seen_in="servers that ignore `store`",
        findings={"native_chat.chain.turn_answered"})
@@ -31,7 +32,7 @@ def previous_id_refused(body: Any) -> Any:
     return body
 
 
-@fault("native-stats-missing", Stage.NATIVE_RESULT, api="native_chat",
+@fault("native-stats-missing", stages.RESULT, api="native_chat",
        summary="the result has no `stats` (stream and non-stream)",
        seen_in=SOURCE,
        findings={"native_chat.response.shape", "schema.native_chat.result.must", "schema.native_chat.event.must"})
@@ -39,7 +40,7 @@ def stats_missing(result: dict[str, Any]) -> dict[str, Any]:
     return {key: value for key, value in result.items() if key != "stats"}
 
 
-@fault("native-response-id-missing", Stage.NATIVE_RESULT, api="native_chat",
+@fault("native-response-id-missing", stages.RESULT, api="native_chat",
        summary="a stored chat's result has no `response_id` to continue from (stream and non-stream)",
        seen_in=SOURCE,
        findings={"native_chat.response.response_id_when_stored"})
@@ -47,7 +48,7 @@ def response_id_missing(result: dict[str, Any]) -> dict[str, Any]:
     return {key: value for key, value in result.items() if key != "response_id"}
 
 
-@fault("native-provider-info-missing", Stage.NATIVE_RESULT, api="native_chat",
+@fault("native-provider-info-missing", stages.RESULT, api="native_chat",
        summary="tool calls name no `provider_info`: neither the result's tool_call items nor the tool_call events "
                "(stream and non-stream)",
        seen_in=SOURCE,
@@ -58,7 +59,7 @@ def provider_info_missing(result: dict[str, Any]) -> dict[str, Any]:
     return {**result, "output": output}
 
 
-@fault("native-no-chat-end", Stage.NATIVE_EVENTS, api="native_chat",
+@fault("native-no-chat-end", stages.EVENTS, api="native_chat",
        summary="the stream ends without `chat.end` (stream only)",
        seen_in=SOURCE,
        findings={"native_chat.stream.lifecycle"})
@@ -66,7 +67,7 @@ def no_chat_end(events: list[Event]) -> list[Event]:
     return [event for event in events if event["type"] != "chat.end"]
 
 
-@fault("native-message-end-missing", Stage.NATIVE_EVENTS, api="native_chat",
+@fault("native-message-end-missing", stages.EVENTS, api="native_chat",
        summary="the message phase is never closed: no `message.end` (stream only)",
        seen_in=SOURCE,
        findings={"native_chat.stream.phases_bracketed"})
@@ -74,7 +75,7 @@ def message_end_missing(events: list[Event]) -> list[Event]:
     return [event for event in events if event["type"] != "message.end"]
 
 
-@fault("native-tool-arguments-string", Stage.NATIVE_EVENTS, api="native_chat",
+@fault("native-tool-arguments-string", stages.EVENTS, api="native_chat",
        summary="`tool_call.arguments` carries the arguments as a JSON string, not an object (stream only)",
        seen_in=SOURCE,
        findings={"native_chat.stream.tool_call_events", "schema.native_chat.event.must"})
@@ -83,7 +84,7 @@ def tool_arguments_string(events: list[Event]) -> list[Event]:
             else event for event in events]
 
 
-@fault("native-tool-success-missing", Stage.NATIVE_EVENTS, api="native_chat",
+@fault("native-tool-success-missing", stages.EVENTS, api="native_chat",
        summary="a tool call is never concluded: no `tool_call.success` (stream only)",
        seen_in=SOURCE,
        findings={"native_chat.stream.tool_call_events", "generation.order.follows_grammar"})
@@ -91,7 +92,7 @@ def tool_success_missing(events: list[Event]) -> list[Event]:
     return [event for event in events if event["type"] != "tool_call.success"]
 
 
-@fault("native-result-differs", Stage.NATIVE_EVENTS, api="native_chat",
+@fault("native-result-differs", stages.EVENTS, api="native_chat",
        summary="the message `chat.end` carries is not the one the deltas spelled out (stream only)",
        seen_in=SOURCE,
        findings={"native_chat.stream.result_matches_stream"})
@@ -106,7 +107,7 @@ def result_differs(events: list[Event]) -> list[Event]:
     return [edited(event) for event in events]
 
 
-@fault("native-instance-id-mismatch", Stage.NATIVE_EVENTS, api="native_chat",
+@fault("native-instance-id-mismatch", stages.EVENTS, api="native_chat",
        summary="`chat.start` names another `model_instance_id` than the result (stream only)",
        seen_in=SOURCE,
        findings={"native_chat.stream.instance_id_consistent"})
@@ -115,7 +116,7 @@ def instance_id_mismatch(events: list[Event]) -> list[Event]:
             for event in events]
 
 
-@fault("native-progress-out-of-range", Stage.NATIVE_EVENTS, api="native_chat",
+@fault("native-progress-out-of-range", stages.EVENTS, api="native_chat",
        summary="`prompt_processing.progress` counts in percent (50, 100), not from 0 to 1 (stream only)",
        seen_in=SOURCE,
        findings={"native_chat.stream.progress_in_range", "schema.native_chat.event.should"})
@@ -124,7 +125,7 @@ def progress_out_of_range(events: list[Event]) -> list[Event]:
             for event in events]
 
 
-@fault("native-event-name-mismatch", Stage.NATIVE_FRAMES, api="native_chat",
+@fault("native-event-name-mismatch", stages.FRAMES, api="native_chat",
        summary="the SSE `event:` line of every delta says `delta` instead of the data's `type` (stream only)",
        seen_in=SOURCE,
        findings={"native_chat.stream.event_field_matches_type"})

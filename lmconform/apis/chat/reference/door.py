@@ -2,7 +2,7 @@
 plan of lmconform.reference.model rendered as an SSE stream or a JSON body.
 
 `chat_completions` reads as the order in which an answer is made; each `apply` there is the one place where the
-faults of that stage (lmconform.reference.faults.chat) change it.
+faults of that stage (lmconform.apis.chat.reference.faults.defects) change it.
 """
 
 from __future__ import annotations
@@ -18,8 +18,10 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
-from lmconform.reference.faults import Stage, apply
-from lmconform.reference.faults.generated import UNKNOWN_ROLE_ACCEPTED, crash
+from lmconform.apis.chat import API
+from lmconform.apis.chat.reference import stages
+from lmconform.apis.chat.reference.faults.generated import UNKNOWN_ROLE_ACCEPTED, crash
+from lmconform.reference.faults.registry import apply
 from lmconform.reference.model import (
     CONTEXT_WORDS,
     Plan,
@@ -32,14 +34,12 @@ from lmconform.reference.model import (
     usage,
 )
 from lmconform.reference.streams import last_user_text, render_chat, requested_form, streamed, thought, untagged
+from lmconform.reference.wire import DEFAULT_MODEL, FRAGMENT_CHARS, SSE_HEADERS, reject_json_constant
 
-DEFAULT_MODEL = "lmconform-reference"
 ROLES = ("system", "user", "assistant", "tool", "developer")
 TOOL_CHOICES = ("none", "auto", "required")
 RESPONSE_FORMATS = ("text", "json_object", "json_schema")
 
-FRAGMENT_CHARS = 8  # characters of arguments per streamed delta
-SSE_HEADERS = {"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
 
 
 async def chat_completions(request: Request, faults: frozenset[str]) -> Response:
@@ -47,14 +47,14 @@ async def chat_completions(request: Request, faults: frozenset[str]) -> Response
         body = json.loads(await request.body(), parse_constant=reject_json_constant)
     except (ValueError, RecursionError):
         body = None
-    body = apply(Stage.CHAT_REQUEST, faults, body)
+    body = apply(stages.REQUEST, faults, body)
     error = validate(body, faults)
     if error is not None:
-        return apply(Stage.CHAT_REFUSAL, faults, JSONResponse({"error": error}, status_code=400))
+        return apply(stages.REFUSAL, faults, JSONResponse({"error": error}, status_code=400))
     if prompt_words(body["messages"]) > CONTEXT_WORDS:
         refusal = JSONResponse({"error": f"The prompt ({prompt_words(body['messages'])} tokens) does not fit the "
                                          f"context of {CONTEXT_WORDS} tokens"}, status_code=400)
-        return apply(Stage.CHAT_CONTEXT_OVERFLOW, faults, refusal)
+        return apply(stages.CONTEXT_OVERFLOW, faults, refusal)
     crashed = crash(body, faults)
     if crashed is not None:
         return crashed
@@ -64,29 +64,24 @@ async def chat_completions(request: Request, faults: frozenset[str]) -> Response
     except ValueError as error:
         return JSONResponse({"error": str(error)}, status_code=400)
     read = untagged(body) if form is not None else body  # what the model reads
-    plan = apply(Stage.CHAT_PLAN, faults, decide(read))
+    plan = apply(stages.PLAN, faults, decide(read))
     counts = usage(read, plan)
     model = body["model"] if isinstance(body.get("model"), str) and body["model"] else DEFAULT_MODEL
     envelope = _Envelope(request_seed(body), int(time.time()), model)
-    tool_calls = apply(Stage.CHAT_TOOL_CALLS, faults, [_tool_call(call) for call in plan.tool_calls])
+    tool_calls = apply(stages.TOOL_CALLS, faults, [_tool_call(call) for call in plan.tool_calls])
     if body.get("stream") is not True:
-        body = apply(Stage.CHAT_BODY, faults, _completion_body(plan, tool_calls, counts, envelope))
-        return JSONResponse(apply(Stage.CHAT_OBJECT, faults, body))
+        body = apply(stages.BODY, faults, _completion_body(plan, tool_calls, counts, envelope))
+        return JSONResponse(apply(stages.OBJECT, faults, body))
     per_call = [_call_deltas(position, call) for position, call in enumerate(tool_calls)]
-    per_call = apply(Stage.CHAT_TOOL_CALL_DELTAS, faults, per_call)
+    per_call = apply(stages.TOOL_CALL_DELTAS, faults, per_call)
     chunks = _stream_chunks(plan, per_call, counts if _usage_requested(body) else None, envelope)
     if form is not None:
         reasoning = thought(last_user_text(read["messages"]))
         return streamed(render_chat(chunks, reasoning, form), SSE_HEADERS, request.app.state)
-    chunks = [apply(Stage.CHAT_OBJECT, faults, chunk) for chunk in chunks]
-    lines = apply(Stage.CHAT_STREAM, faults, [*chunks, "[DONE]"])
-    frames = apply(Stage.CHAT_SSE, faults, _sent([_data(line) for line in lines]), request.app.state.stopping)
+    chunks = [apply(stages.OBJECT, faults, chunk) for chunk in chunks]
+    lines = apply(stages.STREAM, faults, [*chunks, "[DONE]"])
+    frames = apply(stages.SSE, faults, _sent([_data(line) for line in lines]), request.app.state.stopping)
     return StreamingResponse(frames, headers=SSE_HEADERS)
-
-
-def reject_json_constant(name: str) -> Any:
-    """NaN and Infinity are not JSON; LM Studio's JSON.parse refuses them, and so must the reference."""
-    raise ValueError(f"{name} is not JSON")
 
 
 def validate(body: Any, faults: frozenset[str] = frozenset()) -> str | None:
@@ -264,3 +259,6 @@ def _data(line: dict[str, Any] | str) -> bytes:
 async def _sent(frames: list[bytes]) -> AsyncIterator[bytes]:
     for frame in frames:
         yield frame
+
+
+ROUTES = {(API.method, API.path): chat_completions}

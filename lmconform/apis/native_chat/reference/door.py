@@ -2,7 +2,7 @@
 `streaming-events.md` in lmstudio-ai/docs): an `input` (a string, or text and image items), a `system_prompt`,
 `integrations` whose tools the server runs itself, `reasoning`, and stored chats continued by
 `previous_response_id`; answered with a result (`model_instance_id`, `output` items, `stats`, `response_id`) or
-its event stream (lmconform.reference.native_chat_render).
+its event stream (lmconform.apis.native_chat.reference.render).
 
 The reference server has one plugin of its own, `mcp/lmconform`, with a `get_time` tool that answers "12:00"; a
 request that names any other integration is refused, since the server connects to nothing. Everything else is
@@ -17,12 +17,14 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
-from lmconform.reference.chat import SSE_HEADERS, reject_json_constant
-from lmconform.reference.faults import Stage, apply
-from lmconform.reference.faults.native_chat import CHAIN_IGNORED
+from lmconform.apis.native_chat import API
+from lmconform.apis.native_chat.reference import stages
+from lmconform.apis.native_chat.reference.faults import CHAIN_IGNORED
+from lmconform.apis.native_chat.reference.render import frame, new_response_id, result_object, stream_events
+from lmconform.reference.faults.registry import apply
 from lmconform.reference.model import decide, recall, usage
-from lmconform.reference.native_chat_render import frame, new_response_id, result_object, stream_events
-from lmconform.reference.store import ResponseStore
+from lmconform.reference.store import ResponseStore, store_of
+from lmconform.reference.wire import SSE_HEADERS, reject_json_constant
 
 PLUGIN = "mcp/lmconform"
 PLUGIN_TOOLS = {
@@ -46,9 +48,9 @@ class Refused(Exception):
 
 
 async def native_chat(request: Request, faults: frozenset[str]) -> Response:
-    store: ResponseStore = request.app.state.native_store
+    store = store_of(request, API.name)
     try:
-        body = apply(Stage.NATIVE_REQUEST, faults, _json(await request.body()))
+        body = apply(stages.REQUEST, faults, _json(await request.body()))
         _validate(body)
         tools = _tools(body.get("integrations") or [])
         earlier = _history(store, body.get("previous_response_id"))
@@ -74,14 +76,14 @@ async def native_chat(request: Request, faults: frozenset[str]) -> Response:
     output.append({"type": "message", "content": plan.text})
     response_id = new_response_id() if body.get("store", True) else None
     counts = usage(chat_body, plan)
-    result = apply(Stage.NATIVE_RESULT, faults, result_object(body["model"], output, counts, response_id))
+    result = apply(stages.RESULT, faults, result_object(body["model"], output, counts, response_id))
     if response_id is not None:
         history = [*conversation, {"role": "assistant", "content": plan.text}]
         store.add(response_id, json.dumps(result).encode(), history, response_id)
     if body.get("stream") is not True:
         return JSONResponse(result)
-    events = apply(Stage.NATIVE_EVENTS, faults, stream_events(result))
-    frames = apply(Stage.NATIVE_FRAMES, faults, [(event["type"], event) for event in events])
+    events = apply(stages.EVENTS, faults, stream_events(result))
+    frames = apply(stages.FRAMES, faults, [(event["type"], event) for event in events])
     return StreamingResponse(iter([frame(name, data) for name, data in frames]), headers=SSE_HEADERS)
 
 
@@ -152,3 +154,6 @@ def _history(store: ResponseStore, previous_id: Any) -> list[dict[str, Any]]:
     if entry is None:
         raise Refused(f"Response with id '{previous_id}' not found", "previous_response_id", "response_not_found")
     return list(entry.history)
+
+
+ROUTES = {(API.method, API.path): native_chat}

@@ -10,7 +10,8 @@ from typing import Any
 
 from starlette.responses import JSONResponse, Response
 
-from lmconform.reference.faults.registry import Stage, fault, flag
+from lmconform.apis.messages.reference import stages
+from lmconform.reference.faults.registry import fault, flag
 
 SDK_RAISES = "client.anthropic_python.stream_helper"
 SDK_DIFFERS = "client.anthropic_python.matches_stream"
@@ -32,7 +33,7 @@ def _refusal_parts(refusal: Response) -> tuple[int, str]:
     return refusal.status_code, error.get("message", "") if isinstance(error, dict) else str(error)
 
 
-@fault("messages-max-tokens-defaulted", Stage.MESSAGES_REQUEST, api="messages",
+@fault("messages-max-tokens-defaulted", stages.REQUEST, api="messages",
        summary="a request without `max_tokens` is answered as if it had asked for 4096",
        seen_in="llama.cpp's llama-server",
        findings={"messages.request.max_tokens_required"})
@@ -40,7 +41,7 @@ def max_tokens_defaulted(body: Any) -> Any:
     return {**body, "max_tokens": 4096} if isinstance(body, dict) and "max_tokens" not in body else body
 
 
-@fault("messages-tool-choice-none-dropped", Stage.MESSAGES_REQUEST, api="messages",
+@fault("messages-tool-choice-none-dropped", stages.REQUEST, api="messages",
        summary='`tool_choice` `{"type": "none"}` is dropped, so tools may be called (stream and non-stream)',
        seen_in="llama.cpp's llama-server (server_chat_convert_anthropic_to_oai)",
        findings={"messages.tool_choice.none_calls_no_tool"})
@@ -51,7 +52,7 @@ def tool_choice_none_dropped(body: Any) -> Any:
     return body
 
 
-@fault("messages-any-read-as-auto", Stage.MESSAGES_REQUEST, api="messages",
+@fault("messages-any-read-as-auto", stages.REQUEST, api="messages",
        summary='`tool_choice` `{"type": "any"}` is read as `auto`: a prompt that names no tool gets text',
        seen_in="not seen yet: the slip of an adapter that maps Anthropic's choices onto `auto` and `none` only",
        findings={"messages.tool_choice.any_calls_a_tool"})
@@ -62,7 +63,7 @@ def any_read_as_auto(body: Any) -> Any:
     return body
 
 
-@fault("messages-named-tool-not-enforced", Stage.MESSAGES_REQUEST, api="messages",
+@fault("messages-named-tool-not-enforced", stages.REQUEST, api="messages",
        summary='`tool_choice` `{"type": "tool", "name"}` is read as `any`: some tool is called, not the named one',
        seen_in="llama.cpp's llama-server (both map to `required`)",
        findings={"messages.tool_choice.tool_calls_the_named_tool"})
@@ -74,7 +75,7 @@ def named_tool_not_enforced(body: Any) -> Any:
     return body
 
 
-@fault("messages-parallel-not-disabled", Stage.MESSAGES_REQUEST, api="messages",
+@fault("messages-parallel-not-disabled", stages.REQUEST, api="messages",
        summary="`disable_parallel_tool_use: true` is ignored: two tools asked for are both called",
        seen_in="LiteLLM 1.106.2's adapter and llama.cpp's llama-server",
        findings={"messages.tool_choice.parallel_disabled_one_call"})
@@ -86,7 +87,7 @@ def parallel_not_disabled(body: Any) -> Any:
     return body
 
 
-@fault("messages-error-openai-shape", Stage.MESSAGES_REFUSAL, api="messages",
+@fault("messages-error-openai-shape", stages.REFUSAL, api="messages",
        summary='refusals carry OpenAI\'s `{"error": {"message", "type", "code"}}`, not Anthropic\'s '
                '`{"type": "error", "error": {…}}`',
        seen_in="llama.cpp's llama-server",
@@ -96,7 +97,7 @@ def error_openai_shape(refusal: Response) -> Response:
     return JSONResponse({"error": {"code": status, "message": message, "type": "invalid_request_error"}}, status)
 
 
-@fault("messages-bad-request-500", Stage.MESSAGES_REFUSAL, api="messages",
+@fault("messages-bad-request-500", stages.REFUSAL, api="messages",
        summary="a request that deserves a 400 is answered HTTP 500 `api_error`",
        seen_in="llama.cpp's llama-server (a request without `messages`); LM Studio's engine errors "
                "(lmstudio-bug-tracker#2220)",
@@ -106,7 +107,7 @@ def bad_request_500(refusal: Response) -> Response:
     return JSONResponse({"type": "error", "error": {"type": "api_error", "message": message}}, 500)
 
 
-@fault("messages-end-turn-after-tool-use", Stage.MESSAGES_OBJECT, api="messages",
+@fault("messages-end-turn-after-tool-use", stages.OBJECT, api="messages",
        summary='`stop_reason` is "end_turn" after tool_use blocks (stream and non-stream)',
        seen_in="LiteLLM#34692 (Claude Code then drops the call)",
        findings={"messages.stop_reason.tool_use_iff_tool_block"},
@@ -115,7 +116,7 @@ def end_turn_after_tool_use(message: dict[str, Any]) -> dict[str, Any]:
     return {**message, "stop_reason": "end_turn"} if message.get("stop_reason") == "tool_use" else message
 
 
-@fault("messages-stop-reason-openai", Stage.MESSAGES_OBJECT, api="messages",
+@fault("messages-stop-reason-openai", stages.OBJECT, api="messages",
        summary='`stop_reason` speaks OpenAI\'s words: "stop", "tool_calls", "length" (stream and non-stream)',
        seen_in="hand-written Anthropic adapters over chat completions",
        findings={"messages.stop_reason.known_value", "messages.stop_reason.tool_use_iff_tool_block",
@@ -126,7 +127,7 @@ def stop_reason_openai(message: dict[str, Any]) -> dict[str, Any]:
     return {**message, "stop_reason": words.get(message.get("stop_reason"), message.get("stop_reason"))}
 
 
-@fault("messages-stop-sequence-as-end-turn", Stage.MESSAGES_OBJECT, api="messages",
+@fault("messages-stop-sequence-as-end-turn", stages.OBJECT, api="messages",
        summary='an answer a stop sequence ended says "end_turn", with the sequence in `stop_sequence` '
                "(stream and non-stream)",
        seen_in="llama.cpp's llama-server",
@@ -135,7 +136,7 @@ def stop_sequence_as_end_turn(message: dict[str, Any]) -> dict[str, Any]:
     return {**message, "stop_reason": "end_turn"} if message.get("stop_reason") == "stop_sequence" else message
 
 
-@fault("messages-usage-missing", Stage.MESSAGES_OBJECT, api="messages",
+@fault("messages-usage-missing", stages.OBJECT, api="messages",
        summary="no `usage`: neither in the message nor in `message_start` and `message_delta` (stream and "
                "non-stream)",
        seen_in="minimal Anthropic adapters",
@@ -144,7 +145,7 @@ def usage_missing(message: dict[str, Any]) -> dict[str, Any]:
     return {key: value for key, value in message.items() if key != "usage"}
 
 
-@fault("messages-stop-sequence-omitted", Stage.MESSAGES_OBJECT, api="messages",
+@fault("messages-stop-sequence-omitted", stages.OBJECT, api="messages",
        summary="a null `stop_sequence` is left out: of the message, of message_start and of message_delta (stream and "
                "non-stream)",
        seen_in="Anthropic adapters written in Go, whose `stop_sequence` is `omitempty`",
@@ -155,7 +156,7 @@ def stop_sequence_omitted(message: dict[str, Any]) -> dict[str, Any]:
     return {key: value for key, value in message.items() if key != "stop_sequence"}
 
 
-@fault("messages-type-missing", Stage.MESSAGES_OBJECT, api="messages",
+@fault("messages-type-missing", stages.OBJECT, api="messages",
        summary='the message has no `"type": "message"` (stream and non-stream)',
        seen_in="adapters that copy an OpenAI body's fields",
        findings={"messages.message.type_and_role", "schema.messages.message.should", "schema.messages.event.should"})
@@ -163,7 +164,7 @@ def type_missing(message: dict[str, Any]) -> dict[str, Any]:
     return {key: value for key, value in message.items() if key != "type"}
 
 
-@fault("messages-tool-use-incomplete", Stage.MESSAGES_OBJECT, api="messages",
+@fault("messages-tool-use-incomplete", stages.OBJECT, api="messages",
        summary="tool_use blocks have no `id` (stream and non-stream)",
        seen_in="servers that map tool calls to blocks by hand",
        findings={"messages.tool_use.block_complete", "schema.messages.message.must", "schema.messages.event.must"})
@@ -173,7 +174,7 @@ def tool_use_incomplete(message: dict[str, Any]) -> dict[str, Any]:
     return {**message, "content": content}
 
 
-@fault("messages-thinking-signature-missing", Stage.MESSAGES_OBJECT, api="messages",
+@fault("messages-thinking-signature-missing", stages.OBJECT, api="messages",
        summary="thinking blocks carry no `signature`, and their stream no `signature_delta`",
        seen_in="llama.cpp's llama-server before PR #18551",
        findings={"messages.thinking.signature_present"})
@@ -183,7 +184,7 @@ def thinking_signature_missing(message: dict[str, Any]) -> dict[str, Any]:
     return {**message, "content": content}
 
 
-@fault("messages-content-as-string", Stage.MESSAGES_BODY, api="messages",
+@fault("messages-content-as-string", stages.BODY, api="messages",
        summary="a text-only message's `content` is its text as one string, not a list of blocks (non-stream only)",
        seen_in="adapters that copy an OpenAI message's content",
        findings={"messages.message.content_blocks", "generation.answer.not_empty", "schema.messages.message.must"})
@@ -194,7 +195,7 @@ def content_as_string(message: dict[str, Any]) -> dict[str, Any]:
     return message
 
 
-@fault("messages-no-message-start", Stage.MESSAGES_EVENTS, api="messages",
+@fault("messages-no-message-start", stages.EVENTS, api="messages",
        summary="the stream has no `message_start` (stream only)",
        seen_in="hand-written Anthropic encoders",
        findings={"messages.stream.lifecycle", SDK_RAISES})
@@ -202,7 +203,7 @@ def no_message_start(events: list[Event]) -> list[Event]:
     return [event for event in events if event["type"] != "message_start"]
 
 
-@fault("messages-no-message-stop", Stage.MESSAGES_EVENTS, api="messages",
+@fault("messages-no-message-stop", stages.EVENTS, api="messages",
        summary="the stream ends without `message_stop` (stream only)",
        seen_in="servers that end the stream at message_delta",
        findings={"messages.stream.lifecycle"})
@@ -210,7 +211,7 @@ def no_message_stop(events: list[Event]) -> list[Event]:
     return [event for event in events if event["type"] != "message_stop"]
 
 
-@fault("messages-start-with-content", Stage.MESSAGES_EVENTS, api="messages",
+@fault("messages-start-with-content", stages.EVENTS, api="messages",
        summary="`message_start` already lists the first block, which `content_block_start` then opens again "
                "(stream only)",
        seen_in="encoders that send the message snapshot they have so far",
@@ -221,7 +222,7 @@ def start_with_content(events: list[Event]) -> list[Event]:
             if event["type"] == "message_start" and first is not None else event for event in events]
 
 
-@fault("messages-block-index-from-one", Stage.MESSAGES_EVENTS, api="messages",
+@fault("messages-block-index-from-one", stages.EVENTS, api="messages",
        summary="content blocks are numbered from 1 (stream only)",
        seen_in="LiteLLM's Responses adapter (an index of -1 before any start); servers that count from 1",
        findings={"messages.stream.block_indexes", SDK_RAISES})
@@ -229,7 +230,7 @@ def block_index_from_one(events: list[Event]) -> list[Event]:
     return [{**event, "index": event["index"] + 1} if "index" in event else event for event in events]
 
 
-@fault("messages-block-not-stopped", Stage.MESSAGES_EVENTS, api="messages",
+@fault("messages-block-not-stopped", stages.EVENTS, api="messages",
        summary="the last content block gets no `content_block_stop` (stream only)",
        seen_in="encoders that close only the blocks they finish early",
        findings={"messages.stream.blocks_closed"})
@@ -239,7 +240,7 @@ def block_not_stopped(events: list[Event]) -> list[Event]:
     return [event for position, event in enumerate(events) if position != last]
 
 
-@fault("messages-blocks-overlap", Stage.MESSAGES_EVENTS, api="messages",
+@fault("messages-blocks-overlap", stages.EVENTS, api="messages",
        summary="every `content_block_stop` is sent at the end, after all the blocks' deltas (stream only)",
        seen_in="llama.cpp's llama-server (its final result carries every stop)",
        findings={"messages.stream.one_block_at_a_time", "generation.order.follows_grammar"})
@@ -250,7 +251,7 @@ def blocks_overlap(events: list[Event]) -> list[Event]:
     return [*kept[:closing], *stops, *kept[closing:]]
 
 
-@fault("messages-delta-type-mismatch", Stage.MESSAGES_EVENTS, api="messages",
+@fault("messages-delta-type-mismatch", stages.EVENTS, api="messages",
        summary="a text block's deltas come as `thinking_delta` (stream only)",
        seen_in="LiteLLM#32357 (the anthropic SDK drops them: empty content)",
        findings={"messages.stream.delta_fits_block", SDK_DIFFERS})
@@ -264,7 +265,7 @@ def delta_type_mismatch(events: list[Event]) -> list[Event]:
     return [changed(event) for event in events]
 
 
-@fault("messages-partial-json-cumulative", Stage.MESSAGES_EVENTS, api="messages",
+@fault("messages-partial-json-cumulative", stages.EVENTS, api="messages",
        summary="each `input_json_delta` re-sends all of the tool input so far (stream only)",
        seen_in="LiteLLM passing cumulative upstream fragments through",
        findings={"generation.tool_call.arguments_not_cumulative", "generation.tool_call.arguments_json_object",
@@ -282,7 +283,7 @@ def partial_json_cumulative(events: list[Event]) -> list[Event]:
     return [changed(event) for event in events]
 
 
-@fault("messages-tool-start-without-input", Stage.MESSAGES_EVENTS, api="messages",
+@fault("messages-tool-start-without-input", stages.EVENTS, api="messages",
        summary="a tool_use block's `content_block_start` has no `input` key (stream only)",
        seen_in="llama.cpp's llama-server",
        findings={"messages.stream.tool_use_opens_with_input", "schema.messages.event.should"})
@@ -296,7 +297,7 @@ def tool_start_without_input(events: list[Event]) -> list[Event]:
     return [changed(event) for event in events]
 
 
-@fault("messages-error-event-mid-stream", Stage.MESSAGES_EVENTS, api="messages",
+@fault("messages-error-event-mid-stream", stages.EVENTS, api="messages",
        summary="an `overloaded_error` event after the last delta, and the stream goes on to message_stop "
                "(stream only)",
        seen_in="proxies that report an upstream hiccup and carry on",
@@ -307,7 +308,7 @@ def error_event_mid_stream(events: list[Event]) -> list[Event]:
     return [*events[:last + 1], error, *events[last + 1:]]
 
 
-@fault("messages-event-name-missing", Stage.MESSAGES_FRAMES, api="messages",
+@fault("messages-event-name-missing", stages.FRAMES, api="messages",
        summary="events have a `data:` line but no `event:` line (stream only)",
        seen_in="OpenAI-style SSE encoders reused for Anthropic streams",
        findings={"messages.stream.event_field_matches_type", SDK_RAISES})

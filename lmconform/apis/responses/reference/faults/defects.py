@@ -1,9 +1,9 @@
 """The faults of `POST /v1/responses`: its validation, its stored conversations and its event stream.
 
 Six of them are flags rather than functions, because they change what the server does, not what it renders:
-the four about chains decide which stored conversation a turn continues (lmconform.reference.responses), and the
+the four about chains decide which stored conversation a turn continues (lmconform.apis.responses.reference.door), and the
 two about validation add a rule at one point of Zod's order of issues, which decides the error a request gets
-when it has several (lmconform.reference.responses_validation).
+when it has several (lmconform.apis.responses.reference.validation).
 """
 
 from __future__ import annotations
@@ -11,7 +11,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from lmconform.reference.faults.registry import Stage, fault, flag
+from lmconform.apis.responses.reference import stages
+from lmconform.reference.faults.registry import fault, flag
 from lmconform.reference.model import arguments_json
 
 SDK_RESPONSES_RAISES = "client.openai_python.responses_stream"
@@ -33,7 +34,7 @@ def _item_with_extra_key(item: dict[str, Any]) -> dict[str, Any]:
     return {**item, "arguments": _with_extra_key(item["arguments"])} if item["type"] == "function_call" else item
 
 
-@fault("nested-tools-accepted", Stage.RESPONSES_REQUEST, api="responses",
+@fault("nested-tools-accepted", stages.REQUEST, api="responses",
        summary="Responses tools in the chat form `{type, function: {...}}` are accepted without error, then "
                "dropped: neither the model nor the echoed `tools` has them",
        seen_in="servers that ignore the tool keys they do not know",
@@ -74,7 +75,7 @@ UNKNOWN_PREVIOUS_404 = flag(
     findings={"responses.chain.unknown_id_is_400_not_found"})
 
 
-@fault("previous-id-echo-wrong", Stage.RESPONSES_OBJECT, api="responses",
+@fault("previous-id-echo-wrong", stages.OBJECT, api="responses",
        summary="the response's `previous_response_id` is null even when one was given; the chain still works "
                "(stream and non-stream)",
        seen_in="servers that do not echo the field",
@@ -97,7 +98,7 @@ FUNCTION_CALL_OUTPUT_REJECTED = flag(
     findings={"responses.chain.function_call_output_round_trip"})
 
 
-@fault("call-id-missing", Stage.RESPONSES_OBJECT, api="responses",
+@fault("call-id-missing", stages.OBJECT, api="responses",
        summary="`function_call` output items have no `call_id` (stream and non-stream)",
        seen_in="servers that map chat tool calls to Responses items by hand",
        findings={"schema.responses.response.must", "schema.responses.event.must",
@@ -108,7 +109,7 @@ def call_id_missing(response: dict[str, Any]) -> dict[str, Any]:
 
 
 # The delta sent before its item is lost to every reader that needs the item first, the normaliser included.
-@fault("events-out-of-order", Stage.RESPONSES_EVENTS, api="responses",
+@fault("events-out-of-order", stages.EVENTS, api="responses",
        summary="the first delta of the first output item comes before its `response.output_item.added` "
                "(stream only)",
        seen_in="hand-written Responses encoders",
@@ -121,7 +122,7 @@ def events_out_of_order(events: list[Event]) -> list[Event]:
     return moved
 
 
-@fault("no-response-completed", Stage.RESPONSES_EVENTS, api="responses",
+@fault("no-response-completed", stages.EVENTS, api="responses",
        summary="the stream ends without `response.completed` (stream only)",
        seen_in="servers that end the stream at the last item",
        findings={"responses.stream.lifecycle", "responses.tools.flattened_accepted", SDK_RESPONSES_RAISES},
@@ -130,7 +131,7 @@ def no_response_completed(events: list[Event]) -> list[Event]:
     return [event for event in events if event["type"] != "response.completed"]
 
 
-@fault("arguments-done-mismatch", Stage.RESPONSES_EVENTS, api="responses",
+@fault("arguments-done-mismatch", stages.EVENTS, api="responses",
        summary="`response.function_call_arguments.done` and the finished item carry one more key than the "
                "concatenated deltas (stream only)",
        seen_in="servers that re-serialise the parsed arguments at the end",
@@ -149,7 +150,7 @@ def arguments_done_mismatch(events: list[Event]) -> list[Event]:
     return [finished(event) for event in events]
 
 
-@fault("arguments-done-missing", Stage.RESPONSES_EVENTS, api="responses",
+@fault("arguments-done-missing", stages.EVENTS, api="responses",
        summary="function calls stream their argument deltas but no `response.function_call_arguments.done` "
                "(stream only)",
        seen_in="llama.cpp's llama-server",
@@ -158,7 +159,7 @@ def arguments_done_missing(events: list[Event]) -> list[Event]:
     return [event for event in events if event["type"] != "response.function_call_arguments.done"]
 
 
-@fault("duplicate-output-index", Stage.RESPONSES_EVENTS, api="responses",
+@fault("duplicate-output-index", stages.EVENTS, api="responses",
        summary="the second output item reuses `output_index` 0; with a single item nothing changes (stream only)",
        seen_in="servers that number content, not items (openai-python rejects it)",
        findings={"responses.stream.indexes_consistent", "responses.stream.items_opened_before_parts",
@@ -167,7 +168,7 @@ def duplicate_output_index(events: list[Event]) -> list[Event]:
     return [{**event, "output_index": 0} if event.get("output_index") == 1 else event for event in events]
 
 
-@fault("sequence-not-increasing", Stage.RESPONSES_FRAMES, api="responses",
+@fault("sequence-not-increasing", stages.FRAMES, api="responses",
        summary="the third event repeats the `sequence_number` of the second (stream only)",
        seen_in="servers that number events per item",
        findings={"responses.stream.sequence_increasing"})
@@ -176,7 +177,7 @@ def sequence_not_increasing(frames: list[Frame]) -> list[Frame]:
     return [*frames[:2], (name, {**third, "sequence_number": second["sequence_number"]}), *frames[3:]]
 
 
-@fault("sequence-number-missing", Stage.RESPONSES_FRAMES, api="responses",
+@fault("sequence-number-missing", stages.FRAMES, api="responses",
        summary="events carry no `sequence_number` (stream only)",
        seen_in="llama.cpp's server",
        findings={"schema.responses.event.should", "responses.stream.sequence_present"})
@@ -184,7 +185,7 @@ def sequence_number_missing(frames: list[Frame]) -> list[Frame]:
     return [(name, {key: value for key, value in data.items() if key != "sequence_number"}) for name, data in frames]
 
 
-@fault("event-field-mismatch", Stage.RESPONSES_FRAMES, api="responses",
+@fault("event-field-mismatch", stages.FRAMES, api="responses",
        summary="the SSE `event:` line of every delta event says `message` instead of the data's `type` "
                "(stream only)",
        seen_in="generic SSE encoders with a fixed event name",

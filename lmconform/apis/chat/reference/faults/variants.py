@@ -11,13 +11,14 @@ from typing import Any
 
 from starlette.responses import JSONResponse, Response
 
-from lmconform.reference.faults.chat import Entry, Frames, Line, _each_chunk, _with_arguments
-from lmconform.reference.faults.registry import Stage, variant
+from lmconform.apis.chat.reference import stages
+from lmconform.apis.chat.reference.faults.defects import Entry, Frames, Line, _each_chunk, _with_arguments
+from lmconform.reference.faults.registry import variant
 
 Event = dict[str, Any]
 
 
-@variant("llama-server-tool-deltas", Stage.CHAT_TOOL_CALL_DELTAS, api="chat",
+@variant("llama-server-tool-deltas", stages.TOOL_CALL_DELTAS, api="chat",
          summary="a tool call's first delta carries its name and the first arguments bytes (`{`) together "
                  "(stream only)",
          seen_in="llama.cpp's llama-server b8988 (ggml-org/llama.cpp#22722); Ollama (huggingface.js PR#1512)")
@@ -31,14 +32,14 @@ def name_and_brace_together(calls: list[list[Entry]]) -> list[list[Entry]]:
     return [merged(opening, rest) for opening, *rest in calls]
 
 
-@variant("type-repeated-continuation", Stage.CHAT_TOOL_CALL_DELTAS, api="chat",
+@variant("type-repeated-continuation", stages.TOOL_CALL_DELTAS, api="chat",
          summary='continuation tool-call deltas repeat `"type": "function"` (stream only)',
          seen_in="LM Studio 0.3.16 (lmstudio-bug-tracker#649 log); the openai SDK accepts \"function\"")
 def type_repeated(calls: list[list[Entry]]) -> list[list[Entry]]:
     return [[opening, *({**entry, "type": "function"} for entry in rest)] for opening, *rest in calls]
 
 
-@variant("whole-call-one-chunk", Stage.CHAT_TOOL_CALL_DELTAS, api="chat",
+@variant("whole-call-one-chunk", stages.TOOL_CALL_DELTAS, api="chat",
          summary="each tool call comes whole in one delta: id, name and all its arguments (stream only)",
          seen_in="Ollama (ollama#11633); LM Studio 0.4.12 build 1 for some models (lmstudio-bug-tracker#1868)",
          findings={"chat.stream.tool_call.arguments_incremental"})
@@ -50,14 +51,14 @@ def whole_call_one_chunk(calls: list[list[Entry]]) -> list[list[Entry]]:
     return [whole(opening, rest) for opening, *rest in calls]
 
 
-@variant("vllm-tool-ids", Stage.CHAT_TOOL_CALLS, api="chat",
+@variant("vllm-tool-ids", stages.TOOL_CALLS, api="chat",
          summary="tool-call ids in vLLM's `chatcmpl-tool-<hex>` form (stream and non-stream)",
          seen_in="vLLM (tests/tool_use/test_tool_calls.py); ids are opaque to clients")
 def vllm_tool_ids(calls: list[Entry]) -> list[Entry]:
     return [{**call, "id": f"chatcmpl-tool-{str(call.get('id', '')).rjust(32, '0')}"} for call in calls]
 
 
-@variant("usage-timings", Stage.CHAT_STREAM, api="chat",
+@variant("usage-timings", stages.STREAM, api="chat",
          summary="the usage chunk also carries llama.cpp's `timings` object (stream only)",
          seen_in="llama.cpp's llama-server (test_chat_completion.py::test_chat_completion_with_timings_per_token)")
 def usage_timings(lines: list[Line]) -> list[Line]:
@@ -65,7 +66,7 @@ def usage_timings(lines: list[Line]) -> list[Line]:
     return _each_chunk(lines, lambda chunk: {**chunk, "timings": timings} if "usage" in chunk else chunk)
 
 
-@variant("usage-chunk-with-choice", Stage.CHAT_STREAM, api="chat",
+@variant("usage-chunk-with-choice", stages.STREAM, api="chat",
          summary="the usage chunk carries `choices: [{index: 0, delta: {}}]` instead of `[]` (stream only)",
          seen_in="LiteLLM proxy (BerriAI/litellm#28735); mlx-dspark#37", findings={"schema.chat.chunk.info"})
 def usage_chunk_with_choice(lines: list[Line]) -> list[Line]:
@@ -73,7 +74,7 @@ def usage_chunk_with_choice(lines: list[Line]) -> list[Line]:
                        if "usage" in chunk and not chunk["choices"] else chunk)
 
 
-@variant("reasoning-content-field", Stage.CHAT_STREAM, api="chat",
+@variant("reasoning-content-field", stages.STREAM, api="chat",
          summary="reasoning deltas are named `reasoning_content`, not `reasoning` (stream only)",
          seen_in="DeepSeek's API, llama.cpp's llama-server, LM Studio's R1 opt-in (0.3.9 changelog)")
 def reasoning_content_field(lines: list[Line]) -> list[Line]:
@@ -85,7 +86,7 @@ def reasoning_content_field(lines: list[Line]) -> list[Line]:
     return _each_chunk(lines, renamed)
 
 
-@variant("role-with-content", Stage.CHAT_STREAM, api="chat",
+@variant("role-with-content", stages.STREAM, api="chat",
          summary="the first delta carries the role and the first words together (stream only)",
          seen_in="LM Studio (lmstudio-bug-tracker#676 sample)")
 def role_with_content(lines: list[Line]) -> list[Line]:
@@ -96,7 +97,7 @@ def role_with_content(lines: list[Line]) -> list[Line]:
     return [{**first, "choices": [{**first["choices"][0], "delta": delta}]}, *rest]
 
 
-@variant("keepalive-comments", Stage.CHAT_SSE, api="http",
+@variant("keepalive-comments", stages.SSE, api="http",
          summary="SSE comment lines (`:` alone, `: ping - <time>`) between the events, without `id:` fields "
                  "(stream only)",
          seen_in="llama.cpp's llama-server (idle ping); OpenRouter (`: OPENROUTER PROCESSING`)")
@@ -105,7 +106,7 @@ async def keepalive_comments(frames: Frames, stopping: threading.Event) -> Frame
         yield b":\n\n: ping - 2026-01-01 00:00:00.000000+00:00\n\n" + frame
 
 
-@variant("extra-body-keys", Stage.CHAT_BODY, api="chat",
+@variant("extra-body-keys", stages.BODY, api="chat",
          summary="the body carries keys OpenAI does not send (`stats`, `timings`) and a build string as "
                  "`system_fingerprint` (non-stream only)",
          seen_in="LM Studio 0.3.10 (`stats`); llama.cpp's llama-server (`timings`, `b6497-cd08fc3e`)")
@@ -114,7 +115,7 @@ def extra_body_keys(body: dict[str, Any]) -> dict[str, Any]:
             "timings": {"predicted_n": 1}}
 
 
-@variant("content-empty-with-tool-calls", Stage.CHAT_BODY, api="chat",
+@variant("content-empty-with-tool-calls", stages.BODY, api="chat",
          summary='a message with tool calls says `"content": ""`, not null (non-stream only)',
          seen_in="LM Studio with Qwen models (rockbite/localforge#32; lmstudio-bug-tracker#830)")
 def content_empty_with_tool_calls(body: dict[str, Any]) -> dict[str, Any]:
@@ -124,7 +125,7 @@ def content_empty_with_tool_calls(body: dict[str, Any]) -> dict[str, Any]:
     return {**body, "choices": [{**choice, "message": {**choice["message"], "content": ""}}]}
 
 
-@variant("error-object-integer-code", Stage.CHAT_REFUSAL, api="chat",
+@variant("error-object-integer-code", stages.REFUSAL, api="chat",
          summary='chat refusals as an error object whose `code` is the integer status: `{"error": {"message", '
                  '"type", "code": 400}}`',
          seen_in="llama.cpp's llama-server; vLLM (responses/test_errors.py)", findings={"schema.errors.body.info"})
@@ -134,28 +135,3 @@ def error_object_integer_code(refusal: Response) -> Response:
     return JSONResponse({"error": error}, status_code=refusal.status_code)
 
 
-@variant("models-extra-keys", Stage.MODELS_REPLY, api="models",
-         summary="model entries carry extra keys (`aliases`, `tags`, `status`), and an embedding model is listed "
-                 "second",
-         seen_in="llama.cpp's llama-server (test_basic.py); LM Studio lists embedding models (#763)")
-def models_extra_keys(reply: Response) -> Response:
-    body = json.loads(reply.body)
-    first = {**body["data"][0], "aliases": [], "tags": [], "status": {"value": "loaded"}}
-    embedding = {"id": "text-embedding-nomic-embed-text-v1.5", "object": "model", "owned_by": "organization_owner"}
-    return JSONResponse({**body, "data": [first, embedding]})
-
-
-@variant("responses-telemetry", Stage.RESPONSES_EVENTS, api="responses",
-         summary="Responses events carry llama.cpp's extra top-level `timings` and `prompt_progress` keys "
-                 "(stream only)",
-         seen_in="llama.cpp's llama-server (test_compat_oai_responses.py telemetry test)")
-def responses_telemetry(events: list[Event]) -> list[Event]:
-    return [{**event, "timings": {"predicted_n": 1}, "prompt_progress": {"total": 5, "processed": 5}}
-            for event in events]
-
-
-@variant("done-after-completed", Stage.RESPONSES_SSE, api="responses",
-         summary="a Responses stream ends with `data: [DONE]` after its terminal event (stream only)",
-         seen_in="LiteLLM proxy 1.106.2 (fixtures/targets/litellm-reference.toml); Open Responses skips it")
-def done_after_completed(frames: list[bytes]) -> list[bytes]:
-    return [*frames, b"data: [DONE]\n\n"]
