@@ -27,6 +27,8 @@ class Api:
     enumerations: frozenset[str] = frozenset({"object", "type"})
     model_field: str = "model"  # the request field the target's model fills in
     tools_at: tuple[str, ...] = ("tools",)  # where a request lists its tools
+    format_at: tuple[str, ...] = ()  # where a request names its output's format (the `type` inside it), if it can
+    ends_with_done: bool = False  # its event streams end with `data: [DONE]`, as OpenAI's chat completions do
     # The schema of each kind of payload (lmconform.schemas.KINDS: "request", "body", "event", "error"), as a path
     # relative to the API's `schemas/` folder, as a `$ref` in it would say it: what the schema checks validate with.
     schemas: dict[str, str] = field(default_factory=dict, hash=False)

@@ -4,12 +4,8 @@ to an upstream), and the views derived from them. Everything here was sent befor
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import cached_property
 from typing import Any
 
-from lmconform.apis.chat.normalize import ChatStream, normalize_chat_stream
-from lmconform.apis.messages.normalize import MessagesStream, message_object, normalize_messages_stream
-from lmconform.apis.responses.normalize import ResponsesStream, normalize_responses_stream, response_object
 from lmconform.cases import FIRST, Case, Turn
 from lmconform.normalize.events import Generation, ToolCall
 from lmconform.normalize.reading import reading
@@ -68,28 +64,11 @@ class Observed:
         """The case's request and every turn that was sent, in the order they were played."""
         return [self.exchange, *(played.exchange for played in self.turns.values() if played.exchange is not None)]
 
-    def require_stream(self) -> ChatStream:
+    def require_event_stream(self) -> None:
+        """A check of streams has nothing to judge in a refusal or in an answer that is not an event stream."""
         self.require_success()
         if not self.exchange.is_event_stream:
             raise NotApplicable(f"the answer is {self.exchange.content_type or 'untyped'}, not an event stream")
-        return self.chat_stream
-
-    def require_responses_stream(self) -> ResponsesStream:
-        self.require_success()
-        if not self.exchange.is_event_stream:
-            raise NotApplicable(f"the answer is {self.exchange.content_type or 'untyped'}, not an event stream")
-        return self.responses_stream
-
-    def require_messages_stream(self) -> MessagesStream:
-        self.require_success()
-        if not self.exchange.is_event_stream:
-            raise NotApplicable(f"the answer is {self.exchange.content_type or 'untyped'}, not an event stream")
-        return self.exchange.view(normalize_messages_stream)
-
-    @cached_property
-    def message(self) -> dict:
-        """For /v1/messages: the message a client ends up with, from the body or the stream accumulated."""
-        return message_object(self.exchange)
 
     def require_documented(self, feature: str) -> None:
         """A target held to a server version that documents it lacks `feature` (--profile lmstudio@0.3.14 and
@@ -106,14 +85,6 @@ class Observed:
         return calls
 
     @property
-    def chat_stream(self) -> ChatStream:
-        return self.exchange.view(normalize_chat_stream)
-
-    @property
-    def responses_stream(self) -> ResponsesStream:
-        return self.exchange.view(normalize_responses_stream)
-
-    @property
     def generation(self) -> Generation:
         """The answer in the generation vocabulary, from whichever form actually arrived."""
         return generation_of(self.case.api, self.exchange)
@@ -128,11 +99,6 @@ class Observed:
         if self.upstream_exchange is None:
             raise NotApplicable("no --upstream to compare with")
         return self.upstream_exchange
-
-    @cached_property
-    def response_object(self) -> dict:
-        """For /v1/responses: the final response object, from the body or the stream's terminal event."""
-        return response_object(self.exchange)
 
     def answer_to(self, name: str) -> HttpExchange:
         """The exchange of the case's request (FIRST) or of one of its turns; a turn that could not be sent has

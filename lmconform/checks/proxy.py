@@ -11,11 +11,10 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-from lmconform.apis.responses.normalize import read_events
 from lmconform.checks.observed import Observed, generation_of
 from lmconform.checks.refs import OPENAI_CHAT_STREAMING, OPENAI_ERRORS, OPENAI_RESPONSES_STREAMING
 from lmconform.checks.registry import check
-from lmconform.checks.scope import generates, over_http, responses_streamed, streamed
+from lmconform.checks.scope import generates, over_http, streamed
 from lmconform.normalize.events import Generation
 from lmconform.vocabulary import Failure, Level, NotApplicable, Requirement
 from lmconform.wire.http import HttpExchange
@@ -69,7 +68,7 @@ def _framing(exchange: HttpExchange) -> dict[str, Any]:
     }
 
 
-def _require_both_streams(observed: Observed) -> None:
+def require_both_streams(observed: Observed) -> None:
     """Streams are compared only when the proxy and its upstream both answered one."""
     if not (observed.succeeded and observed.upstream.status == 200):
         raise NotApplicable("one side did not answer 200")
@@ -80,31 +79,11 @@ def _require_both_streams(observed: Observed) -> None:
 def framing_preserved(observed: Observed) -> Iterator[Failure]:
     # INFO: re-framing is allowed (LiteLLM drops event: lines and appends [DONE] on /v1/responses), but clients that
     # dispatch on event: or wait for [DONE] notice, so the difference is reported.
-    _require_both_streams(observed)
+    require_both_streams(observed)
     seen, sent = _framing(observed.exchange), _framing(observed.upstream)
     for key in sent:
         if seen[key] != sent[key]:
             yield Failure(f"{key}: {sent[key]} (upstream)", f"{key}: {seen[key]}", observed.exchange.body_excerpt(200))
-
-
-def _event_types(exchange: HttpExchange) -> list[str]:
-    """Responses event types with runs collapsed: how many deltas a proxy regroups into is its own business."""
-    collapsed: list[str] = []
-    for event in read_events(exchange):
-        # An event without a JSON type (`data: [DONE]`) is named by its data.
-        kind = event.type or f"data: {event.event.data[:40]}"
-        if not collapsed or collapsed[-1] != kind:
-            collapsed.append(kind)
-    return collapsed
-
-
-@check("proxy.diff.event_types_preserved", level=Level.SHOULD, applies=responses_streamed, requires=UPSTREAM, kind="differential",
-       ref=OPENAI_RESPONSES_STREAMING, title="a Responses stream keeps the upstream's sequence of event types")
-def event_types_preserved(observed: Observed) -> Iterator[Failure]:
-    _require_both_streams(observed)
-    seen, sent = _event_types(observed.exchange), _event_types(observed.upstream)
-    if seen != sent:
-        yield Failure(" → ".join(sent)[:300], " → ".join(seen)[:300], observed.exchange.body_excerpt(200))
 
 
 def _error_shape(exchange: HttpExchange) -> dict[str, Any]:

@@ -3,7 +3,7 @@
 A program is a case of the Responses API whose turns create responses (with or without a forced function call),
 chain to earlier ones (each chained turn with its control: the same input alone), fork one twice with the same
 input, answer a function call, and use an id that was never issued. Programs are played and judged like any case,
-by the checks that apply to them; the chain checks (lmconform.checks.responses.chain) state the invariants once,
+by the checks that apply to them; the chain checks (lmconform.apis.responses.checks.chain) state the invariants once,
 for the hand-written chain cases and the generated ones alike. A program with a finding shrinks to the shortest
 one that still has it, and is reported with its turns and the requests that replay it.
 """

@@ -5,5 +5,6 @@ from lmconform.apis.entry import HTTP, Api
 
 API = Api("chat", "Chat completions", HTTP, "POST", "/v1/chat/completions", output_cap="max_tokens",
           enumerations=frozenset({"object", "role", "finish_reason", "type"}),
+          format_at=("response_format",), ends_with_done=True,
           schemas={"request": "request.json", "body": "completion.json", "event": "stream-payload.json",
                    "error": "error.json"})

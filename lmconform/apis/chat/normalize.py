@@ -10,6 +10,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from lmconform.normalize.data_events import DataEvent, read_data_events
 from lmconform.normalize.events import (
     MISSING,
     End,
@@ -23,35 +24,22 @@ from lmconform.normalize.events import (
     ToolCallStarted,
 )
 from lmconform.normalize.reading import Reading
-from lmconform.wire.exchange import NOT_JSON
 from lmconform.wire.http import HttpExchange
-from lmconform.wire.sse import SSEEvent
 
-DONE = "[DONE]"
 REASONING_FIELDS = ("reasoning", "reasoning_content")  # LM Studio (gpt-oss) and the DeepSeek-style name
+ChatChunk = DataEvent  # a chunk of a chat stream is a data event of it; what its JSON says is read below
 
 
-@dataclass(frozen=True)
-class ChatChunk:
-    """One event of a chat stream: its JSON payload (NOT_JSON when it is none), or the [DONE] sentinel."""
+def chunk_choices(chunk: ChatChunk) -> list:
+    found = chunk.payload.get("choices") if isinstance(chunk.payload, dict) else None
+    return found if isinstance(found, list) else []
 
-    event: SSEEvent
-    payload: Any
-    done: bool
 
-    @property
-    def source(self) -> Source:
-        return Source(self.event.label(), self.event.excerpt())
-
-    def choices(self) -> list:
-        choices = self.payload.get("choices") if isinstance(self.payload, dict) else None
-        return choices if isinstance(choices, list) else []
-
-    def first_delta(self) -> dict:
-        for choice in self.choices():
-            if isinstance(choice, dict) and choice.get("index", 0) == 0 and isinstance(choice.get("delta"), dict):
-                return choice["delta"]
-        return {}
+def first_delta(chunk: ChatChunk) -> dict:
+    for choice in chunk_choices(chunk):
+        if isinstance(choice, dict) and choice.get("index", 0) == 0 and isinstance(choice.get("delta"), dict):
+            return choice["delta"]
+    return {}
 
 
 @dataclass(frozen=True)
@@ -98,11 +86,6 @@ class ChatStream:
 
 def is_error_event(payload: Any) -> bool:
     return isinstance(payload, dict) and bool(payload.get("error")) and "choices" not in payload
-
-
-def read_chunks(exchange: HttpExchange) -> list[ChatChunk]:
-    return [ChatChunk(event, None, True) if payload is NOT_JSON and event.data.strip() == DONE
-            else ChatChunk(event, payload, False) for event, payload in zip(exchange.sse.events, exchange.payloads)]
 
 
 class _StreamNormaliser:
@@ -174,14 +157,14 @@ class _StreamNormaliser:
 def normalize_chat_stream(exchange: HttpExchange) -> ChatStream:
     normaliser = _StreamNormaliser()
     stream = normaliser.stream
-    stream.chunks = exchange.view(read_chunks)
+    stream.chunks = exchange.view(read_data_events)
     finish_reason: Any = None
     usage: Any = None
     end_source: Source | None = None
     for chunk in stream.data_chunks():
         if chunk.payload.get("usage") is not None:
             usage = chunk.payload["usage"]
-        for choice in chunk.choices():
+        for choice in chunk_choices(chunk):
             if not isinstance(choice, dict) or choice.get("index", 0) != 0:
                 continue
             delta = choice.get("delta") if isinstance(choice.get("delta"), dict) else {}

@@ -5,5 +5,6 @@ from lmconform.apis.entry import HTTP, Api
 
 API = Api("responses", "Responses", HTTP, "POST", "/v1/responses", output_cap="max_output_tokens",
           enumerations=frozenset({"object", "role", "status", "type"}),
+          format_at=("text", "format"),
           schemas={"request": "request.json", "body": "response.json", "event": "events/event.json",
                    "error": "error.json"})

@@ -1,0 +1,10 @@
+"""The schema checks of the Responses API (lmconform.checks.schema): the response object and every stream event."""
+
+from lmconform.apis.responses.checks.scope import responses_body, responses_streamed
+from lmconform.checks.refs import OPENAI_RESPONSES_CREATE, OPENAI_RESPONSES_STREAMING
+from lmconform.checks.schema import BODIES, EVENTS, SchemaObject, register
+
+register(SchemaObject("responses.response", "body", BODIES, "a Response object body", responses_body,
+                      OPENAI_RESPONSES_CREATE))
+register(SchemaObject("responses.event", "event", EVENTS, "every Responses stream event, by its `type`",
+                      responses_streamed, OPENAI_RESPONSES_STREAMING))
