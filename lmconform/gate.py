@@ -56,6 +56,7 @@ from lmconform.exit_status import UNREACHABLE, USAGE_ERROR
 from lmconform.expectations import ExpectationError
 from lmconform.files import write_text_atomically
 from lmconform.reference.faults import FAULTS
+from lmconform.reference.faults.registry import HTTP as HTTP_FAULTS
 from lmconform.run import Run, TargetUnreachable, discover, run_suite
 from lmconform.run.transparency import (
     findings_text,
@@ -71,9 +72,10 @@ from lmconform.target import Target, normalize_base_url
 from lmconform.vocabulary import Outcome
 from lmconform.wire.redact import redact_text
 
-# The API whose cases show a fault: its own, and for an http fault (framing, status) the chat streams and the
-# routes' answers (the model list, a route no server serves).
-CASES_FOR_FAULT_API = {**{name: (name,) for name in APIS}, "http": ("chat", "models")}
+# The API whose cases show a fault: its own, and for an http fault (framing, status) those of the APIs whose entries
+# say their cases show the HTTP framing's faults.
+CASES_FOR_FAULT_API = {**{name: (name,) for name in APIS},
+                       HTTP_FAULTS: tuple(name for name, api in APIS.items() if api.shows_http_faults)}
 # A stream that stalls for minutes or pads a gigabyte tests a client's timeout and cap, not what a proxy forwards.
 GATE_FAULTS = tuple(fault for fault in FAULTS if fault not in ("stall", "body-too-large"))
 KINDS = ("repaired", "passed_through", "introduced", "proxy_fails_anyway")

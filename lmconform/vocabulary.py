@@ -78,33 +78,11 @@ class Requirement(StrEnum):
     BRIDGE_SYMPOSIUM = "bridge:symposium"  # one that sends nothing more for it, as Symposium's bridge does
 
 
-# The surfaces in the order HOUSE_STYLE.md lists them; a surface it does not list follows, alphabetically.
-SURFACE_ORDER = ("http", "sse", "chat", "responses", "messages", "native_chat", "models", "errors", "generation",
-                 "schema", "client.void", "client.openai_python", "client.anthropic_python", "vscodelm")
-
-
-# What reports call a surface, for people; a surface missing here is shown by its id.
-SURFACE_NAMES = {
-    "http": "HTTP", "sse": "Event streams", "chat": "Chat completions", "responses": "Responses",
-    "models": "Model list", "errors": "Errors", "generation": "Answers", "proxy": "What the proxy changes",
-    "client.void": "Void", "client.openai_python": "openai SDK for Python", "vscodelm": "VS Code language models",
-}
-
-
-def surface_name(surface: str) -> str:
-    return SURFACE_NAMES.get(surface, surface)
-
-
 def surface_of(check_id: str) -> str:
     """The surface a check id names (`<surface>.<area>.<property>`): its first part; `client.void` and the other
     client surfaces are surfaces of their own."""
     head, _, rest = check_id.partition(".")
     return f"{head}.{rest.partition('.')[0]}" if head == "client" else head
-
-
-def surface_rank(surface: str) -> tuple[int, str]:
-    known = surface in SURFACE_ORDER
-    return (SURFACE_ORDER.index(surface) if known else len(SURFACE_ORDER), "" if known else surface)
 
 
 def shown(value: object) -> str:

@@ -39,7 +39,7 @@ def test_a_generating_api_normalises_the_reference_servers_answers(server, api):
     assert any(isinstance(event, Text) for event in events) and any(isinstance(event, ToolCallStarted) for event in events)
 
 
-@pytest.mark.parametrize("api", ["messages", "native_chat"])
+@pytest.mark.parametrize("api", [name for name, api in APIS.items() if api.optional])
 @pytest.mark.parametrize("where", ["/faults/no-such-route", "/elsewhere"], ids=["404", "200-unexpected-endpoint"])
 def test_a_target_without_the_route_gets_unsupported_not_failed(server, api, where):
     # An unknown fault prefix is answered 404; an unknown path 200 "Unexpected endpoint", as LM Studio before 0.4.1

@@ -14,12 +14,12 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 
+from lmconform.apis import APIS
 from lmconform.apis.chat.reference.faults.generated import LONG_NAME, object_depth
 from lmconform.cases import load_case, load_cases
 from lmconform.checks import REGISTRY
 from lmconform.checks.evaluate import evaluate
 from lmconform.fuzz import requests
-from lmconform.fuzz.bodies import BODIES
 from lmconform.reference.faults import FAULTS
 from lmconform.run import run_suite
 from lmconform.run.play import play
@@ -29,7 +29,9 @@ from lmconform.vocabulary import Level, Outcome
 
 ROOT = Path(__file__).resolve().parent.parent
 FINDINGS = {Outcome.FAILED, Outcome.NON_STRICT}
-SOURCES = {(case.api, requests.mode_of(case)): case for api in ("chat", "responses") for case in load_cases(api)
+# The APIs whose folders generate requests (a fuzz.py).
+GENERATING = tuple(name for name, api in APIS.items() if api.room("fuzz") is not None)
+SOURCES = {(case.api, requests.mode_of(case)): case for api in GENERATING for case in load_cases(api)
            if case.source == requests.SOURCE}
 
 
@@ -46,15 +48,15 @@ def finding(run, source):
 
 
 def test_each_mode_of_each_api_has_its_seed_case():
-    assert set(SOURCES) == {(api, mode) for api in ("chat", "responses") for mode in requests.MODES}
+    assert set(SOURCES) == {(api, mode) for api in GENERATING for mode in requests.MODES}
 
 
-@pytest.mark.parametrize("api", ["chat", "responses"])
+@pytest.mark.parametrize("api", GENERATING)
 def test_generated_valid_requests_meet_the_request_schema(api):
     schemas, path = schema_set(None), PAYLOAD_SCHEMAS[(api, "request")]
 
     @settings(max_examples=150, database=None, deadline=None, suppress_health_check=list(HealthCheck))
-    @given(BODIES[api])
+    @given(requests.generated_requests(api).BODIES)
     def valid(body):
         # `model` is the run's to fill in; everything else a valid request needs is generated.
         broken = [finding for finding in schemas.findings(path, {"model": "m", **body})
@@ -119,7 +121,7 @@ def test_no_written_or_recorded_case_reaches_the_faults_of_generated_requests(se
 
 
 def test_the_clean_server_gives_no_finding_on_generated_requests(server):
-    for api in ("chat", "responses"):
+    for api in GENERATING:
         run = generated_run(server, None, api)
         assert {verdict.outcome for verdict in run.verdicts} == {Outcome.OK}
         for mode in requests.MODES:
@@ -195,7 +197,7 @@ def test_each_fault_of_generated_requests_changes_exactly_its_answer(client, fau
 
 # No false alarm over a long run: 1,000 examples of each mode of an API against the clean reference server take
 # minutes, so each API is a test of its own, for `make test`'s workers to share.
-@pytest.mark.parametrize("api", ["chat", "responses"])
+@pytest.mark.parametrize("api", GENERATING)
 def test_a_thousand_generated_requests_of_each_mode_raise_no_false_alarm_on_the_clean_reference_server(api):
     from lmconform.reference import ReferenceServer
     from lmconform.run import RunPlan

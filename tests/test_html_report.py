@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from lmconform.apis import APIS
 from lmconform.report.html import EXCHANGE_BODY_CAP, exchange_text
-from lmconform.vocabulary import surface_name, surface_of
+from lmconform.surfaces import client_line
+from lmconform.vocabulary import surface_of
 from lmconform.wire.exchange import BodyChunk
 from lmconform.wire.http import HttpExchange, HttpRequest
 from lmconform.wire.redact import FILTERED
@@ -141,7 +141,7 @@ def expected_clients(results: list[dict]) -> dict[str, str]:
     for row in results:
         if row["kind"] == "client":
             api = row["case"].split("/")[0]
-            cases[f"{surface_name(surface_of(row['check']))} · {APIS[api].title}"][row["case"]].add(row["outcome"])
+            cases[client_line(surface_of(row["check"]), api)][row["case"]].add(row["outcome"])
     status = {}
     for name, outcomes in cases.items():
         breaking = [case for case, seen in outcomes.items() if seen & BREAKING]

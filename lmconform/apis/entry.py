@@ -29,6 +29,25 @@ class Api:
     tools_at: tuple[str, ...] = ("tools",)  # where a request lists its tools
     format_at: tuple[str, ...] = ()  # where a request names its output's format (the `type` inside it), if it can
     ends_with_done: bool = False  # its event streams end with `data: [DONE]`, as OpenAI's chat completions do
+    # The clients lmconform replays its answers through, by the surface of their checks (`client.void`), each with
+    # the name reports give it ("Void").
+    clients: dict[str, str] = field(default_factory=dict, hash=False)
+    # A target may not offer it: its cases name the API as their `feature`, and a target without its route gets
+    # UNSUPPORTED for them, not FAILED.
+    optional: bool = False
+    noun: str = "response"  # what a request of it is called in the description of a recorded case
+    stored_path: str | None = None  # where the server gives back one of its answers by id, if it keeps them
+    # Its cases show the faults of the HTTP framing (status, content type, SSE bytes) in the proxy gate: the streams
+    # those faults change, and the routes' own answers (the model list, a route no server serves).
+    shows_http_faults: bool = False
+    # The request field by which a later request continues one of its answers kept by the server, where the
+    # recorder makes such a request a further turn of the first one's case (lmconform.record.recorder).
+    recorded_chain: str | None = None
+    # What LM Studio documents of it (--profile lmstudio): the version its route arrived in, in the changelog's words
+    # (a target held to an older one gets UNSUPPORTED for its cases), and the error body its route answers with
+    # ("string": `{"error": "…"}`, "object": OpenAI's error object).
+    lmstudio_since: tuple[tuple[int, ...], str] | None = None
+    lmstudio_errors: str | None = None
     # The schema of each kind of payload (lmconform.schemas.KINDS: "request", "body", "event", "error"), as a path
     # relative to the API's `schemas/` folder, as a `$ref` in it would say it: what the schema checks validate with.
     schemas: dict[str, str] = field(default_factory=dict, hash=False)

@@ -23,6 +23,12 @@ def generation_of(api: str, exchange: HttpExchange) -> Generation:
     return normaliser(exchange)
 
 
+def output_cap(request: Any, field: str) -> int | None:
+    """The output cap the request was sent with (the case's own, or the one --max-tokens filled in)."""
+    cap = request.get(field) if isinstance(request, dict) else None
+    return cap if isinstance(cap, int) and not isinstance(cap, bool) and cap > 0 else None
+
+
 @dataclass(frozen=True)
 class PlayedTurn:
     """A further turn of a case as the run played it: its exchange, or why it could not be sent."""

@@ -24,6 +24,7 @@ from lmconform.cases import Case
 from lmconform.checks.evaluate import Verdict, evaluate
 from lmconform.checks.observed import Observed
 from lmconform.checks.registry import Check
+from lmconform.fuzz.requests import generated_requests
 from lmconform.reference.streams import FORM_HEADER, PLAIN_SHOWS, SHOWS_HEADER, TAG, Form, features_of, parse_form
 from lmconform.reference.streams.form import LINE_ENDS
 from lmconform.vocabulary import FINDINGS, Outcome
@@ -60,7 +61,7 @@ class Example:
     city: str  # what a tool call's arguments name
     think: bool  # the answer reasons first
     calls: int  # tools the prompt asks for: 0, 1 or 2
-    usage: bool  # chat: stream_options.include_usage
+    usage: bool  # the usage chunk asked for (chat's stream_options.include_usage), where the API's streams have one
     form: Form
 
     def prompt(self) -> str:
@@ -69,17 +70,7 @@ class Example:
         return f"{self.words}{think}{asked} in {self.city}? {TAG}{self.form}"
 
     def body(self) -> dict:
-        if self.api == "chat":
-            body = {"messages": [{"role": "user", "content": self.prompt()}], "stream": True}
-            if self.calls:
-                body["tools"] = [{"type": "function", "function": tool} for tool in TOOLS]
-            if self.usage:
-                body["stream_options"] = {"include_usage": True}
-            return body
-        body = {"input": self.prompt(), "stream": True}
-        if self.calls:
-            body["tools"] = [{"type": "function", **tool} for tool in TOOLS]
-        return body
+        return generated_requests(self.api).stream_request(self.prompt(), TOOLS if self.calls else (), self.usage)
 
     def in_form(self, form: Form) -> Example:
         return replace(self, form=form)
@@ -95,7 +86,7 @@ def examples(draw, api: str) -> Example:
     form = Form(draw(st.integers(min_value=0, max_value=2**32 - 1)), frozenset(features))
     words = " ".join(draw(st.lists(WORDS, max_size=4)))
     return Example(api, words, draw(st.sampled_from(CITIES)), draw(st.booleans()), draw(st.integers(0, 2)),
-                   api == "chat" and draw(st.booleans()), form)
+                   generated_requests(api).STREAM_USAGE and draw(st.booleans()), form)
 
 
 def drawn(api: str, count: int, seed: int = 0) -> list[Example]:
@@ -126,7 +117,8 @@ def as_case(source: Case, example: Example, index: int) -> Case:
 
 def representative(source: Case) -> Case:
     """An example that asks for everything (tools, usage, reasoning), for deciding which checks judge the source."""
-    return as_case(source, Example(source.api, "", CITIES[0], True, 2, source.api == "chat", Form(0, frozenset())), 0)
+    usage = generated_requests(source.api).STREAM_USAGE
+    return as_case(source, Example(source.api, "", CITIES[0], True, 2, usage, Form(0, frozenset())), 0)
 
 
 def played_form(observed: Observed) -> Form | None:

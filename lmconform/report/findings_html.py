@@ -13,7 +13,8 @@ from collections.abc import Iterable
 
 from lmconform.report.headline import LEVEL_RANK, fragment
 from lmconform.report.records import CaseResult
-from lmconform.vocabulary import OUTCOME_STYLES, Outcome, surface_name
+from lmconform.surfaces import surface_name
+from lmconform.vocabulary import OUTCOME_STYLES, Outcome
 
 # Findings open onto their cases; INFO is reported only, UNSUPPORTED is the target's choice.
 FINDING_OUTCOMES = (Outcome.ERROR, Outcome.FAILED, Outcome.NON_STRICT, Outcome.INFO)

@@ -5,5 +5,8 @@ from lmconform.apis.entry import HTTP, Api
 
 API = Api("messages", "Anthropic Messages", HTTP, "POST", "/v1/messages", output_cap="max_tokens",
           enumerations=frozenset({"role", "stop_reason", "type"}),
+          clients={"client.anthropic_python": "anthropic SDK for Python"},
           schemas={"request": "request.json", "body": "message.json", "event": "events/event.json",
-                   "error": "error.json"})
+                   "error": "error.json"},
+          optional=True, noun="message",
+          lmstudio_since=((0, 4, 1), "the Anthropic-compatible POST /v1/messages arrived in 0.4.1"))

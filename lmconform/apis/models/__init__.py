@@ -4,4 +4,5 @@ from lmconform.apis.entry import HTTP, Api
 
 # Its error body is OpenAI's, shared by OpenAI's APIs (a path among schema ids, as a `$ref` would give it).
 API = Api("models", "Model list", HTTP, "GET", "/v1/models",
-          schemas={"body": "list.json", "error": "../common/error.json"})
+          schemas={"body": "list.json", "error": "../common/error.json"},
+          lmstudio_errors="string", shows_http_faults=True)

@@ -6,4 +6,5 @@ from lmconform.apis.entry import HTTP, Api
 API = Api("native_chat", "LM Studio native chat", HTTP, "POST", "/api/v1/chat", output_cap="max_output_tokens",
           enumerations=frozenset({"type"}),
           schemas={"request": "request.json", "body": "result.json", "event": "events/event.json",
-                   "error": "error.json"})
+                   "error": "error.json"},
+          optional=True, noun="native chat")

@@ -6,12 +6,11 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
-from typing import Any
 
 from lmconform.apis.chat.checks.scope import chat_answer, chat_json_object, chat_parallel_calls_off, chat_with_tools
 from lmconform.apis.chat.checks.views import chat_stream
 from lmconform.apis.chat.normalize import REASONING_FIELDS, first_delta
-from lmconform.checks.observed import Observed
+from lmconform.checks.observed import Observed, output_cap
 from lmconform.checks.refs import (
     LLAMA_CPP_CHAT_TESTS,
     LLAMA_CPP_TOOL_TESTS,
@@ -34,12 +33,6 @@ def _message(observed: Observed) -> dict:
     choices = body.get("choices") if isinstance(body, dict) else None
     choice = choices[0] if isinstance(choices, list) and choices and isinstance(choices[0], dict) else {}
     return choice.get("message") if isinstance(choice.get("message"), dict) else {}
-
-
-def output_cap(request: Any, field: str) -> int | None:
-    """The output cap the request was sent with (the case's own, or the one --max-tokens filled in)."""
-    cap = request.get(field) if isinstance(request, dict) else None
-    return cap if isinstance(cap, int) and not isinstance(cap, bool) and cap > 0 else None
 
 
 @check("chat.message.tool_calls_absent_when_empty", level=Level.MUST, applies=chat_answer,

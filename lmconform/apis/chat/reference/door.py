@@ -21,6 +21,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from lmconform.apis.chat import API
 from lmconform.apis.chat.reference import stages
 from lmconform.apis.chat.reference.faults.generated import UNKNOWN_ROLE_ACCEPTED, crash
+from lmconform.apis.chat.reference.streams import render
 from lmconform.reference.faults.registry import apply
 from lmconform.reference.model import (
     CONTEXT_WORDS,
@@ -33,7 +34,7 @@ from lmconform.reference.model import (
     request_seed,
     usage,
 )
-from lmconform.reference.streams import last_user_text, render_chat, requested_form, streamed, thought, untagged
+from lmconform.reference.streams import last_user_text, requested_form, streamed, thought, untagged
 from lmconform.reference.wire import DEFAULT_MODEL, FRAGMENT_CHARS, SSE_HEADERS, reject_json_constant
 
 ROLES = ("system", "user", "assistant", "tool", "developer")
@@ -77,7 +78,7 @@ async def chat_completions(request: Request, faults: frozenset[str]) -> Response
     chunks = _stream_chunks(plan, per_call, counts if _usage_requested(body) else None, envelope)
     if form is not None:
         reasoning = thought(last_user_text(read["messages"]))
-        return streamed(render_chat(chunks, reasoning, form), SSE_HEADERS, request.app.state)
+        return streamed(render(chunks, reasoning, form), SSE_HEADERS, request.app.state)
     chunks = [apply(stages.OBJECT, faults, chunk) for chunk in chunks]
     lines = apply(stages.STREAM, faults, [*chunks, "[DONE]"])
     frames = apply(stages.SSE, faults, _sent([_data(line) for line in lines]), request.app.state.stopping)

@@ -6,10 +6,9 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 
-from lmconform.apis.chat.checks.message import output_cap
 from lmconform.apis.responses.checks.scope import responses_answer, responses_tool_choice_required
 from lmconform.apis.responses.checks.views import final_response
-from lmconform.checks.observed import Observed
+from lmconform.checks.observed import Observed, output_cap
 from lmconform.checks.refs import (
     LMSTUDIO_ANNOTATIONS,
     LMSTUDIO_RESPONSES_TOOLS_OMITTED,

@@ -36,11 +36,12 @@ from lmconform.apis.responses.reference.render import (
     response_object,
     stream_events,
 )
+from lmconform.apis.responses.reference.streams import render
 from lmconform.apis.responses.reference.validation import Rejected, Turn, call_message, json_body, turn_of
 from lmconform.reference.faults.registry import apply
 from lmconform.reference.model import content_text, decide, recall, usage
 from lmconform.reference.store import ResponseStore, store_of
-from lmconform.reference.streams import Form, render_responses, requested_form, streamed, untagged
+from lmconform.reference.streams import Form, requested_form, streamed, untagged
 from lmconform.reference.streams import thought as generated_thought
 from lmconform.reference.wire import SSE_HEADERS
 
@@ -78,7 +79,7 @@ async def create_response(request: Request, faults: frozenset[str]) -> Response:
     if not turn.stream:
         return Response(as_json(apply(stages.BODY, faults, response)), media_type="application/json")
     if form is not None:
-        return streamed(render_responses(stream_events(response), form), SSE_HEADERS, request.app.state)
+        return streamed(render(stream_events(response), form), SSE_HEADERS, request.app.state)
     events = apply(stages.EVENTS, faults, stream_events(response))
     frames = apply(stages.FRAMES, faults, numbered(events))
     sent = apply(stages.SSE, faults, [frame(name, data) for name, data in frames])
@@ -161,4 +162,4 @@ def _as_messages(output: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return messages
 
 
-ROUTES = {(API.method, API.path): create_response, ("GET", API.path + "/{id}"): get_response}
+ROUTES = {(API.method, API.path): create_response, ("GET", API.stored_path): get_response}
