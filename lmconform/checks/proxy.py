@@ -27,7 +27,7 @@ def _status_class(exchange: HttpExchange) -> str:
 
 
 @check("proxy.diff.status_preserved", level=Level.MUST, applies=over_http, requires=UPSTREAM, kind="differential", ref=OPENAI_ERRORS,
-       title="the proxy answers with the upstream's status class")
+       title="the proxy answers with the upstream's status class", proven_by=("server-error-on-bad-input",))
 def status_preserved(observed: Observed) -> Iterator[Failure]:
     proxy, upstream = observed.exchange, observed.upstream
     if _status_class(proxy) != _status_class(upstream):
@@ -46,7 +46,9 @@ def _client_view(generation: Generation) -> dict[str, Any]:
 
 
 @check("proxy.diff.generation_preserved", level=Level.MUST, applies=generates, requires=UPSTREAM, kind="differential",
-       ref=OPENAI_CHAT_STREAMING, title="text, tool calls and finish reason reach the client as the upstream sent them")
+       ref=OPENAI_CHAT_STREAMING, title="text, tool calls and finish reason reach the client as the upstream sent them",
+       proven_by=("arguments-invalid-json", "finish-stop-after-tools", "no-response-completed",
+                  "messages-end-turn-after-tool-use"))
 def generation_preserved(observed: Observed) -> Iterator[Failure]:
     proxy, upstream = observed.exchange, observed.upstream
     if not (observed.succeeded and upstream.status and 200 <= upstream.status < 300):
@@ -75,7 +77,8 @@ def require_both_streams(observed: Observed) -> None:
 
 
 @check("proxy.diff.framing_preserved", level=Level.INFO, applies=streamed, requires=UPSTREAM, kind="differential",
-       ref=OPENAI_RESPONSES_STREAMING, title="the stream keeps the upstream's framing ([DONE], event: lines)")
+       ref=OPENAI_RESPONSES_STREAMING, title="the stream keeps the upstream's framing ([DONE], event: lines)",
+       proven_by=("no-done",))
 def framing_preserved(observed: Observed) -> Iterator[Failure]:
     # INFO: re-framing is allowed (LiteLLM drops event: lines and appends [DONE] on /v1/responses), but clients that
     # dispatch on event: or wait for [DONE] notice, so the difference is reported.
@@ -95,7 +98,8 @@ def _error_shape(exchange: HttpExchange) -> dict[str, Any]:
 
 
 @check("proxy.diff.error_body_preserved", level=Level.SHOULD, applies=over_http, requires=UPSTREAM, kind="differential",
-       ref=OPENAI_ERRORS, title="an upstream error reaches the client with its type, code and param")
+       ref=OPENAI_ERRORS, title="an upstream error reaches the client with its type, code and param",
+       proven_by=("server-error-on-bad-input",))
 def error_body_preserved(observed: Observed) -> Iterator[Failure]:
     # SHOULD: clients branch on error.code (previous_response_not_found) and show error.param; a re-wrapped error
     # ("400" as a string, param lost) still reads as an error.

@@ -43,7 +43,12 @@ class SchemaObject:
     subject: str  # what the titles say is judged
     applies: Callable[[Case], bool]
     ref: str
-    levels: tuple[Level, ...] = (Level.MUST, Level.SHOULD, Level.INFO)
+    # A check per level its schemas grade, each with the faults that prove it (the registry's `proven_by`).
+    proven_by: dict[Level, tuple[str, ...]]
+
+    @property
+    def levels(self) -> tuple[Level, ...]:
+        return tuple(self.proven_by)
 
 
 BODIES = ("body", "bodies")
@@ -152,11 +157,13 @@ def register(object_: SchemaObject) -> None:
     OBJECTS.append(object_)
     for level in object_.levels:
         check(f"schema.{object_.id}.{level.lower()}", level=level, applies=object_.applies, ref=object_.ref,
-              title=TITLES[level].format(subject=object_.subject))(partial(judge, object_=object_, level=level))
+              title=TITLES[level].format(subject=object_.subject),
+              proven_by=object_.proven_by[level])(partial(judge, object_=object_, level=level))
 
 
 # Each API's folder registers the objects of its own schemas (its checks/schema.py); an error body is judged in the
 # form of its API, by the one check of every API.
 register(SchemaObject("errors.body", "error", ("error body", "error bodies"),
                       "an error body, in the form of its API (OpenAI's, Anthropic's, LM Studio's)", refusal_expected,
-                      OPENAI_ERRORS))
+                      OPENAI_ERRORS, {Level.MUST: ("error-message-missing",), Level.SHOULD: ("error-type-missing",),
+                                      Level.INFO: ("error-param-missing",)}))

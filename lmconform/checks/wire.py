@@ -23,7 +23,7 @@ from lmconform.wire.exchange import NOT_JSON
 
 
 @check("http.status.success_for_valid_request", level=Level.MUST, applies=valid_request, ref=OPENAI_CHAT_CREATE,
-       title="a valid request is answered 2xx without an error body")
+       title="a valid request is answered 2xx without an error body", proven_by=("tool-choice-null-rejected",))
 def success_for_valid_request(observed: Observed) -> Iterator[Failure]:
     exchange = observed.exchange
     if not observed.succeeded:
@@ -35,7 +35,7 @@ def success_for_valid_request(observed: Observed) -> Iterator[Failure]:
 
 
 @check("http.body.within_size_cap", level=Level.MUST, applies=over_http, ref=LMCONFORM_LIMITS, judges_cut_bodies=True,
-       title="the answer ends before the body size cap")
+       title="the answer ends before the body size cap", proven_by=("body-too-large",))
 def within_size_cap(observed: Observed) -> Iterator[Failure]:
     exchange = observed.exchange
     if exchange.truncated:
@@ -44,7 +44,7 @@ def within_size_cap(observed: Observed) -> Iterator[Failure]:
 
 
 @check("sse.content_type.event_stream", level=Level.MUST, applies=streamed, ref=VOID_PARSER,
-       title="`stream: true` is answered as text/event-stream, never a JSON body")
+       title="`stream: true` is answered as text/event-stream, never a JSON body", proven_by=("json-instead-of-sse",))
 def content_type_event_stream(observed: Observed) -> Iterator[Failure]:
     observed.require_success()
     exchange = observed.exchange
@@ -54,7 +54,7 @@ def content_type_event_stream(observed: Observed) -> Iterator[Failure]:
 
 
 @check("sse.framing.well_formed", level=Level.MUST, applies=streamed, ref=WHATWG_SSE,
-       title="the event stream is valid UTF-8 and every event is terminated")
+       title="the event stream is valid UTF-8 and every event is terminated", proven_by=("invalid-utf8",))
 def framing_well_formed(observed: Observed) -> Iterator[Failure]:
     observed.require_event_stream()
     for issue in observed.exchange.sse.issues:
@@ -64,7 +64,7 @@ def framing_well_formed(observed: Observed) -> Iterator[Failure]:
 
 
 @check("sse.framing.data_is_json", level=Level.MUST, applies=streamed, ref=OPENAI_CHAT_STREAMING,
-       title="every data payload but [DONE] is a JSON document")
+       title="every data payload but [DONE] is a JSON document", proven_by=("chunk-not-json",))
 def data_is_json(observed: Observed) -> Iterator[Failure]:
     for chunk in _data_events(observed):
         if not chunk.done and chunk.payload is NOT_JSON:
@@ -77,7 +77,7 @@ def _data_events(observed: Observed) -> list[DataEvent]:
 
 
 @check("sse.framing.ends_with_done", level=Level.MUST, applies=streamed_ending_with_done, ref=GPTEL_OPENAI,
-       title="the stream ends with `data: [DONE]`")
+       title="the stream ends with `data: [DONE]`", proven_by=("no-done",))
 def ends_with_done(observed: Observed) -> Iterator[Failure]:
     # MUST: gptel hands tool calls over only at [DONE] (they are lost without it), and clients that wait for the
     # sentinel hang; the openai SDKs end cleanly without it. Only for the APIs whose streams end so (chat
@@ -89,7 +89,7 @@ def ends_with_done(observed: Observed) -> Iterator[Failure]:
 
 
 @check("sse.framing.nothing_after_done", level=Level.MUST, applies=streamed, ref=OPENAI_CHAT_STREAMING,
-       title="no event follows `data: [DONE]`")
+       title="no event follows `data: [DONE]`", proven_by=("data-after-done",))
 def nothing_after_done(observed: Observed) -> Iterator[Failure]:
     chunks = _data_events(observed)
     done_at = next((position for position, chunk in enumerate(chunks) if chunk.done), None)
@@ -111,7 +111,8 @@ def _sets_an_id(body: bytes) -> bool:
 
 
 @check("sse.framing.no_empty_event_after_id", level=Level.MUST, applies=streamed, ref=OPENAI_PYTHON_SSE_ID,
-       title="once an event has set `id:`, no block without data or event name is closed by a blank line")
+       title="once an event has set `id:`, no block without data or event name is closed by a blank line",
+       proven_by=("keepalive-after-event-id",))
 def no_empty_event_after_id(observed: Observed) -> Iterator[Failure]:
     # MUST: the standard dispatches nothing for a block without data, but the openai Python SDK (to 3.54 at
     # least) keeps the last event id and dispatches such a block as an event with empty data, then fails to parse

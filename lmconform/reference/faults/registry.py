@@ -1,6 +1,9 @@
 """The registry of faults.
 
-A fault is declared once, with the checks it makes fail beside it. Most faults are a small function over one
+A fault is declared once, by the API whose door serves it. Which checks it makes fail is not declared: `make
+catalogue` runs the suite against the server with each fault and writes the fault × check table
+(fixtures/catalogue.toml), which the project's tests compare with new runs; a check names the faults that prove it
+(its `proven_by`). Most faults are a small function over one
 `Stage` of the clean answer: the endpoints call `apply` once per stage, and each chosen fault of that stage
 transforms the value in turn, in catalogue order. A fault that changes what the server does rather than what it
 renders (a chain it does not follow, a rule its validation adds) is a `flag` the endpoint asks about by name.
@@ -9,7 +12,7 @@ renders (a chain it does not follow, a rule its validation adds) is a `flag` the
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -38,9 +41,7 @@ class Fault:
     conversations, the JSON it answers with) or "http" (status, content type, SSE framing or timing of the response
     rather than the JSON it carries).
 
-    `findings` are the checks that fail when the whole suite runs against the reference server with this fault;
-    `proxy_findings` those that fail in differential mode, the clean server being the upstream and the server
-    with this fault the proxy. `transform` changes the value of `stage`; a flag has neither.
+    `transform` changes the value of `stage`; a flag has neither.
 
     A `variant` is no defect: a form real servers legitimately send differently from OpenAI (a `timings` key, a
     keep-alive comment). It is served like a fault so that the suite can be run against it, and its findings may
@@ -50,8 +51,6 @@ class Fault:
     api: str
     summary: str
     seen_in: str
-    findings: frozenset[str]
-    proxy_findings: frozenset[str] = frozenset()
     stage: Stage | None = None
     transform: Callable[..., Any] | None = None
     variant: bool = False
@@ -66,34 +65,31 @@ class Fault:
 FAULTS: dict[str, Fault] = {}
 
 
-def fault(name: str, stage: Stage, *, api: str, summary: str, seen_in: str, findings: Iterable[str],
-          proxy_findings: Iterable[str] = ()) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+def fault(name: str, stage: Stage, *, api: str, summary: str,
+          seen_in: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Register the decorated function as fault `name`, applied to the value of `stage`."""
     def register(transform: Callable[..., Any]) -> Callable[..., Any]:
-        _add(Fault(name, api, summary, seen_in, frozenset(findings), frozenset(proxy_findings), stage, transform,
+        _add(Fault(name, api, summary, seen_in, stage, transform, module=transform.__module__))
+        return transform
+
+    return register
+
+
+def variant(name: str, stage: Stage, *, api: str, summary: str,
+            seen_in: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Register the decorated function as variant `name`: a valid form, applied to the value of `stage`."""
+    def register(transform: Callable[..., Any]) -> Callable[..., Any]:
+        _add(Fault(name, api, f"variant: {summary}", seen_in, stage, transform, variant=True,
                    module=transform.__module__))
         return transform
 
     return register
 
 
-def variant(name: str, stage: Stage, *, api: str, summary: str, seen_in: str,
-            findings: Iterable[str] = ()) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """Register the decorated function as variant `name`: a valid form, applied to the value of `stage`."""
-    def register(transform: Callable[..., Any]) -> Callable[..., Any]:
-        _add(Fault(name, api, f"variant: {summary}", seen_in, frozenset(findings), frozenset(), stage, transform,
-                   variant=True, module=transform.__module__))
-        return transform
-
-    return register
-
-
-def flag(name: str, *, api: str, summary: str, seen_in: str, findings: Iterable[str],
-         proxy_findings: Iterable[str] = (), generated_only: bool = False) -> str:
+def flag(name: str, *, api: str, summary: str, seen_in: str, generated_only: bool = False) -> str:
     """Register fault `name` as a flag, which an endpoint tests with `name in faults`; returns the name."""
     module = sys._getframe(1).f_globals.get("__name__", "")
-    _add(Fault(name, api, summary, seen_in, frozenset(findings), frozenset(proxy_findings),
-               generated_only=generated_only, module=module))
+    _add(Fault(name, api, summary, seen_in, generated_only=generated_only, module=module))
     return name
 
 

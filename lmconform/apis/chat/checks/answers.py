@@ -47,7 +47,8 @@ def _tool_deltas(observed: Observed) -> list[ToolDelta]:
 
 
 @check("chat.object.matches_mode", level=Level.MUST, applies=chat_answer, ref=OPENAI_PYTHON_STREAM_HELPER,
-       title="`object` is chat.completion.chunk in a stream and chat.completion in a body")
+       title="`object` is chat.completion.chunk in a stream and chat.completion in a body",
+       proven_by=("object-not-chunk",))
 def object_matches_mode(observed: Observed) -> Iterator[Failure]:
     # MUST: the openai SDK's stream helper drops chunks that say "chat.completion" and then fails an assertion.
     observed.require_success()
@@ -62,7 +63,8 @@ def object_matches_mode(observed: Observed) -> Iterator[Failure]:
 
 
 @check("chat.stream.choices.exactly_one", level=Level.MUST, applies=chat_streamed, ref=USAGE_CHUNK_CRASH,
-       title="every chunk has one choice; `choices: []` only for the usage chunk that was asked for")
+       title="every chunk has one choice; `choices: []` only for the usage chunk that was asked for",
+       proven_by=("usage-chunk-unrequested",))
 def choices_exactly_one(observed: Observed) -> Iterator[Failure]:
     # Clients index choices[0] (Void does); an unrequested empty list crashes them.
     for chunk in require_stream(observed).data_chunks():
@@ -76,7 +78,8 @@ def choices_exactly_one(observed: Observed) -> Iterator[Failure]:
 
 
 @check("chat.stream.usage.reported_when_asked", level=Level.SHOULD, applies=chat_streamed_asking_usage,
-       ref=OPENAI_CHAT_STREAMING, title="`stream_options.include_usage` brings a usage chunk")
+       ref=OPENAI_CHAT_STREAMING, title="`stream_options.include_usage` brings a usage chunk",
+       proven_by=("usage-ignored",))
 def usage_reported_when_asked(observed: Observed) -> Iterator[Failure]:
     observed.require_documented("stream_usage")
     chunks = require_stream(observed).data_chunks()
@@ -85,7 +88,7 @@ def usage_reported_when_asked(observed: Observed) -> Iterator[Failure]:
 
 
 @check("chat.stream.role.assistant_first", level=Level.MUST, applies=chat_streamed, ref=LMSTUDIO_ROLE_MISSING,
-       title='the first delta says `role: "assistant"`')
+       title='the first delta says `role: "assistant"`', proven_by=("role-missing",))
 def role_assistant_first(observed: Observed) -> Iterator[Failure]:
     # MUST: LangChain's function calling broke on LM Studio 0.3.9 streams whose tool-call-only answer carried no
     # role at all. Later deltas are chat.stream.role.once's.
@@ -96,7 +99,7 @@ def role_assistant_first(observed: Observed) -> Iterator[Failure]:
 
 
 @check("chat.stream.chunk.id_stable", level=Level.SHOULD, applies=chat_streamed, ref=OPENAI_CHAT_STREAMING,
-       title="every chunk of a stream carries the same `id`")
+       title="every chunk of a stream carries the same `id`", proven_by=("chunk-id-changes",))
 def chunk_id_stable(observed: Observed) -> Iterator[Failure]:
     chunks = require_stream(observed).data_chunks()
     if chunks:
@@ -108,7 +111,8 @@ def chunk_id_stable(observed: Observed) -> Iterator[Failure]:
 
 
 @check("chat.stream.finish_reason.exactly_once", level=Level.MUST, applies=chat_streamed, ref=OPENAI_CHAT_STREAMING,
-       title="exactly one chunk carries a finish_reason (or the stream ends with an error event)")
+       title="exactly one chunk carries a finish_reason (or the stream ends with an error event)",
+       proven_by=("finish-reason-missing",))
 def finish_reason_exactly_once(observed: Observed) -> Iterator[Failure]:
     # Agents decide whether to run tools from finish_reason; without one they cannot tell "done" from "cut off".
     # A stream that ends with an error event instead (vLLM's form for a failure after the headers) says why.
@@ -123,7 +127,8 @@ def finish_reason_exactly_once(observed: Observed) -> Iterator[Failure]:
 
 
 @check("chat.finish_reason.tool_calls_after_tool_call", level=Level.MUST, applies=chat_with_tools,
-       ref=ZED_LMSTUDIO_PROVIDER, title='`finish_reason` is "tool_calls" when the answer calls a tool')
+       ref=ZED_LMSTUDIO_PROVIDER, title='`finish_reason` is "tool_calls" when the answer calls a tool',
+       proven_by=("finish-stop-after-tools",))
 def finish_tool_calls(observed: Observed) -> Iterator[Failure]:
     # MUST: Zed's LM Studio provider emits the calls only on finish_reason "tool_calls" (a "stop" drops them), and
     # agent loops branch on it. "length" is no finding: the answer ran into max_tokens, and says so.
@@ -141,7 +146,8 @@ def finish_tool_calls(observed: Observed) -> Iterator[Failure]:
 
 
 @check("chat.stream.tool_call.index_present", level=Level.MUST, applies=chat_streamed_with_tools,
-       ref=OPENAI_PYTHON_STREAM_HELPER, title="every streamed tool-call delta has an integer `index`")
+       ref=OPENAI_PYTHON_STREAM_HELPER, title="every streamed tool-call delta has an integer `index`",
+       proven_by=("tool-index-missing",))
 def index_present(observed: Observed) -> Iterator[Failure]:
     for delta in _tool_deltas(observed):
         index = delta.entry.get("index", MISSING) if isinstance(delta.entry, dict) else MISSING
@@ -150,7 +156,7 @@ def index_present(observed: Observed) -> Iterator[Failure]:
 
 
 @check("chat.stream.tool_call.index_zero", level=Level.MUST, applies=chat_streamed_with_tools, ref=VOID_PARSER,
-       title="tool calls are numbered 0, 1, 2… in the order they start")
+       title="tool calls are numbered 0, 1, 2… in the order they start", proven_by=("tool-index-one",))
 def index_zero(observed: Observed) -> Iterator[Failure]:
     # Void reads only index 0; the openai SDK indexes a list with it.
     expected = 0
@@ -164,7 +170,8 @@ def index_zero(observed: Observed) -> Iterator[Failure]:
 
 
 @check("chat.stream.tool_call.starts_with_id_and_name", level=Level.MUST, applies=chat_streamed_with_tools,
-       ref=LMSTUDIO_TOOLS, title="the first delta of a tool call carries its `id` and `function.name`")
+       ref=LMSTUDIO_TOOLS, title="the first delta of a tool call carries its `id` and `function.name`",
+       proven_by=("tool-id-missing",))
 def starts_with_id_and_name(observed: Observed) -> Iterator[Failure]:
     for delta in _tool_deltas(observed):
         if not delta.starts_call:
@@ -177,7 +184,8 @@ def starts_with_id_and_name(observed: Observed) -> Iterator[Failure]:
 
 
 @check("chat.stream.tool_call.type_is_function", level=Level.MUST, applies=chat_streamed_with_tools,
-       ref=OPENAI_PYTHON_STREAM_HELPER, title='a tool call says `type: "function"` first and never anything else')
+       ref=OPENAI_PYTHON_STREAM_HELPER, title='a tool call says `type: "function"` first and never anything else',
+       proven_by=("type-null-continuation",))
 def type_is_function(observed: Observed) -> Iterator[Failure]:
     # The openai SDK asserts `type == "function"` on every delta that has the key, null included.
     for delta in _tool_deltas(observed):
@@ -191,7 +199,7 @@ def type_is_function(observed: Observed) -> Iterator[Failure]:
 
 
 @check("chat.stream.tool_call.id_once", level=Level.MUST, applies=chat_streamed_with_tools, ref=VOID_PARSER,
-       title="a tool call's `id` is sent once, not repeated in later deltas")
+       title="a tool call's `id` is sent once, not repeated in later deltas", proven_by=("id-name-repeated",))
 def id_once(observed: Observed) -> Iterator[Failure]:
     # Void concatenates ids across deltas: a repeated id becomes "814890118814890118".
     for delta in _tool_deltas(observed):
@@ -200,7 +208,8 @@ def id_once(observed: Observed) -> Iterator[Failure]:
 
 
 @check("chat.stream.tool_call.distinct_index_per_call", level=Level.MUST, applies=chat_streamed_with_tools,
-       ref=OPENAI_CHAT_STREAMING, title="two different tool calls never share an index")
+       ref=OPENAI_CHAT_STREAMING, title="two different tool calls never share an index",
+       proven_by=("two-calls-one-index",))
 def distinct_index_per_call(observed: Observed) -> Iterator[Failure]:
     first_call_at: dict = {}
     for delta in _tool_deltas(observed):
@@ -224,7 +233,7 @@ def _called_names(observed: Observed) -> list[str]:
 
 
 @check("chat.tool_choice.none_calls_no_tool", level=Level.MUST, applies=tool_choice_is("none"), ref=OPENAI_CHAT_CREATE,
-       title='`tool_choice: "none"` is answered without a tool call')
+       title='`tool_choice: "none"` is answered without a tool call', proven_by=("tool-choice-ignored",))
 def none_calls_no_tool(observed: Observed) -> Iterator[Failure]:
     observed.require_success()
     for call in observed.generation.tool_calls():
@@ -232,7 +241,8 @@ def none_calls_no_tool(observed: Observed) -> Iterator[Failure]:
 
 
 @check("chat.tool_choice.required_calls_a_tool", level=Level.MUST, applies=tool_choice_is("required"),
-       ref=OPENAI_CHAT_CREATE, title='`tool_choice: "required"` is answered with a tool call')
+       ref=OPENAI_CHAT_CREATE, title='`tool_choice: "required"` is answered with a tool call',
+       proven_by=("empty-response",))
 def required_calls_a_tool(observed: Observed) -> Iterator[Failure]:
     observed.require_documented("tool_choice_required")
     observed.require_success()
@@ -242,7 +252,8 @@ def required_calls_a_tool(observed: Observed) -> Iterator[Failure]:
 
 
 @check("chat.tool_choice.object_form_answered", level=Level.MUST, applies=tool_choice_object, ref=LMSTUDIO_TOOL_CHOICE,
-       title="a `tool_choice` object is refused with a 4xx error, or answered with a tool call")
+       title="a `tool_choice` object is refused with a 4xx error, or answered with a tool call",
+       proven_by=("tool-choice-ignored",))
 def object_form_answered(observed: Observed) -> Iterator[Failure | Note]:
     # LM Studio refuses the object form (bare-string 400); a proxy may rewrite it to "required". Both are fine;
     # accepting it and answering without any tool call means the choice was silently dropped.

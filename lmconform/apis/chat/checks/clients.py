@@ -41,7 +41,7 @@ def _sdk(observed: Observed) -> SdkOutcome:
 
 
 @check("client.void.no_error", level=Level.MUST, kind="client", applies=chat_streamed, ref=VOID_PARSER,
-       title="Void shows the answer, not an error")
+       title="Void shows the answer, not an error", proven_by=("content-as-reasoning",))
 def void_no_error(observed: Observed) -> Iterator[Failure]:
     outcome = _void(observed)
     if outcome.error:
@@ -50,7 +50,8 @@ def void_no_error(observed: Observed) -> Iterator[Failure]:
 
 
 @check("client.void.tool_call_parsed", level=Level.MUST, kind="client", applies=chat_streamed, ref=VOID_PARSER,
-       title="Void reads the first tool call with the name and arguments that were sent")
+       title="Void reads the first tool call with the name and arguments that were sent",
+       proven_by=("arguments-invalid-json",))
 def void_tool_call_parsed(observed: Observed) -> Iterator[Failure]:
     meant = observed.require_tool_calls()[0]
     outcome = _void(observed)
@@ -66,7 +67,8 @@ def void_tool_call_parsed(observed: Observed) -> Iterator[Failure]:
 
 
 @check("client.openai_python.stream_helper", level=Level.MUST, kind="client", applies=chat_streamed, ref=OPENAI_PYTHON_STREAM_HELPER,
-       title="the openai SDK's `chat.completions.stream()` reads the stream without raising")
+       title="the openai SDK's `chat.completions.stream()` reads the stream without raising",
+       proven_by=("invalid-utf8",))
 def sdk_stream_helper(observed: Observed) -> Iterator[Failure | Note]:
     outcome = _sdk(observed)
     if outcome.raised and outcome.raised.startswith(LENGTH_LIMIT):
@@ -78,7 +80,8 @@ def sdk_stream_helper(observed: Observed) -> Iterator[Failure | Note]:
 
 
 @check("client.openai_python.matches_stream", level=Level.MUST, kind="client", applies=chat_streamed, ref=OPENAI_PYTHON_STREAM_HELPER,
-       title="the openai SDK's accumulated text and tool calls equal what the stream sent")
+       title="the openai SDK's accumulated text and tool calls equal what the stream sent",
+       proven_by=("two-calls-one-index",))
 def sdk_matches_stream(observed: Observed) -> Iterator[Failure]:
     outcome = _sdk(observed)
     if outcome.raised:

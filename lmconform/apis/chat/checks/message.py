@@ -36,7 +36,8 @@ def _message(observed: Observed) -> dict:
 
 
 @check("chat.message.tool_calls_absent_when_empty", level=Level.MUST, applies=chat_answer,
-       ref=LMSTUDIO_EMPTY_TOOL_CALLS, title="`tool_calls` is left out when there is no call, never `[]`")
+       ref=LMSTUDIO_EMPTY_TOOL_CALLS, title="`tool_calls` is left out when there is no call, never `[]`",
+       proven_by=("tool-calls-empty-list",))
 def tool_calls_absent_when_empty(observed: Observed) -> Iterator[Failure]:
     # MUST: opencode (@ai-sdk/openai-compatible) waits forever for the calls an empty list announces; LM Studio
     # 0.3.35 sent one in every body.
@@ -52,7 +53,7 @@ def tool_calls_absent_when_empty(observed: Observed) -> Iterator[Failure]:
 
 
 @check("chat.message.tool_call.id_nonempty", level=Level.MUST, applies=chat_with_tools, ref=LMSTUDIO_EMPTY_TOOL_ID,
-       title="every tool call of a message has a non-empty `id`")
+       title="every tool call of a message has a non-empty `id`", proven_by=("tool-id-missing",))
 def tool_call_id_nonempty(observed: Observed) -> Iterator[Failure]:
     # MUST: the client echoes the id in its tool message; with "" LM Studio itself refused the next turn (Crush).
     # Streamed calls are chat.stream.tool_call.starts_with_id_and_name's.
@@ -66,7 +67,8 @@ def tool_call_id_nonempty(observed: Observed) -> Iterator[Failure]:
 
 
 @check("chat.finish_reason.tool_calls_only_with_calls", level=Level.MUST, applies=chat_answer,
-       ref=LOCALAI_FINISH_WITHOUT_CALL, title='`finish_reason` is "tool_calls" only when the answer calls a tool')
+       ref=LOCALAI_FINISH_WITHOUT_CALL, title='`finish_reason` is "tool_calls" only when the answer calls a tool',
+       proven_by=("finish-tool-calls-without-call",))
 def tool_calls_only_with_calls(observed: Observed) -> Iterator[Failure]:
     # MUST: agent loops run the calls a "tool_calls" finish announces; with none, mastra's loop spun to its limit.
     observed.require_success()
@@ -77,7 +79,8 @@ def tool_calls_only_with_calls(observed: Observed) -> Iterator[Failure]:
 
 
 @check("chat.finish_reason.length_at_max_tokens", level=Level.SHOULD, applies=chat_answer, ref=LLAMA_CPP_CHAT_TESTS,
-       title='an answer that used up `max_tokens` says `finish_reason: "length"`')
+       title='an answer that used up `max_tokens` says `finish_reason: "length"`',
+       proven_by=("finish-stop-at-max-tokens",))
 def length_at_max_tokens(observed: Observed) -> Iterator[Failure]:
     # SHOULD: clients tell a cut answer from a finished one by it (the openai SDK's stream helper raises on it);
     # measured with the server's own count, so a short answer is never judged.
@@ -96,7 +99,8 @@ def length_at_max_tokens(observed: Observed) -> Iterator[Failure]:
 
 
 @check("chat.parallel_tool_calls.false_means_one", level=Level.SHOULD, applies=chat_parallel_calls_off,
-       ref=LLAMA_CPP_TOOL_TESTS, title="`parallel_tool_calls: false` is answered with at most one tool call")
+       ref=LLAMA_CPP_TOOL_TESTS, title="`parallel_tool_calls: false` is answered with at most one tool call",
+       proven_by=("parallel-calls-ignored",))
 def false_means_one(observed: Observed) -> Iterator[Failure]:
     # SHOULD: llama.cpp's and vLLM's suites assert it; a client that runs calls one at a time copes with more.
     observed.require_success()
@@ -107,7 +111,8 @@ def false_means_one(observed: Observed) -> Iterator[Failure]:
 
 
 @check("chat.response_format.json_object_accepted", level=Level.SHOULD, applies=chat_json_object,
-       ref=LMSTUDIO_JSON_OBJECT, title='`response_format: {"type": "json_object"}` is accepted')
+       ref=LMSTUDIO_JSON_OBJECT, title='`response_format: {"type": "json_object"}` is accepted',
+       proven_by=("json-object-rejected",))
 def json_object_accepted(observed: Observed) -> Iterator[Failure]:
     # SHOULD: JSON mode is in the OpenAI spec and n8n, LangChain and Open Notebook send it; a server that only
     # offers json_schema says so with a 4xx, and the client can fall back. LM Studio documents json_schema only,
@@ -129,7 +134,7 @@ def _reasoning_fields(observed: Observed) -> set[str]:
 
 @check("chat.reasoning.separate_field", level=Level.INFO, applies=chat_answer, ref=LMSTUDIO_CHANGELOG,
        title="reasoning comes in a field of its own (`reasoning` or `reasoning_content`), not as `<think>` in the "
-             "content")
+             "content", proven_by=("reasoning-in-content",))
 def separate_field(observed: Observed) -> Iterator[Failure | Note]:
     # INFO: which field is a server's choice (LM Studio's gpt-oss says `reasoning` since 0.3.23, DeepSeek-style
     # servers `reasoning_content`) and clients read one or the other; reasoning left in the content is shown to
@@ -146,7 +151,8 @@ def separate_field(observed: Observed) -> Iterator[Failure | Note]:
 
 
 @check("chat.reasoning.answer_not_swallowed", level=Level.SHOULD, applies=chat_answer,
-       ref=LMSTUDIO_REASONING_SWALLOWED, title="a finished answer with reasoning also has content or a tool call")
+       ref=LMSTUDIO_REASONING_SWALLOWED, title="a finished answer with reasoning also has content or a tool call",
+       proven_by=("content-as-reasoning",))
 def answer_not_swallowed(observed: Observed) -> Iterator[Failure]:
     # SHOULD: LM Studio 0.3.9 beta 3 sent every token of DeepSeek R1 as reasoning; clients that hide reasoning
     # showed nothing. A model may think and stop (rarely), so clients cope; an answer cut by max_tokens is exempt.

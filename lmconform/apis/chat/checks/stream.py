@@ -27,7 +27,7 @@ INCREMENTAL_ARGUMENTS = 40
 
 
 @check("chat.stream.role.once", level=Level.SHOULD, applies=chat_streamed, ref=LLAMA_CPP_CHAT_TESTS,
-       title="only the first delta carries `role`")
+       title="only the first delta carries `role`", proven_by=("role-repeated",))
 def role_once(observed: Observed) -> Iterator[Failure]:
     # SHOULD: llama.cpp's and vLLM's suites assert it; clients that concatenate every delta field read
     # "assistantassistant", the openai SDKs overwrite it and cope.
@@ -40,7 +40,7 @@ def role_once(observed: Observed) -> Iterator[Failure]:
 
 
 @check("chat.stream.chunk.required_fields", level=Level.MUST, applies=chat_streamed, ref=ZED_LMSTUDIO_CLIENT,
-       title="every chunk carries `id`, `created` and `model`")
+       title="every chunk carries `id`, `created` and `model`", proven_by=("chunk-created-missing",))
 def required_fields(observed: Observed) -> Iterator[Failure]:
     # MUST: Zed's LM Studio client deserialises every chunk into a struct whose `created` and `model` are not
     # optional; a chunk without them ends the answer with an error.
@@ -56,7 +56,7 @@ def required_fields(observed: Observed) -> Iterator[Failure]:
 
 @check("chat.stream.tool_call.continuation_name_absent", level=Level.MUST, applies=chat_streamed_with_tools,
        ref=LMSTUDIO_EMPTY_NAME, title="continuation tool-call deltas leave `function.name` out rather than send it "
-                                      "empty")
+                                      "empty", proven_by=("name-empty-continuation",))
 def continuation_name_absent(observed: Observed) -> Iterator[Failure]:
     # MUST: gptel starts a new call on any present name, "" included, and rig read "" as a name; LM Studio 0.3.15
     # sent one on every continuation. A repeated full name is generation.tool_call.name_once's finding.
@@ -71,7 +71,8 @@ def continuation_name_absent(observed: Observed) -> Iterator[Failure]:
 
 
 @check("chat.stream.tool_call.arguments_incremental", level=Level.INFO, applies=chat_streamed_with_tools,
-       ref=LMSTUDIO_WHOLE_ARGUMENTS, title="long tool-call arguments stream in more than one fragment")
+       ref=LMSTUDIO_WHOLE_ARGUMENTS, title="long tool-call arguments stream in more than one fragment",
+       proven_by=("whole-call-one-chunk",))
 def arguments_incremental(observed: Observed) -> Iterator[Failure]:
     # INFO: a whole call in one chunk is valid (Ollama always does it) and every client copes; it only means the
     # client shows nothing until the call is complete.
@@ -83,7 +84,7 @@ def arguments_incremental(observed: Observed) -> Iterator[Failure]:
 
 
 @check("chat.stream.usage.only_final", level=Level.SHOULD, applies=chat_streamed_asking_usage,
-       ref=VLLM_USAGE_EVERY_CHUNK, title="`usage` comes once, in the last chunk")
+       ref=VLLM_USAGE_EVERY_CHUNK, title="`usage` comes once, in the last chunk", proven_by=("usage-every-chunk",))
 def usage_only_final(observed: Observed) -> Iterator[Failure]:
     # SHOULD: clients that add up usage from every chunk count it many times over; those that keep the last cope.
     chunks = require_stream(observed).data_chunks()
@@ -93,7 +94,7 @@ def usage_only_final(observed: Observed) -> Iterator[Failure]:
 
 
 @check("chat.stream.error.openai_shape", level=Level.SHOULD, applies=chat_streamed, ref=LMSTUDIO_CHANGELOG,
-       title='an error sent inside a stream is `{"error": {"message": …}}`')
+       title='an error sent inside a stream is `{"error": {"message": …}}`', proven_by=("stream-error-bare-string",))
 def error_openai_shape(observed: Observed) -> Iterator[Failure]:
     # SHOULD: the openai SDKs raise APIError with error.message, and Zed reads the message from the same place;
     # with a bare string they raise a generic "An error occurred during streaming". LM Studio's stream errors take

@@ -25,7 +25,8 @@ def _anthropic(observed: Observed) -> SdkMessage:
 
 @check("client.anthropic_python.stream_helper", level=Level.MUST, kind="client", applies=messages_streamed,
        ref=ANTHROPIC_PYTHON_STREAM_HELPER,
-       title="the anthropic SDK's `messages.stream()` reads the stream to its final message without raising")
+       title="the anthropic SDK's `messages.stream()` reads the stream to its final message without raising",
+       proven_by=("messages-no-message-start",))
 def anthropic_stream_helper(observed: Observed) -> Iterator[Failure]:
     outcome = _anthropic(observed)
     if outcome.raised:
@@ -35,7 +36,8 @@ def anthropic_stream_helper(observed: Observed) -> Iterator[Failure]:
 
 @check("client.anthropic_python.matches_stream", level=Level.MUST, kind="client", applies=messages_streamed,
        ref=ANTHROPIC_PYTHON_STREAM_HELPER,
-       title="the anthropic SDK's final message holds the text, thinking and tool calls the stream sent")
+       title="the anthropic SDK's final message holds the text, thinking and tool calls the stream sent",
+       proven_by=("messages-delta-type-mismatch",))
 def anthropic_matches_stream(observed: Observed) -> Iterator[Failure]:
     # The SDK drops a delta its block cannot take and files deltas by index: what it shows can differ from what
     # was sent without any error.

@@ -45,7 +45,8 @@ def _content(observed: Observed) -> list[dict]:
 
 
 @check("messages.message.type_and_role", level=Level.SHOULD, applies=messages_answer, ref=ANTHROPIC_MESSAGES,
-       title='the message says `"type": "message"` and `"role": "assistant"`, with a string `id`')
+       title='the message says `"type": "message"` and `"role": "assistant"`, with a string `id`',
+       proven_by=("messages-type-missing",))
 def type_and_role(observed: Observed) -> Iterator[Failure]:
     # SHOULD: the SDKs do not validate the message, but a client that tells a message from an error body by its
     # type, or keeps the id, reads these.
@@ -63,7 +64,8 @@ def type_and_role(observed: Observed) -> Iterator[Failure]:
 
 
 @check("messages.message.content_blocks", level=Level.MUST, applies=messages_not_streamed, ref=ANTHROPIC_MESSAGES,
-       title="`content` is a list of typed blocks; a text block's `text` is a string")
+       title="`content` is a list of typed blocks; a text block's `text` is a string",
+       proven_by=("messages-content-as-string",))
 def content_blocks(observed: Observed) -> Iterator[Failure]:
     # MUST: clients iterate the blocks (`for block in message.content`): a string content gives them characters.
     observed.require_success()
@@ -80,7 +82,8 @@ def content_blocks(observed: Observed) -> Iterator[Failure]:
 
 
 @check("messages.tool_use.block_complete", level=Level.MUST, applies=messages_with_tools, ref=ANTHROPIC_TOOL_USE,
-       title="a tool_use block has a non-empty `id` and `name`, and its `input` is an object")
+       title="a tool_use block has a non-empty `id` and `name`, and its `input` is an object",
+       proven_by=("messages-tool-use-incomplete",))
 def tool_use_block_complete(observed: Observed) -> Iterator[Failure]:
     # MUST: a client answers the call with a tool_result naming this id, and runs the tool by its name with input.
     for position, block in enumerate(_content(observed)):
@@ -96,7 +99,8 @@ def tool_use_block_complete(observed: Observed) -> Iterator[Failure]:
 
 
 @check("messages.stop_reason.known_value", level=Level.MUST, applies=messages_answer, ref=ANTHROPIC_MESSAGES,
-       title="`stop_reason` is one of Anthropic's values (end_turn, max_tokens, stop_sequence, tool_use, …)")
+       title="`stop_reason` is one of Anthropic's values (end_turn, max_tokens, stop_sequence, tool_use, …)",
+       proven_by=("messages-stop-reason-openai",))
 def stop_reason_known(observed: Observed) -> Iterator[Failure]:
     # MUST: clients branch on these words (Claude Code runs tools on "tool_use"); OpenAI's "stop" or "tool_calls"
     # match none of their branches.
@@ -106,7 +110,8 @@ def stop_reason_known(observed: Observed) -> Iterator[Failure]:
 
 
 @check("messages.stop_reason.tool_use_iff_tool_block", level=Level.MUST, applies=messages_with_tools,
-       ref=CLAUDE_CODE_TOOL_USE, title='`stop_reason` is "tool_use" exactly when a tool_use block was sent')
+       ref=CLAUDE_CODE_TOOL_USE, title='`stop_reason` is "tool_use" exactly when a tool_use block was sent',
+       proven_by=("messages-end-turn-after-tool-use",))
 def tool_use_iff_tool_block(observed: Observed) -> Iterator[Failure]:
     # MUST: agent loops (Claude Code) run the tools only when the stop reason says tool_use, and wait for tool
     # results when it does.
@@ -119,7 +124,8 @@ def tool_use_iff_tool_block(observed: Observed) -> Iterator[Failure]:
 
 
 @check("messages.stop_reason.stop_sequence_reported", level=Level.SHOULD, applies=messages_with_stop_sequences,
-       ref=ANTHROPIC_MESSAGES, title='an answer a stop sequence ended says "stop_sequence" and which one')
+       ref=ANTHROPIC_MESSAGES, title='an answer a stop sequence ended says "stop_sequence" and which one',
+       proven_by=("messages-stop-sequence-as-end-turn",))
 def stop_sequence_reported(observed: Observed) -> Iterator[Failure]:
     # SHOULD: clients that use stop sequences as delimiters learn which one ended the answer from these two fields.
     reason, where = _stop_reason(observed)
@@ -134,7 +140,8 @@ def stop_sequence_reported(observed: Observed) -> Iterator[Failure]:
 
 
 @check("messages.usage.reported", level=Level.MUST, applies=messages_answer, ref=ANTHROPIC_PYTHON_STREAM_HELPER,
-       title="usage counts `input_tokens` and `output_tokens`; a stream's `message_delta` carries `output_tokens`")
+       title="usage counts `input_tokens` and `output_tokens`; a stream's `message_delta` carries `output_tokens`",
+       proven_by=("messages-usage-missing",))
 def usage_reported(observed: Observed) -> Iterator[Failure]:
     # MUST: the SDK's accumulator reads message_delta.usage.output_tokens, and raises AttributeError without it.
     observed.require_success()
@@ -156,7 +163,8 @@ def usage_reported(observed: Observed) -> Iterator[Failure]:
 
 
 @check("messages.thinking.signature_present", level=Level.SHOULD, applies=messages_asking_thinking,
-       ref=ANTHROPIC_THINKING, title="a thinking block carries a `signature`")
+       ref=ANTHROPIC_THINKING, title="a thinking block carries a `signature`",
+       proven_by=("messages-thinking-signature-missing",))
 def signature_present(observed: Observed) -> Iterator[Failure]:
     # SHOULD: clients send thinking blocks back with the next turn, and Anthropic's API (and the SDK's types)
     # require their signature there; a local server may leave it empty.

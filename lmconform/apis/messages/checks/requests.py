@@ -32,14 +32,16 @@ def _tool_uses(observed: Observed) -> list[str]:
 
 
 @check("messages.tool_choice.any_calls_a_tool", level=Level.MUST, applies=messages_tool_choice_is("any"),
-       ref=ANTHROPIC_TOOL_USE, title='`tool_choice` `{"type": "any"}` gets a tool_use block')
+       ref=ANTHROPIC_TOOL_USE, title='`tool_choice` `{"type": "any"}` gets a tool_use block',
+       proven_by=("messages-any-read-as-auto",))
 def any_calls_a_tool(observed: Observed) -> Iterator[Failure]:
     if not _tool_uses(observed):
         yield Failure("a tool_use block", "none", observed.exchange.body_excerpt(300))
 
 
 @check("messages.tool_choice.tool_calls_the_named_tool", level=Level.MUST, applies=messages_tool_choice_is("tool"),
-       ref=ANTHROPIC_TOOL_USE, title='`tool_choice` `{"type": "tool", "name"}` gets a call of that tool')
+       ref=ANTHROPIC_TOOL_USE, title='`tool_choice` `{"type": "tool", "name"}` gets a call of that tool',
+       proven_by=("messages-named-tool-not-enforced",))
 def tool_calls_the_named_tool(observed: Observed) -> Iterator[Failure]:
     named = observed.case.tool_choice.get("name")
     called = _tool_uses(observed)
@@ -48,7 +50,8 @@ def tool_calls_the_named_tool(observed: Observed) -> Iterator[Failure]:
 
 
 @check("messages.tool_choice.none_calls_no_tool", level=Level.MUST, applies=messages_tool_choice_is("none"),
-       ref=ANTHROPIC_TOOL_USE, title='`tool_choice` `{"type": "none"}` gets no tool_use block')
+       ref=ANTHROPIC_TOOL_USE, title='`tool_choice` `{"type": "none"}` gets no tool_use block',
+       proven_by=("messages-tool-choice-none-dropped",))
 def none_calls_no_tool(observed: Observed) -> Iterator[Failure]:
     called = _tool_uses(observed)
     if called:
@@ -56,7 +59,8 @@ def none_calls_no_tool(observed: Observed) -> Iterator[Failure]:
 
 
 @check("messages.tool_choice.parallel_disabled_one_call", level=Level.MUST, applies=messages_parallel_disabled,
-       ref=ANTHROPIC_TOOL_USE, title="`disable_parallel_tool_use: true` gets at most one tool_use block")
+       ref=ANTHROPIC_TOOL_USE, title="`disable_parallel_tool_use: true` gets at most one tool_use block",
+       proven_by=("messages-parallel-not-disabled",))
 def parallel_disabled_one_call(observed: Observed) -> Iterator[Failure]:
     # MUST: a client that asked for one call at a time answers one; a second call waits forever for its result.
     called = _tool_uses(observed)
@@ -65,7 +69,8 @@ def parallel_disabled_one_call(observed: Observed) -> Iterator[Failure]:
 
 
 @check("messages.tool_result.turn_answered", level=Level.MUST, applies=messages_tool_result_turn,
-       ref=ANTHROPIC_TOOL_USE, title="a user turn of `tool_result` blocks is answered 2xx with a message")
+       ref=ANTHROPIC_TOOL_USE, title="a user turn of `tool_result` blocks is answered 2xx with a message",
+       proven_by=("messages-tool-result-500",))
 def tool_result_turn_answered(observed: Observed) -> Iterator[Failure]:
     # MUST: this is the second half of every tool call an agent makes.
     observed.require_success()
@@ -78,7 +83,8 @@ def tool_result_turn_answered(observed: Observed) -> Iterator[Failure]:
 
 
 @check("messages.request.max_tokens_required", level=Level.SHOULD, applies=messages_without_max_tokens,
-       ref=ANTHROPIC_MESSAGES, title="a request without `max_tokens` is refused with a 4xx")
+       ref=ANTHROPIC_MESSAGES, title="a request without `max_tokens` is refused with a 4xx",
+       proven_by=("messages-max-tokens-defaulted",))
 def max_tokens_required(observed: Observed) -> Iterator[Failure]:
     # SHOULD: Anthropic's API requires it and its SDKs always send it; a server that picks a default answers
     # requests no Anthropic client would make (and a 5xx would blame itself for the client's mistake).
@@ -88,7 +94,8 @@ def max_tokens_required(observed: Observed) -> Iterator[Failure]:
 
 
 @check("messages.error.anthropic_shape", level=Level.SHOULD, applies=messages_refusable, ref=ANTHROPIC_ERRORS,
-       title='an error is `{"type": "error", "error": {"type", "message"}}` with one of Anthropic\'s types')
+       title='an error is `{"type": "error", "error": {"type", "message"}}` with one of Anthropic\'s types',
+       proven_by=("messages-error-openai-shape",))
 def anthropic_shape(observed: Observed) -> Iterator[Failure]:
     # SHOULD: the SDKs raise on the status whatever the body; Claude Code and other clients show error.message
     # and branch on error.type (overloaded_error is retried).

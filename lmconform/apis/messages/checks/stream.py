@@ -23,7 +23,8 @@ def _events(observed: Observed) -> list[MessagesEvent]:
 
 
 @check("messages.stream.event_field_matches_type", level=Level.MUST, applies=messages_streamed,
-       ref=ANTHROPIC_PYTHON_SSE, title="every event has an SSE `event:` line equal to its data's `type`")
+       ref=ANTHROPIC_PYTHON_SSE, title="every event has an SSE `event:` line equal to its data's `type`",
+       proven_by=("messages-event-name-missing",))
 def event_field_matches_type(observed: Observed) -> Iterator[Failure]:
     # MUST: the anthropic SDKs skip an event without an `event:` line: a data-only stream reads as nothing at all.
     for event in require_messages_stream(observed).events:
@@ -36,7 +37,8 @@ def event_field_matches_type(observed: Observed) -> Iterator[Failure]:
 
 
 @check("messages.stream.lifecycle", level=Level.MUST, applies=messages_streamed, ref=ANTHROPIC_STREAMING,
-       title="`message_start` first, one `message_delta` after the last block, `message_stop` last, each once")
+       title="`message_start` first, one `message_delta` after the last block, `message_stop` last, each once",
+       proven_by=("messages-no-message-stop",))
 def lifecycle(observed: Observed) -> Iterator[Failure]:
     events = _events(observed)
     if events and events[-1].type == "error":
@@ -58,7 +60,8 @@ def lifecycle(observed: Observed) -> Iterator[Failure]:
 
 
 @check("messages.stream.message_start_empty", level=Level.MUST, applies=messages_streamed,
-       ref=ANTHROPIC_PYTHON_STREAM_HELPER, title="`message_start` carries the message with an empty `content`")
+       ref=ANTHROPIC_PYTHON_STREAM_HELPER, title="`message_start` carries the message with an empty `content`",
+       proven_by=("messages-start-with-content",))
 def message_start_empty(observed: Observed) -> Iterator[Failure]:
     # MUST: the SDK's accumulator starts from this message and appends each started block to its content: blocks
     # already there shift every index the deltas address.
@@ -69,7 +72,8 @@ def message_start_empty(observed: Observed) -> Iterator[Failure]:
 
 
 @check("messages.stream.block_indexes", level=Level.MUST, applies=messages_streamed,
-       ref=ANTHROPIC_PYTHON_STREAM_HELPER, title="content blocks are numbered 0, 1, 2… in the order they start")
+       ref=ANTHROPIC_PYTHON_STREAM_HELPER, title="content blocks are numbered 0, 1, 2… in the order they start",
+       proven_by=("messages-block-index-from-one",))
 def block_indexes(observed: Observed) -> Iterator[Failure]:
     # MUST: the SDK appends each started block and looks deltas up by index as a list position: a first block at 1
     # is an IndexError, a reused index sends the deltas into an earlier block.
@@ -80,7 +84,8 @@ def block_indexes(observed: Observed) -> Iterator[Failure]:
 
 
 @check("messages.stream.blocks_closed", level=Level.MUST, applies=messages_streamed, ref=ANTHROPIC_STREAMING,
-       title="each delta and stop names an open block, and every block is stopped once")
+       title="each delta and stop names an open block, and every block is stopped once",
+       proven_by=("messages-block-not-stopped",))
 def blocks_closed(observed: Observed) -> Iterator[Failure]:
     open_blocks: set = set()
     stopped: set = set()
@@ -101,7 +106,7 @@ def blocks_closed(observed: Observed) -> Iterator[Failure]:
 
 
 @check("messages.stream.one_block_at_a_time", level=Level.SHOULD, applies=messages_streamed, ref=ANTHROPIC_STREAMING,
-       title="a block is stopped before the next one starts")
+       title="a block is stopped before the next one starts", proven_by=("messages-blocks-overlap",))
 def one_block_at_a_time(observed: Observed) -> Iterator[Failure]:
     # SHOULD: the SDKs address deltas by index and cope, but Anthropic's API never overlaps blocks, and clients
     # that render one block at a time show the later block's text inside the earlier one.
@@ -118,7 +123,8 @@ def one_block_at_a_time(observed: Observed) -> Iterator[Failure]:
 
 
 @check("messages.stream.delta_fits_block", level=Level.MUST, applies=messages_streamed,
-       ref=ANTHROPIC_PYTHON_STREAM_HELPER, title="each delta is of its block's kind (text_delta in a text block…)")
+       ref=ANTHROPIC_PYTHON_STREAM_HELPER, title="each delta is of its block's kind (text_delta in a text block…)",
+       proven_by=("messages-delta-type-mismatch",))
 def delta_fits_block(observed: Observed) -> Iterator[Failure]:
     # MUST: the SDK silently drops a delta its block cannot take (thinking_delta into a text block): the text is
     # lost to every client built on it.
@@ -132,7 +138,8 @@ def delta_fits_block(observed: Observed) -> Iterator[Failure]:
 
 
 @check("messages.stream.tool_use_opens_with_input", level=Level.SHOULD, applies=messages_with_tools,
-       ref=ANTHROPIC_STREAMING, title='a streamed tool_use block opens with `"input": {}`')
+       ref=ANTHROPIC_STREAMING, title='a streamed tool_use block opens with `"input": {}`',
+       proven_by=("messages-tool-start-without-input",))
 def tool_use_opens_with_input(observed: Observed) -> Iterator[Failure]:
     # SHOULD: the SDK's block keeps the `input` it opened with until a fragment replaces it; a block that opens
     # without one and streams no fragment has no `input` at all, and `block.input` raises in its caller.
@@ -144,7 +151,7 @@ def tool_use_opens_with_input(observed: Observed) -> Iterator[Failure]:
 
 
 @check("messages.stream.error_ends_stream", level=Level.MUST, applies=messages_streamed, ref=ANTHROPIC_STREAMING,
-       title="an `error` event is the last event of its stream")
+       title="an `error` event is the last event of its stream", proven_by=("messages-error-event-mid-stream",))
 def error_ends_stream(observed: Observed) -> Iterator[Failure]:
     # MUST: the SDKs raise on the error event and read no further; whatever follows is lost, and a stream that
     # goes on after an error says two things at once.

@@ -12,7 +12,8 @@ from lmconform.vocabulary import Failure, Level, shown
 
 
 @check("models.list.openai_shape", level=Level.MUST, applies=models_list, ref=OPENAI_MODELS,
-       title='`/v1/models` lists at least one model as `{"object": "list", "data": [{"id", "object": "model"}]}`')
+       title='`/v1/models` lists at least one model as `{"object": "list", "data": [{"id", "object": "model"}]}`',
+       proven_by=("model-object-missing",))
 def openai_shape(observed: Observed) -> Iterator[Failure]:
     # A refusal is http.status.success_for_valid_request's finding: this check judges the list that came back.
     observed.require_success()

@@ -6,4 +6,4 @@ from lmconform.checks.schema import BODIES, SchemaObject, register
 from lmconform.vocabulary import Level
 
 register(SchemaObject("models.list", "body", BODIES, "the `/v1/models` list", models_list, OPENAI_MODELS,
-                      (Level.MUST, Level.SHOULD)))
+                      {Level.MUST: ("model-object-missing",), Level.SHOULD: ("model-owned-by-missing",)}))

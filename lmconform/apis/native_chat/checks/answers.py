@@ -42,7 +42,8 @@ def _result(observed: Observed) -> tuple[dict, str]:
 
 
 @check("native_chat.stream.event_field_matches_type", level=Level.MUST, applies=native_streamed,
-       ref=LMSTUDIO_NATIVE_STREAMING, title="every event has an SSE `event:` line equal to its data's `type`")
+       ref=LMSTUDIO_NATIVE_STREAMING, title="every event has an SSE `event:` line equal to its data's `type`",
+       proven_by=("native-event-name-mismatch",))
 def event_field_matches_type(observed: Observed) -> Iterator[Failure]:
     # MUST: the docs define the stream by its named events; EventSource-style clients dispatch on the name.
     for event in _stream(observed).events:
@@ -53,7 +54,7 @@ def event_field_matches_type(observed: Observed) -> Iterator[Failure]:
 
 
 @check("native_chat.stream.lifecycle", level=Level.MUST, applies=native_streamed, ref=LMSTUDIO_NATIVE_STREAMING,
-       title="`chat.start` first and `chat.end` last, once each")
+       title="`chat.start` first and `chat.end` last, once each", proven_by=("native-no-chat-end",))
 def lifecycle(observed: Observed) -> Iterator[Failure]:
     events = _stream(observed).events
     kinds = [event.type for event in events]
@@ -69,7 +70,8 @@ def lifecycle(observed: Observed) -> Iterator[Failure]:
 
 @check("native_chat.stream.phases_bracketed", level=Level.MUST, applies=native_streamed,
        ref=LMSTUDIO_NATIVE_STREAMING,
-       title="each phase (prompt processing, reasoning, message…) is opened, then closed, one at a time")
+       title="each phase (prompt processing, reasoning, message…) is opened, then closed, one at a time",
+       proven_by=("native-message-end-missing",))
 def phases_bracketed(observed: Observed) -> Iterator[Failure]:
     open_phase = None
     for event in _stream(observed).events:
@@ -94,7 +96,8 @@ def phases_bracketed(observed: Observed) -> Iterator[Failure]:
 
 @check("native_chat.stream.tool_call_events", level=Level.MUST, applies=native_streamed,
        ref=LMSTUDIO_NATIVE_STREAMING,
-       title="a tool call is started, given its arguments as an object, and concluded by success or failure")
+       title="a tool call is started, given its arguments as an object, and concluded by success or failure",
+       proven_by=("native-tool-arguments-string",))
 def tool_call_events(observed: Observed) -> Iterator[Failure]:
     started = None
     for event in _stream(observed).events:
@@ -125,7 +128,8 @@ def tool_call_events(observed: Observed) -> Iterator[Failure]:
 
 
 @check("native_chat.stream.result_matches_stream", level=Level.MUST, applies=native_streamed,
-       ref=LMSTUDIO_NATIVE_STREAMING, title="`chat.end`'s result holds the message, reasoning and tools streamed")
+       ref=LMSTUDIO_NATIVE_STREAMING, title="`chat.end`'s result holds the message, reasoning and tools streamed",
+       proven_by=("native-result-differs",))
 def result_matches_stream(observed: Observed) -> Iterator[Failure]:
     # MUST: a client shows the deltas as they come and keeps the result: the two must be one answer.
     result, where = _result(observed)
@@ -142,7 +146,8 @@ def result_matches_stream(observed: Observed) -> Iterator[Failure]:
 
 
 @check("native_chat.stream.instance_id_consistent", level=Level.MUST, applies=native_streamed,
-       ref=LMSTUDIO_NATIVE_STREAMING, title="`chat.start` and the result name the same `model_instance_id`")
+       ref=LMSTUDIO_NATIVE_STREAMING, title="`chat.start` and the result name the same `model_instance_id`",
+       proven_by=("native-instance-id-mismatch",))
 def instance_id_consistent(observed: Observed) -> Iterator[Failure]:
     result, where = _result(observed)
     for event in _stream(observed).events:
@@ -153,7 +158,8 @@ def instance_id_consistent(observed: Observed) -> Iterator[Failure]:
 
 
 @check("native_chat.stream.progress_in_range", level=Level.SHOULD, applies=native_streamed,
-       ref=LMSTUDIO_NATIVE_STREAMING, title="`progress` runs from 0 to 1 and never goes back")
+       ref=LMSTUDIO_NATIVE_STREAMING, title="`progress` runs from 0 to 1 and never goes back",
+       proven_by=("native-progress-out-of-range",))
 def progress_in_range(observed: Observed) -> Iterator[Failure]:
     # SHOULD: clients draw a progress bar from it.
     last: dict[str, float] = {}
@@ -170,7 +176,8 @@ def progress_in_range(observed: Observed) -> Iterator[Failure]:
 
 
 @check("native_chat.response.shape", level=Level.MUST, applies=native_answer, ref=LMSTUDIO_NATIVE_CHAT,
-       title="the result has `model_instance_id`, typed `output` items and integer `stats` token counts")
+       title="the result has `model_instance_id`, typed `output` items and integer `stats` token counts",
+       proven_by=("native-stats-missing",))
 def response_shape(observed: Observed) -> Iterator[Failure]:
     result, where = _result(observed)
     if not isinstance(result.get("model_instance_id"), str):
@@ -189,7 +196,8 @@ def response_shape(observed: Observed) -> Iterator[Failure]:
 
 
 @check("native_chat.response.response_id_when_stored", level=Level.MUST, applies=native_stored,
-       ref=LMSTUDIO_NATIVE_CHAT, title="a stored chat's result carries a `response_id` starting `resp_`")
+       ref=LMSTUDIO_NATIVE_CHAT, title="a stored chat's result carries a `response_id` starting `resp_`",
+       proven_by=("native-response-id-missing",))
 def response_id_when_stored(observed: Observed) -> Iterator[Failure]:
     # MUST: `store` is true unless a request says otherwise, and this id is the only way to continue the chat.
     result, where = _result(observed)
@@ -199,7 +207,8 @@ def response_id_when_stored(observed: Observed) -> Iterator[Failure]:
 
 
 @check("native_chat.chain.turn_answered", level=Level.MUST, applies=native_chain, ref=LMSTUDIO_NATIVE_CHAT,
-       title="a request continuing a stored chat with `previous_response_id` is answered 2xx")
+       title="a request continuing a stored chat with `previous_response_id` is answered 2xx",
+       proven_by=("native-previous-id-refused",))
 def chain_turn_answered(observed: Observed) -> Iterator[Failure]:
     observed.require_success()
     for turn in observed.case.turns:
@@ -211,7 +220,8 @@ def chain_turn_answered(observed: Observed) -> Iterator[Failure]:
 
 @check("native_chat.chain.recall_answered", level=Level.MUST, applies=native_recall, ref=LMSTUDIO_NATIVE_CHAT,
        requires=[Requirement.REFERENCE_PROFILE],
-       title="the reference model answers a recall question from the stored chat it continues")
+       title="the reference model answers a recall question from the stored chat it continues",
+       proven_by=("native-chain-ignored",))
 def chain_recall_answered(observed: Observed) -> Iterator[Failure]:
     for turn in observed.case.turns:
         if not turn.recall:

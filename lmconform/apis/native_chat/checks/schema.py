@@ -7,6 +7,8 @@ from lmconform.checks.schema import BODIES, EVENTS, SchemaObject, register
 from lmconform.vocabulary import Level
 
 register(SchemaObject("native_chat.result", "body", BODIES, "a native chat result body", native_not_streamed,
-                      LMSTUDIO_NATIVE_CHAT, (Level.MUST, Level.SHOULD)))
+                      LMSTUDIO_NATIVE_CHAT,
+                      {Level.MUST: ("native-stats-missing",), Level.SHOULD: ("native-provider-info-missing",)}))
 register(SchemaObject("native_chat.event", "event", EVENTS, "every native chat stream event, by its `type`",
-                      native_streamed, LMSTUDIO_NATIVE_STREAMING, (Level.MUST, Level.SHOULD)))
+                      native_streamed, LMSTUDIO_NATIVE_STREAMING,
+                      {Level.MUST: ("native-tool-arguments-string",), Level.SHOULD: ("native-provider-info-missing",)}))

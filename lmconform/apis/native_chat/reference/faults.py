@@ -18,14 +18,12 @@ SOURCE = "deviations from LM Studio's REST docs (streaming-events.md, chat.md)"
 CHAIN_IGNORED = flag(
     "native-chain-ignored", api="native_chat",
     summary="`previous_response_id` is accepted, but the model sees only this request's input",
-    seen_in="stateless servers that accept the field",
-    findings={"native_chat.chain.recall_answered"})
+    seen_in="stateless servers that accept the field")
 
 
 @fault("native-previous-id-refused", stages.REQUEST, api="native_chat",
        summary="every `previous_response_id` is answered as unknown (HTTP 400): stored chats cannot be continued",
-       seen_in="servers that ignore `store`",
-       findings={"native_chat.chain.turn_answered"})
+       seen_in="servers that ignore `store`")
 def previous_id_refused(body: Any) -> Any:
     if isinstance(body, dict) and "previous_response_id" in body:
         return {**body, "previous_response_id": "resp_forgotten"}
@@ -34,16 +32,14 @@ def previous_id_refused(body: Any) -> Any:
 
 @fault("native-stats-missing", stages.RESULT, api="native_chat",
        summary="the result has no `stats` (stream and non-stream)",
-       seen_in=SOURCE,
-       findings={"native_chat.response.shape", "schema.native_chat.result.must", "schema.native_chat.event.must"})
+       seen_in=SOURCE)
 def stats_missing(result: dict[str, Any]) -> dict[str, Any]:
     return {key: value for key, value in result.items() if key != "stats"}
 
 
 @fault("native-response-id-missing", stages.RESULT, api="native_chat",
        summary="a stored chat's result has no `response_id` to continue from (stream and non-stream)",
-       seen_in=SOURCE,
-       findings={"native_chat.response.response_id_when_stored"})
+       seen_in=SOURCE)
 def response_id_missing(result: dict[str, Any]) -> dict[str, Any]:
     return {key: value for key, value in result.items() if key != "response_id"}
 
@@ -51,8 +47,7 @@ def response_id_missing(result: dict[str, Any]) -> dict[str, Any]:
 @fault("native-provider-info-missing", stages.RESULT, api="native_chat",
        summary="tool calls name no `provider_info`: neither the result's tool_call items nor the tool_call events "
                "(stream and non-stream)",
-       seen_in=SOURCE,
-       findings={"schema.native_chat.result.should", "schema.native_chat.event.should"})
+       seen_in=SOURCE)
 def provider_info_missing(result: dict[str, Any]) -> dict[str, Any]:
     output = [{key: value for key, value in item.items() if key != "provider_info"} if item.get("type") == "tool_call"
               else item for item in result["output"]]
@@ -61,24 +56,21 @@ def provider_info_missing(result: dict[str, Any]) -> dict[str, Any]:
 
 @fault("native-no-chat-end", stages.EVENTS, api="native_chat",
        summary="the stream ends without `chat.end` (stream only)",
-       seen_in=SOURCE,
-       findings={"native_chat.stream.lifecycle"})
+       seen_in=SOURCE)
 def no_chat_end(events: list[Event]) -> list[Event]:
     return [event for event in events if event["type"] != "chat.end"]
 
 
 @fault("native-message-end-missing", stages.EVENTS, api="native_chat",
        summary="the message phase is never closed: no `message.end` (stream only)",
-       seen_in=SOURCE,
-       findings={"native_chat.stream.phases_bracketed"})
+       seen_in=SOURCE)
 def message_end_missing(events: list[Event]) -> list[Event]:
     return [event for event in events if event["type"] != "message.end"]
 
 
 @fault("native-tool-arguments-string", stages.EVENTS, api="native_chat",
        summary="`tool_call.arguments` carries the arguments as a JSON string, not an object (stream only)",
-       seen_in=SOURCE,
-       findings={"native_chat.stream.tool_call_events", "schema.native_chat.event.must"})
+       seen_in=SOURCE)
 def tool_arguments_string(events: list[Event]) -> list[Event]:
     return [{**event, "arguments": json.dumps(event["arguments"])} if event["type"] == "tool_call.arguments"
             else event for event in events]
@@ -86,16 +78,14 @@ def tool_arguments_string(events: list[Event]) -> list[Event]:
 
 @fault("native-tool-success-missing", stages.EVENTS, api="native_chat",
        summary="a tool call is never concluded: no `tool_call.success` (stream only)",
-       seen_in=SOURCE,
-       findings={"native_chat.stream.tool_call_events", "generation.order.follows_grammar"})
+       seen_in=SOURCE)
 def tool_success_missing(events: list[Event]) -> list[Event]:
     return [event for event in events if event["type"] != "tool_call.success"]
 
 
 @fault("native-result-differs", stages.EVENTS, api="native_chat",
        summary="the message `chat.end` carries is not the one the deltas spelled out (stream only)",
-       seen_in=SOURCE,
-       findings={"native_chat.stream.result_matches_stream"})
+       seen_in=SOURCE)
 def result_differs(events: list[Event]) -> list[Event]:
     def edited(event: Event) -> Event:
         if event["type"] != "chat.end":
@@ -109,8 +99,7 @@ def result_differs(events: list[Event]) -> list[Event]:
 
 @fault("native-instance-id-mismatch", stages.EVENTS, api="native_chat",
        summary="`chat.start` names another `model_instance_id` than the result (stream only)",
-       seen_in=SOURCE,
-       findings={"native_chat.stream.instance_id_consistent"})
+       seen_in=SOURCE)
 def instance_id_mismatch(events: list[Event]) -> list[Event]:
     return [{**event, "model_instance_id": "another-instance"} if event["type"] == "chat.start" else event
             for event in events]
@@ -118,8 +107,7 @@ def instance_id_mismatch(events: list[Event]) -> list[Event]:
 
 @fault("native-progress-out-of-range", stages.EVENTS, api="native_chat",
        summary="`prompt_processing.progress` counts in percent (50, 100), not from 0 to 1 (stream only)",
-       seen_in=SOURCE,
-       findings={"native_chat.stream.progress_in_range", "schema.native_chat.event.should"})
+       seen_in=SOURCE)
 def progress_out_of_range(events: list[Event]) -> list[Event]:
     return [{**event, "progress": event["progress"] * 100} if event["type"].endswith(".progress") else event
             for event in events]
@@ -127,7 +115,6 @@ def progress_out_of_range(events: list[Event]) -> list[Event]:
 
 @fault("native-event-name-mismatch", stages.FRAMES, api="native_chat",
        summary="the SSE `event:` line of every delta says `delta` instead of the data's `type` (stream only)",
-       seen_in=SOURCE,
-       findings={"native_chat.stream.event_field_matches_type"})
+       seen_in=SOURCE)
 def event_name_mismatch(frames: list[Frame]) -> list[Frame]:
     return [("delta" if data["type"].endswith(".delta") else name, data) for name, data in frames]

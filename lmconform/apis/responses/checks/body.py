@@ -34,7 +34,8 @@ def _response(observed: Observed) -> dict:
 
 @check("responses.body.resource_fields_present", level=Level.MUST, applies=responses_answer,
        ref=LMSTUDIO_RESPONSES_TOOLS_OMITTED,
-       title="the response object has `id`, `object`, `created_at`, `status`, `model`, `output` and `tools`")
+       title="the response object has `id`, `object`, `created_at`, `status`, `model`, `output` and `tools`",
+       proven_by=("responses-tools-omitted",))
 def resource_fields_present(observed: Observed) -> Iterator[Failure]:
     # MUST: rig failed to read LM Studio 0.3.29's responses, which left out `tools` when none were given.
     response = _response(observed)
@@ -45,7 +46,8 @@ def resource_fields_present(observed: Observed) -> Iterator[Failure]:
 
 
 @check("responses.body.output_text_annotations", level=Level.MUST, applies=responses_answer,
-       ref=LMSTUDIO_ANNOTATIONS, title="every `output_text` part carries an `annotations` list")
+       ref=LMSTUDIO_ANNOTATIONS, title="every `output_text` part carries an `annotations` list",
+       proven_by=("annotations-missing",))
 def output_text_annotations(observed: Observed) -> Iterator[Failure]:
     # MUST: the Vercel AI SDK's schema requires it; ElizaOS got "Invalid JSON response" from LM Studio 0.3.30.
     for position, item in enumerate(_response(observed).get("output") or []):
@@ -60,7 +62,8 @@ def output_text_annotations(observed: Observed) -> Iterator[Failure]:
 
 @check("responses.status.incomplete_at_max_output_tokens", level=Level.SHOULD, applies=responses_answer,
        ref=VLLM_RESPONSES_MAX_TOKENS,
-       title='a response that used up `max_output_tokens` is `incomplete`, for reason "max_output_tokens"')
+       title='a response that used up `max_output_tokens` is `incomplete`, for reason "max_output_tokens"',
+       proven_by=("completed-when-truncated",))
 def incomplete_at_max_output_tokens(observed: Observed) -> Iterator[Failure]:
     # SHOULD: clients tell a cut answer from a finished one by it; vLLM's suite asserts it.
     response = _response(observed)
@@ -77,7 +80,8 @@ def incomplete_at_max_output_tokens(observed: Observed) -> Iterator[Failure]:
 
 
 @check("responses.tool_choice.required_honoured_or_refused", level=Level.MUST, applies=responses_tool_choice_required,
-       ref=OPENAI_RESPONSES_CREATE, title='`tool_choice: "required"` is answered with a function call, or refused 4xx')
+       ref=OPENAI_RESPONSES_CREATE, title='`tool_choice: "required"` is answered with a function call, or refused 4xx',
+       proven_by=("responses-tool-choice-ignored",))
 def required_honoured_or_refused(observed: Observed) -> Iterator[Failure | Note]:
     # MUST: an agent that forces a call and gets text has no next step; a refusal (as vLLM's harmony path gives)
     # at least tells it so.

@@ -99,7 +99,7 @@ def _input_tokens(response: dict) -> int | None:
 
 
 @check("responses.chain.previous_id_echoed", level=Level.MUST, applies=responses_chain, ref=OPENAI_RESPONSES_CREATE,
-       title="a chained response echoes the `previous_response_id` it was given")
+       title="a chained response echoes the `previous_response_id` it was given", proven_by=("previous-id-echo-wrong",))
 @_over(_chained)
 def previous_id_echoed(observed: Observed, played: PlayedTurn) -> Iterator[Failure]:
     parent, chained = _previous_id(observed, played.turn), _answer(played)
@@ -123,7 +123,8 @@ def _control_of(observed: Observed, played: PlayedTurn) -> PlayedTurn:
 
 
 @check("responses.chain.history_used", level=Level.MUST, applies=responses_chain, ref=LMSTUDIO_RESPONSES,
-       title="a chained turn is answered with the earlier turns in context (more input tokens than alone)")
+       title="a chained turn is answered with the earlier turns in context (more input tokens than alone)",
+       proven_by=("chain-ignored",))
 @_over(_with_control)
 def history_used(observed: Observed, played: PlayedTurn) -> Iterator[Failure]:
     # Proof without trusting the model: the same input costs more input tokens when the history is prepended.
@@ -144,7 +145,7 @@ def _recalling(observed: Observed) -> list[PlayedTurn]:
 
 @check("responses.chain.recall_answered", level=Level.MUST, applies=responses_recall, ref=LMSTUDIO_RESPONSES,
        requires=[Requirement.REFERENCE_PROFILE],
-       title="the reference model answers a recall question from the chained history")
+       title="the reference model answers a recall question from the chained history", proven_by=("chain-ignored",))
 @_over(_recalling)
 def recall_answered(observed: Observed, played: PlayedTurn) -> Iterator[Failure]:
     # Only the deterministic reference model can be held to an answer; real models are judged by history_used.
@@ -168,7 +169,8 @@ def _second_children(observed: Observed) -> list[PlayedTurn]:
 
 
 @check("responses.chain.fork_independent", level=Level.MUST, applies=responses_chain, ref=OPENAI_RESPONSES_CREATE,
-       title="two children of one response do not see each other (a fork, not a shared thread)")
+       title="two children of one response do not see each other (a fork, not a shared thread)",
+       proven_by=("fork-shares-state",))
 @_over(_second_children)
 def fork_independent(observed: Observed, played: PlayedTurn) -> Iterator[Failure]:
     turns = list(observed.turns.values())
@@ -192,7 +194,8 @@ def _call_answers(observed: Observed) -> list[PlayedTurn]:
 
 
 @check("responses.chain.function_call_output_round_trip", level=Level.MUST, applies=responses_function_call_output,
-       ref=OPENAI_RESPONSES_CREATE, title="a function_call_output answering the call's call_id continues the chain")
+       ref=OPENAI_RESPONSES_CREATE, title="a function_call_output answering the call's call_id continues the chain",
+       proven_by=("function-call-output-rejected",))
 @_over(_call_answers)
 def function_call_output_round_trip(observed: Observed, played: PlayedTurn) -> Iterator[Failure]:
     answer = _answer(played)
@@ -212,7 +215,8 @@ def _unknown_ids(observed: Observed) -> list[tuple[str, HttpExchange]]:
 
 
 @check("responses.chain.unknown_id_not_accepted", level=Level.MUST, applies=responses_unknown_previous,
-       ref=LMSTUDIO_CHAIN_NOT_FOUND, title="an unknown previous_response_id is refused, never answered without history")
+       ref=LMSTUDIO_CHAIN_NOT_FOUND, title="an unknown previous_response_id is refused, never answered without history",
+       proven_by=("unknown-previous-200",))
 def unknown_id_not_accepted(observed: Observed) -> Iterator[Failure]:
     # The refusal is this check's property; what its body says is errors.body.*'s and
     # responses.chain.unknown_id_is_400_not_found's.
@@ -224,7 +228,8 @@ def unknown_id_not_accepted(observed: Observed) -> Iterator[Failure]:
 
 
 @check("responses.chain.unknown_id_is_400_not_found", level=Level.SHOULD, applies=responses_unknown_previous,
-       ref=LMSTUDIO_CHAIN_NOT_FOUND, title="an unknown previous_response_id gets 400 `previous_response_not_found`")
+       ref=LMSTUDIO_CHAIN_NOT_FOUND, title="an unknown previous_response_id gets 400 `previous_response_not_found`",
+       proven_by=("unknown-previous-404",))
 def unknown_id_is_400_not_found(observed: Observed) -> Iterator[Failure]:
     # SHOULD: OpenAI answers 400 with this code; 404 is a defensible reading that clients may not expect.
     for _, exchange in _unknown_ids(observed):

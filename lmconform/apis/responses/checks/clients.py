@@ -32,7 +32,8 @@ def _sdk_responses(observed: Observed) -> SdkResponsesOutcome:
 
 
 @check("client.openai_python.responses_stream", level=Level.MUST, kind="client", applies=responses_streamed,
-       ref=OPENAI_PYTHON_RESPONSES_HELPER, title="the openai SDK's `responses.stream()` reads the stream without raising")
+       ref=OPENAI_PYTHON_RESPONSES_HELPER, title="the openai SDK's `responses.stream()` reads the stream without raising",
+       proven_by=("content-part-added-missing",))
 def sdk_responses_stream(observed: Observed) -> Iterator[Failure | Note]:
     outcome = _sdk_responses(observed)
     ended = responses_stream(observed).final_response() or {}
@@ -47,7 +48,8 @@ def sdk_responses_stream(observed: Observed) -> Iterator[Failure | Note]:
 
 @check("client.openai_python.responses_matches_stream", level=Level.MUST, kind="client", applies=responses_streamed,
        ref=OPENAI_PYTHON_RESPONSES_HELPER,
-       title="the openai SDK's final response shows the function calls the stream sent")
+       title="the openai SDK's final response shows the function calls the stream sent",
+       proven_by=("arguments-done-mismatch",))
 def sdk_responses_matches_stream(observed: Observed) -> Iterator[Failure]:
     # The SDK's final response is the terminal event's object: a stream whose deltas say otherwise shows users
     # one thing while it streams and stores another.

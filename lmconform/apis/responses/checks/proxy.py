@@ -27,7 +27,8 @@ def _event_types(exchange: HttpExchange) -> list[str]:
 
 
 @check("proxy.diff.event_types_preserved", level=Level.SHOULD, applies=responses_streamed, requires=UPSTREAM, kind="differential",
-       ref=OPENAI_RESPONSES_STREAMING, title="a Responses stream keeps the upstream's sequence of event types")
+       ref=OPENAI_RESPONSES_STREAMING, title="a Responses stream keeps the upstream's sequence of event types",
+       proven_by=("no-response-completed",))
 def event_types_preserved(observed: Observed) -> Iterator[Failure]:
     require_both_streams(observed)
     seen, sent = _event_types(observed.exchange), _event_types(observed.upstream)

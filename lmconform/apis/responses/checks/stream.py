@@ -37,7 +37,8 @@ STREAM_ENDS = (*TERMINAL_EVENTS, "error")
 
 
 @check("responses.stream.lifecycle", level=Level.MUST, applies=responses_streamed, ref=OPENAI_RESPONSES_STREAMING,
-       title="`response.created` comes first and once; one terminal event (or `error`) comes last")
+       title="`response.created` comes first and once; one terminal event (or `error`) comes last",
+       proven_by=("no-response-completed",))
 def lifecycle(observed: Observed) -> Iterator[Failure]:
     events = _events(observed)
     types = [event.type for event in events]
@@ -63,7 +64,8 @@ def _item_events(events: list[ResponsesEvent]) -> Iterator[ResponsesEvent]:
 
 
 @check("responses.stream.items_opened_before_parts", level=Level.MUST, applies=responses_streamed,
-       ref=OPENAI_RESPONSES_STREAMING, title="every event of an item comes between its `output_item.added` and `.done`")
+       ref=OPENAI_RESPONSES_STREAMING, title="every event of an item comes between its `output_item.added` and `.done`",
+       proven_by=("duplicate-output-index",))
 def items_opened_before_parts(observed: Observed) -> Iterator[Failure]:
     # An event stack: the openai SDK's stream helper raises on a delta for an item it has not seen added.
     opened: dict[Any, str] = {}
@@ -87,7 +89,8 @@ def items_opened_before_parts(observed: Observed) -> Iterator[Failure]:
 
 
 @check("responses.stream.indexes_consistent", level=Level.MUST, applies=responses_streamed,
-       ref=OPEN_RESPONSES_SPEC, title="each output item has its own `output_index`, and its events agree on `item_id`")
+       ref=OPEN_RESPONSES_SPEC, title="each output item has its own `output_index`, and its events agree on `item_id`",
+       proven_by=("duplicate-output-index",))
 def indexes_consistent(observed: Observed) -> Iterator[Failure]:
     item_at: dict[Any, Any] = {}
     for event in _item_events(_events(observed)):
@@ -110,7 +113,8 @@ def _final_items(observed: Observed) -> dict:
 
 
 @check("responses.stream.deltas_match_done", level=Level.MUST, applies=responses_streamed,
-       ref=OPENAI_RESPONSES_STREAMING, title="concatenated deltas equal the `.done` value and the final response")
+       ref=OPENAI_RESPONSES_STREAMING, title="concatenated deltas equal the `.done` value and the final response",
+       proven_by=("arguments-done-mismatch",))
 def deltas_match_done(observed: Observed) -> Iterator[Failure]:
     # Clients show the deltas while they stream and store the final object: both must say the same thing.
     events = _events(observed)
@@ -141,7 +145,8 @@ def deltas_match_done(observed: Observed) -> Iterator[Failure]:
 
 @check("responses.stream.function_call_arguments_done", level=Level.SHOULD, applies=responses_streamed,
        ref=OPENAI_RESPONSES_STREAMING,
-       title="each streamed function call sends `response.function_call_arguments.done` before its item is done")
+       title="each streamed function call sends `response.function_call_arguments.done` before its item is done",
+       proven_by=("arguments-done-missing",))
 def function_call_arguments_done(observed: Observed) -> Iterator[Failure]:
     # SHOULD: OpenAI always sends it, and clients that run a tool as soon as its arguments are final wait for it;
     # the openai SDKs can fall back on `response.output_item.done`.
@@ -159,7 +164,8 @@ def function_call_arguments_done(observed: Observed) -> Iterator[Failure]:
 
 
 @check("responses.stream.sequence_increasing", level=Level.MUST, applies=responses_streamed,
-       ref=OPENAI_RESPONSES_STREAMING, title="`sequence_number`, where present, strictly increases")
+       ref=OPENAI_RESPONSES_STREAMING, title="`sequence_number`, where present, strictly increases",
+       proven_by=("sequence-not-increasing",))
 def sequence_increasing(observed: Observed) -> Iterator[Failure]:
     previous = None
     for event in _events(observed):
@@ -172,7 +178,7 @@ def sequence_increasing(observed: Observed) -> Iterator[Failure]:
 
 
 @check("responses.stream.sequence_present", level=Level.SHOULD, applies=responses_streamed,
-       ref=OPEN_RESPONSES_SCHEMAS, title="events carry `sequence_number`")
+       ref=OPEN_RESPONSES_SCHEMAS, title="events carry `sequence_number`", proven_by=("sequence-number-missing",))
 def sequence_present(observed: Observed) -> Iterator[Failure]:
     # SHOULD: OpenAI's events and Open Responses' schemas require it, and clients that reorder or resume a stream
     # need it; the openai SDKs and Zed read streams without it (llama.cpp omits it).
@@ -182,7 +188,8 @@ def sequence_present(observed: Observed) -> Iterator[Failure]:
 
 
 @check("responses.stream.event_field_matches_type", level=Level.SHOULD, applies=responses_streamed,
-       ref=OPENAI_RESPONSES_STREAMING, title="the SSE `event:` field, where sent, equals the data's `type`")
+       ref=OPENAI_RESPONSES_STREAMING, title="the SSE `event:` field, where sent, equals the data's `type`",
+       proven_by=("event-field-mismatch",))
 def event_field_matches_type(observed: Observed) -> Iterator[Failure]:
     # SHOULD: the openai SDKs read data.type, but EventSource-style clients dispatch on the event field.
     for event in _events(observed):
@@ -196,7 +203,8 @@ _TEXT_EVENTS = ("response.output_text.", "response.content_part.")
 
 
 @check("responses.stream.parts_nested", level=Level.MUST, applies=responses_streamed, ref=VLLM_EVENT_STACK,
-       title="text events come between their part's `response.content_part.added` and `.done`")
+       title="text events come between their part's `response.content_part.added` and `.done`",
+       proven_by=("content-part-added-missing",))
 def parts_nested(observed: Observed) -> Iterator[Failure]:
     # MUST: the openai SDK's stream helper files a text delta under a part it must have seen added (IndexError
     # otherwise); vLLM's event-stack validator requires every part closed after its text, before its item.
@@ -223,7 +231,8 @@ def parts_nested(observed: Observed) -> Iterator[Failure]:
 
 @check("responses.stream.text_event_indexes", level=Level.MUST, applies=responses_streamed,
        ref=OPENAI_PYTHON_RESPONSES_HELPER,
-       title="text and content-part events carry `item_id`, `output_index` and `content_index`")
+       title="text and content-part events carry `item_id`, `output_index` and `content_index`",
+       proven_by=("event-item-id-missing",))
 def text_event_indexes(observed: Observed) -> Iterator[Failure]:
     # MUST: the openai SDK's stream helper looks the part up by output_index and content_index: without them it
     # raises (RuntimeError, TypeError), as on llama.cpp's llama-server.
@@ -239,7 +248,8 @@ def text_event_indexes(observed: Observed) -> Iterator[Failure]:
 
 
 @check("responses.stream.text_delta_logprobs", level=Level.SHOULD, applies=responses_streamed,
-       ref=OPEN_RESPONSES_SCHEMAS, title="`response.output_text.delta` events carry a `logprobs` list")
+       ref=OPEN_RESPONSES_SCHEMAS, title="`response.output_text.delta` events carry a `logprobs` list",
+       proven_by=("delta-logprobs-missing",))
 def text_delta_logprobs(observed: Observed) -> Iterator[Failure]:
     # SHOULD: OpenAI sends it (empty unless asked) and Open Responses' schema requires it; the openai SDKs read
     # deltas without it.

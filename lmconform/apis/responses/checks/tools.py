@@ -22,7 +22,8 @@ def function_calls(response: Any) -> list[dict]:
 
 
 @check("responses.tools.flattened_accepted", level=Level.MUST, applies=responses_flattened_tools,
-       ref=LMSTUDIO_RESPONSES, title="flattened function tools are understood: the tool the prompt asks for is called")
+       ref=LMSTUDIO_RESPONSES, title="flattened function tools are understood: the tool the prompt asks for is called",
+       proven_by=("no-response-completed",))
 def flattened_accepted(observed: Observed) -> Iterator[Failure]:
     # A refusal of the request is http.status.success_for_valid_request's finding; this one is about tools that
     # were accepted and then not seen by the model.
@@ -32,7 +33,7 @@ def flattened_accepted(observed: Observed) -> Iterator[Failure]:
 
 
 @check("responses.function_call.item_complete", level=Level.MUST, applies=responses_answer, ref=OPENAI_RESPONSES_CREATE,
-       title="a function_call item carries `call_id`, `name` and string `arguments`")
+       title="a function_call item carries `call_id`, `name` and string `arguments`", proven_by=("call-id-missing",))
 def function_call_item_complete(observed: Observed) -> Iterator[Failure]:
     # The next turn answers a call by its call_id; without it the result cannot be sent back.
     observed.require_success()
@@ -48,7 +49,8 @@ def function_call_item_complete(observed: Observed) -> Iterator[Failure]:
 
 
 @check("responses.tools.nested_rejected_or_honoured", level=Level.MUST, applies=responses_nested_tools,
-       ref=LMSTUDIO_RESPONSES, title="chat-form (nested) tools are refused with a 4xx, or honoured fully")
+       ref=LMSTUDIO_RESPONSES, title="chat-form (nested) tools are refused with a 4xx, or honoured fully",
+       proven_by=("nested-tools-accepted",))
 def nested_rejected_or_honoured(observed: Observed) -> Iterator[Failure | Note]:
     # The refusal is this check's property; what its body says (the param it names) is the error checks' and,
     # for LM Studio's exact words, responses.tools.nested_error_is_lmstudio_zod's.
@@ -67,7 +69,8 @@ def nested_rejected_or_honoured(observed: Observed) -> Iterator[Failure | Note]:
 
 @check("responses.tools.nested_error_is_lmstudio_zod", level=Level.MUST, applies=responses_nested_tools,
        requires=[Requirement.LMSTUDIO_PROFILE], ref=LMSTUDIO_NESTED_TOOLS,
-       title='LM Studio refuses nested tools with "Required" at param "tools.0.name"')
+       title='LM Studio refuses nested tools with "Required" at param "tools.0.name"',
+       proven_by=("nested-tools-accepted",))
 def nested_error_is_lmstudio_zod(observed: Observed) -> Iterator[Failure]:
     exchange = observed.exchange
     error = error_object(exchange)

@@ -23,7 +23,8 @@ def _lost(observed: Observed) -> str:
 
 
 @check("vscodelm.errors.method_not_found", level=Level.MUST, applies=vscodelm_error_code(METHOD_NOT_FOUND),
-       ref=JSONRPC_ERRORS, title="a request for a method the bridge does not have is answered with error -32601")
+       ref=JSONRPC_ERRORS, title="a request for a method the bridge does not have is answered with error -32601",
+       proven_by=("unknown-method-invalid-request",))
 def method_not_found(observed: Observed) -> Iterator[Failure]:
     # VS Code adds methods over time; a client tells "not supported" from "failed" by this code.
     item = asked(observed)[0]
@@ -33,7 +34,7 @@ def method_not_found(observed: Observed) -> Iterator[Failure]:
 
 
 @check("vscodelm.errors.parse_error", level=Level.MUST, applies=vscodelm_error_code(PARSE_ERROR), ref=JSONRPC_ERRORS,
-       title='a line that is not JSON is answered with error -32700 and "id": null')
+       title='a line that is not JSON is answered with error -32700 and "id": null', proven_by=("parse-error-ignored",))
 def parse_error(observed: Observed) -> Iterator[Failure]:
     item = asked(observed)[0]
     owned = {id(message) for other in asked(observed) for message in other.exchange.messages}
@@ -49,7 +50,8 @@ def parse_error(observed: Observed) -> Iterator[Failure]:
 
 @check("vscodelm.errors.invalid_params", level=Level.MUST, applies=vscodelm_error_code(INVALID_PARAMS),
        ref=SYMPOSIUM_VSCODELM, judges_lost_process=True,
-       title="params of the wrong shape are answered with an error, and the bridge lives")
+       title="params of the wrong shape are answered with an error, and the bridge lives",
+       proven_by=("dies-on-bad-params",))
 def invalid_params(observed: Observed) -> Iterator[Failure | Note]:
     # A bridge that dies on one malformed request takes every chat of the editor with it.
     item = asked(observed)[0]
@@ -63,7 +65,8 @@ def invalid_params(observed: Observed) -> Iterator[Failure | Note]:
 
 
 @check("vscodelm.errors.alive_after_error", level=Level.MUST, applies=vscodelm_invalid, ref=SYMPOSIUM_VSCODELM,
-       judges_lost_process=True, title="after a bad message the bridge answers the next request")
+       judges_lost_process=True, title="after a bad message the bridge answers the next request",
+       proven_by=("dies-on-bad-params",))
 def alive_after_error(observed: Observed) -> Iterator[Failure]:
     following = next((item for item in asked(observed)[1:] if item.is_request), None)
     if following is None:
@@ -84,7 +87,7 @@ _MODEL_LIMITS = ("maxInputTokens", "maxOutputTokens")
 
 @check("vscodelm.info.model_shape", level=Level.MUST, applies=vscodelm_method(CHAT_INFORMATION),
        ref=VSCODE_LM_PROVIDER, title="the model information lists models with id, name, family, version, token "
-                                     "limits and capabilities")
+                                     "limits and capabilities", proven_by=("model-info-without-capabilities",))
 def model_shape(observed: Observed) -> Iterator[Failure]:
     # VS Code's LanguageModelChatInformation: a model without these is not offered in the model picker.
     result = _result(observed)
@@ -111,7 +114,7 @@ def model_shape(observed: Observed) -> Iterator[Failure]:
 
 
 @check("vscodelm.tokens.count_positive", level=Level.MUST, applies=vscodelm_method(TOKEN_COUNT),
-       ref=VSCODE_LM_PROVIDER, title="a token count is an integer of at least 1")
+       ref=VSCODE_LM_PROVIDER, title="a token count is an integer of at least 1", proven_by=("token-count-zero",))
 def count_positive(observed: Observed) -> Iterator[Failure]:
     # VS Code budgets its prompt with these counts: 0 for a text that is there makes it overfill the context.
     result = _result(observed)

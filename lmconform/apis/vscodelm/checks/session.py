@@ -79,7 +79,8 @@ def _history_judged(observed: Observed, turns: list[Turn], expected_state: str) 
 
 
 @check("vscodelm.history.commit", level=Level.MUST, applies=vscodelm_commit, ref=SYMPOSIUM_VSCODELM_HISTORY,
-       title="a history that carries the provisional turn and its answer as sent commits that turn")
+       title="a history that carries the provisional turn and its answer as sent commits that turn",
+       proven_by=("history-never-committed",))
 def commit(observed: Observed) -> Iterator[Failure]:
     # Otherwise the agent loses the conversation: a stateful agent answers the next message without what came before.
     kept = [turn for turn in observed.case.turns
@@ -88,7 +89,8 @@ def commit(observed: Observed) -> Iterator[Failure]:
 
 
 @check("vscodelm.history.discard", level=Level.MUST, applies=vscodelm_discard, ref=SYMPOSIUM_VSCODELM_HISTORY,
-       title="a history whose last answer the user edited discards the provisional turn and keeps the committed one")
+       title="a history whose last answer the user edited discards the provisional turn and keeps the committed one",
+       proven_by=("history-never-committed",))
 def discard(observed: Observed) -> Iterator[Failure]:
     # The agent must answer the edited conversation: neither the answer the user replaced, nor a lost history.
     edited = [turn for turn in observed.case.turns if turn.edited_answer is not None]
@@ -114,7 +116,8 @@ def _since(sent: float) -> str:
 
 
 @check("vscodelm.cancel.no_more_parts", level=Level.MUST, applies=vscodelm_cancel, ref=SYMPOSIUM_VSCODELM_SESSION,
-       title=f"after lm/cancel, no part of the request comes later than {CANCEL_BOUND_S:g} s")
+       title=f"after lm/cancel, no part of the request comes later than {CANCEL_BOUND_S:g} s",
+       proven_by=("cancel-ignored",))
 def no_more_parts(observed: Observed) -> Iterator[Failure]:
     # The user pressed stop: parts that keep coming are shown, and the agent keeps working (and costing).
     for item, sent in _cancelled(observed):
@@ -126,7 +129,8 @@ def no_more_parts(observed: Observed) -> Iterator[Failure]:
 
 @check("vscodelm.cancel.strict_complete", level=Level.MUST, applies=vscodelm_cancel, ref=SYMPOSIUM_VSCODELM_SESSION,
        requires=[Requirement.BRIDGE_STRICT],
-       title="a cancelled request still gets one lm/responseComplete, then its result (profile strict)")
+       title="a cancelled request still gets one lm/responseComplete, then its result (profile strict)",
+       proven_by=("no-complete",))
 def strict_complete(observed: Observed) -> Iterator[Failure]:
     # Profile strict: a client that waits for a request's end, as a JSON-RPC client waits for every response, is
     # never left waiting.
@@ -141,7 +145,8 @@ def strict_complete(observed: Observed) -> Iterator[Failure]:
 
 @check("vscodelm.cancel.symposium_silent", level=Level.SHOULD, applies=vscodelm_cancel, ref=SYMPOSIUM_VSCODELM_SESSION,
        requires=[Requirement.BRIDGE_SYMPOSIUM],
-       title="a cancelled request gets neither a complete nor a result (profile symposium)")
+       title="a cancelled request gets neither a complete nor a result (profile symposium)",
+       proven_by=("cancel-ignored",))
 def symposium_silent(observed: Observed) -> Iterator[Failure]:
     # Profile symposium, as its source does: it drops the request's responder on cancel. SHOULD: a client that
     # has forgotten the request ignores what still comes for it.
@@ -158,7 +163,7 @@ def _kind(value: dict) -> str:
 
 @check("vscodelm.cancel.unknown_id_ignored", level=Level.MUST, applies=vscodelm_cancel_unknown,
        ref=JSONRPC_NOTIFICATION, title="a cancel of a request that is not being answered gets no reply, and the "
-                                      "bridge answers the next request")
+                                      "bridge answers the next request", proven_by=("cancel-unknown-answered",))
 def unknown_id_ignored(observed: Observed) -> Iterator[Failure]:
     # A notification is never answered (JSON-RPC), and VS Code cancels requests that have just finished all the
     # time: a bridge must take it in its stride.

@@ -27,7 +27,7 @@ def _said(item: Asked) -> str:
 
 
 @check("vscodelm.turn.result_for_valid_request", level=Level.MUST, applies=vscodelm_valid, ref=SYMPOSIUM_VSCODELM,
-       title="a valid request is answered with a result, not an error")
+       title="a valid request is answered with a result, not an error", proven_by=("tool-result-refused",))
 def result_for_valid_request(observed: Observed) -> Iterator[Failure]:
     # An error ends the chat in VS Code with the error's text; a cancelled request is the cancel checks' to judge.
     for item in asked(observed):
@@ -41,7 +41,7 @@ def result_for_valid_request(observed: Observed) -> Iterator[Failure]:
 
 @check("vscodelm.turn.one_complete", level=Level.MUST, applies=vscodelm_chat, ref=SYMPOSIUM_VSCODELM_SESSION,
        title="a chat request answered with a result sends exactly one lm/responseComplete; one answered with an "
-             "error, none")
+             "error, none", proven_by=("no-complete",))
 def one_complete(observed: Observed) -> Iterator[Failure]:
     # The client closes the response stream on the complete: without one the chat never ends, and a second
     # closes it twice. An agent failure is an error instead, with no complete.
@@ -58,7 +58,7 @@ def one_complete(observed: Observed) -> Iterator[Failure]:
 
 
 @check("vscodelm.turn.complete_before_result", level=Level.MUST, applies=vscodelm_chat, ref=SYMPOSIUM_VSCODELM_SESSION,
-       title="a chat request's result comes after its lm/responseComplete")
+       title="a chat request's result comes after its lm/responseComplete", proven_by=("result-before-complete",))
 def complete_before_result(observed: Observed) -> Iterator[Failure]:
     # The result ends the request for the client: a complete after it is for a request it has forgotten.
     order = position(observed)
@@ -70,7 +70,7 @@ def complete_before_result(observed: Observed) -> Iterator[Failure]:
 
 
 @check("vscodelm.turn.no_part_after_complete", level=Level.MUST, applies=vscodelm_chat, ref=SYMPOSIUM_VSCODELM_SESSION,
-       title="no part of a request follows its lm/responseComplete or its response")
+       title="no part of a request follows its lm/responseComplete or its response", proven_by=("part-after-complete",))
 def no_part_after_complete(observed: Observed) -> Iterator[Failure]:
     order = position(observed)
     for item in chat_requests(observed, cancelled=True):
@@ -83,7 +83,8 @@ def no_part_after_complete(observed: Observed) -> Iterator[Failure]:
 
 
 @check("vscodelm.turn.request_id_echoed", level=Level.MUST, applies=vscodelm_chat, ref=SYMPOSIUM_VSCODELM,
-       title="a part's or complete's `requestId` is its request's id, with the same JSON type")
+       title="a part's or complete's `requestId` is its request's id, with the same JSON type",
+       proven_by=("request-id-as-string",))
 def request_id_echoed(observed: Observed) -> Iterator[Failure]:
     # The extension keys its pending requests by the id it sent: 7 and "7" are different keys in a Map.
     for message in notifications(observed):
@@ -95,7 +96,8 @@ def request_id_echoed(observed: Observed) -> Iterator[Failure]:
 
 
 @check("vscodelm.parts.known_type", level=Level.MUST, applies=vscodelm_chat, ref=SYMPOSIUM_VSCODELM,
-       title="every part is a `text` part or a `tool_call` part, with the fields of its type")
+       title="every part is a `text` part or a `tool_call` part, with the fields of its type",
+       proven_by=("unknown-part-type",))
 def known_type(observed: Observed) -> Iterator[Failure]:
     # The extension turns each part into a LanguageModelTextPart or LanguageModelToolCallPart; any other is dropped
     # (or fails to deserialize), and what it said is lost.
@@ -114,7 +116,8 @@ def _is_call(message) -> bool:
 
 
 @check("vscodelm.tools.call_last", level=Level.MUST, applies=vscodelm_with_tools, ref=SYMPOSIUM_VSCODELM_SESSION,
-       title="a tool call ends its answer: after a tool_call part, only other tool_call parts")
+       title="a tool call ends its answer: after a tool_call part, only other tool_call parts",
+       proven_by=("tool-call-not-last",))
 def call_last(observed: Observed) -> Iterator[Failure]:
     # VS Code runs the tool once the response ends and sends its result in the next request: text after the call
     # belongs to no turn the client will send back.
@@ -131,7 +134,7 @@ def call_last(observed: Observed) -> Iterator[Failure]:
 
 
 @check("vscodelm.tools.call_id_unique", level=Level.MUST, applies=vscodelm_with_tools, ref=VSCODE_LM_PROVIDER,
-       title="every toolCallId the bridge sends is new")
+       title="every toolCallId the bridge sends is new", proven_by=("tool-call-id-repeated",))
 def call_id_unique(observed: Observed) -> Iterator[Failure]:
     # A tool result names its call by id: a reused id makes a later result answer an earlier call.
     seen: dict[str, str] = {}
@@ -147,7 +150,8 @@ def call_id_unique(observed: Observed) -> Iterator[Failure]:
 
 
 @check("vscodelm.tools.result_continues", level=Level.MUST, applies=vscodelm_tool_result, ref=SYMPOSIUM_VSCODELM_SESSION,
-       title="a request carrying the tool_result of the bridge's call is answered with the agent's continuation")
+       title="a request carrying the tool_result of the bridge's call is answered with the agent's continuation",
+       proven_by=("tool-result-refused",))
 def result_continues(observed: Observed) -> Iterator[Failure]:
     judged = 0
     for turn in observed.case.turns:

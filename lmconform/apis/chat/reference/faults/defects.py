@@ -22,10 +22,6 @@ from lmconform.apis.chat.reference import stages
 from lmconform.reference.faults.registry import fault
 from lmconform.reference.model import Plan
 
-VOID = {"client.void.no_error", "client.void.tool_call_parsed"}
-SDK_RAISES = "client.openai_python.stream_helper"
-SDK_DIFFERS = "client.openai_python.matches_stream"
-
 _STALL_SECONDS = 600.0
 _PADDING_TOTAL = 1 << 30
 _PADDING_LINE = b": " + b"." * ((1 << 16) - 3) + b"\n"
@@ -75,18 +71,14 @@ async def _silence(stopping: threading.Event, seconds: float) -> None:
 
 @fault("tool-index-missing", stages.TOOL_CALL_DELTAS, api="chat",
        summary="streamed tool_calls entries carry no `index` key (stream only)",
-       seen_in="ollama#7881, openai-python PR#3246",
-       findings={"schema.chat.chunk.must", "chat.stream.tool_call.index_present",
-                 "chat.stream.tool_call.distinct_index_per_call", SDK_RAISES,
-                 *VOID})
+       seen_in="ollama#7881, openai-python PR#3246")
 def index_missing(calls: list[list[Entry]]) -> list[list[Entry]]:
     return [[{key: value for key, value in entry.items() if key != "index"} for entry in call] for call in calls]
 
 
 @fault("tool-index-one", stages.TOOL_CALL_DELTAS, api="chat",
        summary="streamed tool call indexes start at 1 instead of 0 (stream only)",
-       seen_in="Void parser; LocalAI#9722",
-       findings={"chat.stream.tool_call.index_zero", SDK_RAISES, *VOID})
+       seen_in="Void parser; LocalAI#9722")
 def index_from_one(calls: list[list[Entry]]) -> list[list[Entry]]:
     return _reindexed(calls, lambda index: index + 1)
 
@@ -94,19 +86,14 @@ def index_from_one(calls: list[list[Entry]]) -> list[list[Entry]]:
 @fault("arguments-object", stages.TOOL_CALLS, api="chat",
        summary="`arguments` is a JSON object, not a string: whole in the first tool delta, or in the message "
                "(stream and non-stream)",
-       seen_in="llama.cpp#20198, litellm PR#37792",
-       findings={"schema.chat.chunk.must", "schema.chat.completion.must", "generation.tool_call.arguments_are_strings",
-                 "generation.tool_call.arguments_json_object",
-                 "client.void.tool_call_parsed", SDK_DIFFERS})
+       seen_in="llama.cpp#20198, litellm PR#37792")
 def arguments_object(calls: list[Entry]) -> list[Entry]:
     return _arguments_changed(calls, json.loads)
 
 
 @fault("id-name-repeated", stages.TOOL_CALL_DELTAS, api="chat",
        summary="every tool call delta repeats `id`, `type` and `function.name` (stream only)",
-       seen_in="SillyTavern PR#5948; llama-cpp-python's server",
-       findings={"chat.stream.tool_call.id_once", "generation.tool_call.name_once", "client.void.tool_call_parsed",
-                 SDK_DIFFERS})
+       seen_in="SillyTavern PR#5948; llama-cpp-python's server")
 def identity_repeated(calls: list[list[Entry]]) -> list[list[Entry]]:
     return [[opening, *(_with_arguments(opening, entry["function"]["arguments"]) for entry in rest)]
             for opening, *rest in calls]
@@ -114,18 +101,14 @@ def identity_repeated(calls: list[list[Entry]]) -> list[list[Entry]]:
 
 @fault("arguments-invalid-json", stages.TOOL_CALLS, api="chat",
        summary="the arguments string loses its first `{`, so it is not JSON (stream and non-stream)",
-       seen_in="llama.cpp#22722",
-       findings={"generation.tool_call.arguments_json_object", "client.void.tool_call_parsed"},
-       proxy_findings={"proxy.diff.generation_preserved"})
+       seen_in="llama.cpp#22722")
 def arguments_invalid_json(calls: list[Entry]) -> list[Entry]:
     return _arguments_changed(calls, lambda arguments: arguments[1:])
 
 
 @fault("arguments-cumulative", stages.TOOL_CALL_DELTAS, api="chat",
        summary="each arguments delta re-sends all arguments so far (stream only)",
-       seen_in="litellm issues",
-       findings={"generation.tool_call.arguments_json_object", "generation.tool_call.arguments_not_cumulative",
-                 "client.void.tool_call_parsed"})
+       seen_in="litellm issues")
 def arguments_cumulative(calls: list[list[Entry]]) -> list[list[Entry]]:
     def so_far(rest: list[Entry]) -> list[Entry]:
         sums = accumulate(entry["function"]["arguments"] for entry in rest)
@@ -136,8 +119,7 @@ def arguments_cumulative(calls: list[list[Entry]]) -> list[list[Entry]]:
 
 @fault("two-calls-one-index", stages.TOOL_CALL_DELTAS, api="chat",
        summary="parallel tool calls are all streamed at index 0, each with its own id and name (stream only)",
-       seen_in="litellm PR#37792",
-       findings={"chat.stream.tool_call.distinct_index_per_call", "client.void.tool_call_parsed", SDK_DIFFERS})
+       seen_in="litellm PR#37792")
 def one_index(calls: list[list[Entry]]) -> list[list[Entry]]:
     # The first call's index rather than 0, so that with tool-index-one every call is at 1.
     return _reindexed(calls, lambda index: calls[0][0]["index"])
@@ -145,68 +127,56 @@ def one_index(calls: list[list[Entry]]) -> list[list[Entry]]:
 
 @fault("type-null-continuation", stages.TOOL_CALL_DELTAS, api="chat",
        summary='continuation tool call deltas carry `"type": null` (stream only)',
-       seen_in="seen on a Python LLM stack",
-       findings={"schema.chat.chunk.must", "chat.stream.tool_call.type_is_function", SDK_RAISES})
+       seen_in="seen on a Python LLM stack")
 def type_null_continuation(calls: list[list[Entry]]) -> list[list[Entry]]:
     return [[opening, *({**entry, "type": None} for entry in rest)] for opening, *rest in calls]
 
 
 @fault("empty-response", stages.PLAN, api="chat",
        summary="no text, no reasoning, no tool call: only the role and a `stop` finish (stream and non-stream)",
-       seen_in='Void ("Response from model was empty")',
-       findings={"generation.answer.not_empty", "chat.tool_choice.required_calls_a_tool", "client.void.no_error"})
+       seen_in='Void ("Response from model was empty")')
 def empty_response(plan: Plan) -> Plan:
     return Plan("", (), "stop")
 
 
 @fault("json-instead-of-sse", stages.REQUEST, api="http",
        summary="a request with tools and `stream: true` is answered with the non-stream JSON body",
-       seen_in="sglang#2810",
-       findings={"sse.content_type.event_stream", SDK_RAISES, *VOID})
+       seen_in="sglang#2810")
 def no_streaming_with_tools(body: Any) -> Any:
     return {**body, "stream": False} if isinstance(body, dict) and body.get("tools") else body
 
 
 @fault("no-done", stages.STREAM, api="chat",
        summary="the stream ends without `data: [DONE]` (stream only)",
-       seen_in="several Python stacks",
-       findings={"sse.framing.ends_with_done"},
-       proxy_findings={"proxy.diff.framing_preserved"})
+       seen_in="several Python stacks")
 def no_done(lines: list[Line]) -> list[Line]:
     return [line for line in lines if line != "[DONE]"]
 
 
 @fault("finish-stop-after-tools", stages.PLAN, api="chat",
        summary='`finish_reason` is "stop" after tool calls (stream and non-stream)',
-       seen_in="vllm PR#9209, litellm#35663",
-       findings={"chat.finish_reason.tool_calls_after_tool_call"},
-       proxy_findings={"proxy.diff.generation_preserved"})
+       seen_in="vllm PR#9209, litellm#35663")
 def finish_stop_after_tools(plan: Plan) -> Plan:
     return replace(plan, finish_reason="stop") if plan.tool_calls else plan
 
 
 @fault("chunk-not-json", stages.STREAM, api="chat",
        summary="after the first chunk, one extra data line that is not JSON: `data: processing...` (stream only)",
-       seen_in="proxies that inject text",
-       findings={"sse.framing.data_is_json", SDK_RAISES, *VOID})
+       seen_in="proxies that inject text")
 def chunk_not_json(lines: list[Line]) -> list[Line]:
     return [lines[0], "processing...", *lines[1:]]
 
 
 @fault("server-error-on-bad-input", stages.REFUSAL, api="http",
        summary="a request that deserves a 400 validation error gets HTTP 500 text/plain instead",
-       seen_in="llama-cpp-python's server",
-       findings={"errors.status.client_error_for_invalid_request", "errors.body.has_error_message",
-                 "chat.tool_choice.object_form_answered", "errors.status.not_server_error"},
-       proxy_findings={"proxy.diff.status_preserved", "proxy.diff.error_body_preserved"})
+       seen_in="llama-cpp-python's server")
 def server_error(refusal: Response) -> Response:
     return PlainTextResponse("Internal Server Error", status_code=500)
 
 
 @fault("data-after-done", stages.STREAM, api="chat",
        summary="one more chunk event follows `data: [DONE]` (stream only)",
-       seen_in="hand-written SSE encoders",
-       findings={"sse.framing.nothing_after_done"})
+       seen_in="hand-written SSE encoders")
 def data_after_done(lines: list[Line]) -> list[Line]:
     envelope = {key: value for key, value in lines[0].items() if key != "choices"}
     return [*lines, {**envelope, "choices": [{"index": 0, "delta": {}, "logprobs": None, "finish_reason": None}]}]
@@ -216,8 +186,7 @@ def data_after_done(lines: list[Line]) -> list[Line]:
 @fault("invalid-utf8", stages.SSE, api="http",
        summary="after the first event, an SSE comment line with invalid UTF-8 bytes; the JSON is untouched "
                "(stream only)",
-       seen_in="byte-level proxies that inject keep-alive comments",
-       findings={"sse.framing.well_formed", SDK_RAISES})
+       seen_in="byte-level proxies that inject keep-alive comments")
 async def invalid_utf8(frames: Frames, stopping: threading.Event) -> Frames:
     async for frame, second_chunk in _marking_second_chunk(frames):
         if second_chunk:
@@ -227,8 +196,7 @@ async def invalid_utf8(frames: Frames, stopping: threading.Event) -> Frames:
 
 @fault("body-too-large", stages.SSE, api="http",
        summary="1 GiB of SSE comment padding precedes the real chunks (stream only)",
-       seen_in="runaway generations and misbehaving proxies",
-       findings={"http.body.within_size_cap"})
+       seen_in="runaway generations and misbehaving proxies")
 async def body_too_large(frames: Frames, stopping: threading.Event) -> Frames:
     # Lazily, line by line: the client is meant to give up long before the end.
     for _ in range(_PADDING_TOTAL // len(_PADDING_LINE)):
@@ -243,8 +211,7 @@ async def body_too_large(frames: Frames, stopping: threading.Event) -> Frames:
 @fault("stall", stages.SSE, api="http",
        summary="after the first chunk the stream goes silent with the connection held open, up to 10 minutes "
                "(stream only)",
-       seen_in="hung model processes behind a live connection",
-       findings=())
+       seen_in="hung model processes behind a live connection")
 async def stall(frames: Frames, stopping: threading.Event) -> Frames:
     async for frame, second_chunk in _marking_second_chunk(frames):
         if second_chunk:
@@ -255,9 +222,7 @@ async def stall(frames: Frames, stopping: threading.Event) -> Frames:
 
 @fault("tool-id-missing", stages.TOOL_CALLS, api="chat",
        summary="a tool call has no `id`: first delta or message (stream and non-stream)",
-       seen_in="servers that stream OpenAI-style calls without ids; llama.cpp b4761 (ggml-org/llama.cpp#11992)",
-       findings={"schema.chat.completion.must", "chat.stream.tool_call.starts_with_id_and_name",
-                 "chat.message.tool_call.id_nonempty"})
+       seen_in="servers that stream OpenAI-style calls without ids; llama.cpp b4761 (ggml-org/llama.cpp#11992)")
 def tool_id_missing(calls: list[Entry]) -> list[Entry]:
     return [{key: value for key, value in call.items() if key != "id"} for call in calls]
 
@@ -265,16 +230,14 @@ def tool_id_missing(calls: list[Entry]) -> list[Entry]:
 @fault("finish-reason-missing", stages.PLAN, api="chat",
        summary="`finish_reason` is never set: null in the finish chunk and the message choice "
                "(stream and non-stream)",
-       seen_in="servers that end a stream without a finish reason",
-       findings={"schema.chat.completion.should", "chat.stream.finish_reason.exactly_once"})
+       seen_in="servers that end a stream without a finish reason")
 def finish_reason_missing(plan: Plan) -> Plan:
     return replace(plan, finish_reason=None)
 
 
 @fault("role-missing", stages.STREAM, api="chat",
        summary="the first chunk's delta has no `role` (stream only)",
-       seen_in="servers that never send the role delta",
-       findings={"chat.stream.role.assistant_first"})
+       seen_in="servers that never send the role delta")
 def role_missing(lines: list[Line]) -> list[Line]:
     first, *rest = lines
     choice = first["choices"][0]
@@ -284,8 +247,7 @@ def role_missing(lines: list[Line]) -> list[Line]:
 
 @fault("chunk-id-changes", stages.STREAM, api="chat",
        summary="each chunk carries a different `id` (stream only)",
-       seen_in="servers that mint an id per chunk",
-       findings={"chat.stream.chunk.id_stable"})
+       seen_in="servers that mint an id per chunk")
 def chunk_id_changes(lines: list[Line]) -> list[Line]:
     prefix, first = lines[0]["id"].rsplit("-", 1)
     serials = count(int(first))
@@ -295,24 +257,21 @@ def chunk_id_changes(lines: list[Line]) -> list[Line]:
 # The SDK's stream helper skips chunks that do not say chat.completion.chunk, then asserts.
 @fault("object-not-chunk", stages.STREAM, api="chat",
        summary='stream chunks say `"object": "chat.completion"` (stream only)',
-       seen_in="servers that reuse the non-stream object type",
-       findings={"schema.chat.chunk.must", "chat.object.matches_mode", SDK_RAISES})
+       seen_in="servers that reuse the non-stream object type")
 def object_not_chunk(lines: list[Line]) -> list[Line]:
     return _each_chunk(lines, lambda chunk: {**chunk, "object": "chat.completion"})
 
 
 @fault("usage-chunk-unrequested", stages.REQUEST, api="chat",
        summary="the `choices: []` usage chunk is sent without `stream_options.include_usage` (stream only)",
-       seen_in="foundry-local#905 (what it breaks)",
-       findings={"chat.stream.choices.exactly_one"})
+       seen_in="foundry-local#905 (what it breaks)")
 def usage_unrequested(body: Any) -> Any:
     return {**body, "stream_options": {"include_usage": True}} if isinstance(body, dict) else body
 
 
 @fault("usage-ignored", stages.REQUEST, api="chat",
        summary="`stream_options.include_usage: true` is ignored: no usage chunk (stream only)",
-       seen_in="servers that do not implement stream_options",
-       findings={"chat.stream.usage.reported_when_asked"})
+       seen_in="servers that do not implement stream_options")
 def usage_ignored(body: Any) -> Any:
     return {key: value for key, value in body.items() if key != "stream_options"} if isinstance(body, dict) else body
 
@@ -320,18 +279,14 @@ def usage_ignored(body: Any) -> Any:
 @fault("tool-choice-ignored", stages.REQUEST, api="chat",
        summary="`tool_choice` is neither validated nor honoured; every value behaves as auto "
                "(stream and non-stream)",
-       seen_in="several local servers",
-       findings={"chat.tool_choice.none_calls_no_tool", "chat.tool_choice.required_calls_a_tool",
-                 "chat.tool_choice.object_form_answered", "errors.status.client_error_for_invalid_request",
-                 "errors.body.has_error_message"})
+       seen_in="several local servers")
 def tool_choice_ignored(body: Any) -> Any:
     return {key: value for key, value in body.items() if key != "tool_choice"} if isinstance(body, dict) else body
 
 
 @fault("tool-calls-interleaved", stages.TOOL_CALL_DELTAS, api="chat",
        summary="parallel tool calls stream their deltas in turns, a delta of each call in rotation (stream only)",
-       seen_in="no public report; LM Studio's generator API requires one call at a time",
-       findings={"generation.order.follows_grammar"})
+       seen_in="no public report; LM Studio's generator API requires one call at a time")
 def tool_calls_interleaved(calls: list[list[Entry]]) -> list[list[Entry]]:
     # One delta of each call in turn: legal for index-keyed OpenAI clients, not for the generator order.
     return [[entry for entry in turn if entry is not None] for turn in zip_longest(*calls)]

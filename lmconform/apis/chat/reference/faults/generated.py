@@ -12,26 +12,22 @@ from starlette.responses import JSONResponse, Response
 
 from lmconform.reference.faults.registry import flag
 
-ACCEPTED = {"errors.status.client_error_for_invalid_request", "errors.body.has_error_message"}
-CRASHED = {"http.status.success_for_valid_request"}
 LONG_NAME = 40  # characters of a tool name past which the long-tool-name-500 fault crashes
 
 UNKNOWN_ROLE_ACCEPTED = flag(
     "unknown-role-accepted", api="chat", summary="a chat message with a role outside the known five is answered 200",
-    seen_in="vLLM and llama.cpp before role validation: a typo'd role silently dropped from the prompt",
-    findings=ACCEPTED, generated_only=True)
+    seen_in="vLLM and llama.cpp before role validation: a typo'd role silently dropped from the prompt", generated_only=True)
 DEEP_PARAMETERS_500 = flag(
     "deep-parameters-500", api="chat",
     summary="a tool whose parameters nest an object two levels deep gets HTTP 500",
-    seen_in="grammar-from-schema converters that recurse one level only (llama.cpp json-schema-to-grammar issues)",
-    findings=CRASHED, generated_only=True)
+    seen_in="grammar-from-schema converters that recurse one level only (llama.cpp json-schema-to-grammar issues)", generated_only=True)
 LONG_TOOL_NAME_500 = flag(
     "long-tool-name-500", api="chat", summary=f"a tool name over {LONG_NAME} characters gets HTTP 500",
-    seen_in="chat templates and grammars that cut tool names to a fixed buffer", findings=CRASHED, generated_only=True)
+    seen_in="chat templates and grammars that cut tool names to a fixed buffer", generated_only=True)
 ASTRAL_TEXT_500 = flag(
     "astral-text-500", api="chat",
     summary="message text with a character outside the Basic Multilingual Plane (an emoji) gets HTTP 500",
-    seen_in="UTF-16 surrogate handling in tokenizer bindings (emoji split into lone surrogates)", findings=CRASHED, generated_only=True)
+    seen_in="UTF-16 surrogate handling in tokenizer bindings (emoji split into lone surrogates)", generated_only=True)
 
 
 

@@ -19,16 +19,14 @@ JsonObject = dict[str, Any]
 
 @fault("created-not-integer", stages.OBJECT, api="chat",
        summary="`created` is a string of digits instead of an integer (stream and non-stream)",
-       seen_in="servers that format the timestamp as text",
-       findings={"schema.chat.chunk.should", "schema.chat.completion.should", "chat.stream.chunk.required_fields"})
+       seen_in="servers that format the timestamp as text")
 def created_not_integer(rendered: JsonObject) -> JsonObject:
     return {**rendered, "created": str(rendered["created"])}
 
 
 @fault("usage-token-counts-strings", stages.OBJECT, api="chat",
        summary="the usage token counts are strings of digits (the usage chunk and the non-stream body)",
-       seen_in="proxies that copy counts from text headers",
-       findings={"schema.chat.chunk.should", "schema.chat.completion.should"})
+       seen_in="proxies that copy counts from text headers")
 def usage_counts_strings(rendered: JsonObject) -> JsonObject:
     usage = rendered.get("usage")
     if not isinstance(usage, dict):
@@ -38,8 +36,7 @@ def usage_counts_strings(rendered: JsonObject) -> JsonObject:
 
 @fault("chunk-delta-missing", stages.OBJECT, api="chat",
        summary="the chunk that carries the finish reason has no `delta` in its choice (stream only)",
-       seen_in="servers that send the finish reason in a bare choice",
-       findings={"client.openai_python.stream_helper", "schema.chat.chunk.must"})
+       seen_in="servers that send the finish reason in a bare choice")
 def chunk_delta_missing(rendered: JsonObject) -> JsonObject:
     if rendered.get("object") != "chat.completion.chunk":
         return rendered
@@ -50,8 +47,7 @@ def chunk_delta_missing(rendered: JsonObject) -> JsonObject:
 @fault("chat-null-members-omitted", stages.OBJECT, api="chat",
        summary="members whose value is null are left out: a chunk's `finish_reason` and `logprobs`, the message's "
                "`refusal` (stream and non-stream)",
-       seen_in="servers that serialise with exclude_none (llama.cpp omits `logprobs`)",
-       findings={"schema.chat.chunk.info", "schema.chat.completion.info"})
+       seen_in="servers that serialise with exclude_none (llama.cpp omits `logprobs`)")
 def chat_nulls_omitted(rendered: JsonObject) -> JsonObject:
     return without_nulls(rendered)
 

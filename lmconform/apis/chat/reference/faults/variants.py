@@ -41,8 +41,7 @@ def type_repeated(calls: list[list[Entry]]) -> list[list[Entry]]:
 
 @variant("whole-call-one-chunk", stages.TOOL_CALL_DELTAS, api="chat",
          summary="each tool call comes whole in one delta: id, name and all its arguments (stream only)",
-         seen_in="Ollama (ollama#11633); LM Studio 0.4.12 build 1 for some models (lmstudio-bug-tracker#1868)",
-         findings={"chat.stream.tool_call.arguments_incremental"})
+         seen_in="Ollama (ollama#11633); LM Studio 0.4.12 build 1 for some models (lmstudio-bug-tracker#1868)")
 def whole_call_one_chunk(calls: list[list[Entry]]) -> list[list[Entry]]:
     def whole(opening: Entry, rest: list[Entry]) -> list[Entry]:
         arguments = "".join(entry["function"]["arguments"] for entry in rest)
@@ -68,7 +67,7 @@ def usage_timings(lines: list[Line]) -> list[Line]:
 
 @variant("usage-chunk-with-choice", stages.STREAM, api="chat",
          summary="the usage chunk carries `choices: [{index: 0, delta: {}}]` instead of `[]` (stream only)",
-         seen_in="LiteLLM proxy (BerriAI/litellm#28735); mlx-dspark#37", findings={"schema.chat.chunk.info"})
+         seen_in="LiteLLM proxy (BerriAI/litellm#28735); mlx-dspark#37")
 def usage_chunk_with_choice(lines: list[Line]) -> list[Line]:
     return _each_chunk(lines, lambda chunk: {**chunk, "choices": [{"index": 0, "delta": {}}]}
                        if "usage" in chunk and not chunk["choices"] else chunk)
@@ -128,7 +127,7 @@ def content_empty_with_tool_calls(body: dict[str, Any]) -> dict[str, Any]:
 @variant("error-object-integer-code", stages.REFUSAL, api="chat",
          summary='chat refusals as an error object whose `code` is the integer status: `{"error": {"message", '
                  '"type", "code": 400}}`',
-         seen_in="llama.cpp's llama-server; vLLM (responses/test_errors.py)", findings={"schema.errors.body.info"})
+         seen_in="llama.cpp's llama-server; vLLM (responses/test_errors.py)")
 def error_object_integer_code(refusal: Response) -> Response:
     message = json.loads(refusal.body)["error"]
     error = {"message": message, "type": "invalid_request_error", "code": refusal.status_code}

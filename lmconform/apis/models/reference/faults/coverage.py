@@ -12,7 +12,6 @@ from lmconform.reference.faults.registry import fault
 
 @fault("models-bare-list", stages.REPLY, api="models",
        summary="`GET /v1/models` answers 200 with a bare JSON list of model entries, no `object`/`data` envelope",
-       seen_in="hand-written mock servers",
-       findings={"models.list.openai_shape", "http.status.success_for_valid_request", "schema.models.list.must"})
+       seen_in="hand-written mock servers")
 def models_bare_list(reply: Response) -> Response:
     return JSONResponse(json.loads(reply.body)["data"])

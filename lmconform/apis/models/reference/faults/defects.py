@@ -10,7 +10,6 @@ from lmconform.reference.faults.registry import fault
 
 @fault("models-missing", stages.REPLY, api="models",
        summary="`GET /v1/models` answers 404 text/plain",
-       seen_in="mock servers",
-       findings={"http.status.success_for_valid_request"})
+       seen_in="mock servers")
 def models_missing(reply: Response) -> Response:
     return PlainTextResponse("Not Found", status_code=404)

@@ -14,46 +14,38 @@ from lmconform.apis.responses.reference import stages
 from lmconform.reference.faults.registry import fault, flag
 
 Event = dict[str, Any]
-SDK_RESPONSES_RAISES = "client.openai_python.responses_stream"
 
 MULTI_ITEM_INPUT_REJECTED = flag(
     "multi-item-input-rejected", api="responses",
     summary="an `input` list of more than one item is refused 400",
-    seen_in="LM Studio 0.3.29 (lmstudio-bug-tracker#1064)",
-    findings={"http.status.success_for_valid_request"})
+    seen_in="LM Studio 0.3.29 (lmstudio-bug-tracker#1064)")
 
 TEXT_FORMAT_REQUIRED = flag(
     "text-format-required", api="responses",
     summary='`text` without `format` is refused 400 "Required" at `text.format`',
-    seen_in="LM Studio 0.4.5 (lmstudio-bug-tracker#1576; n8n, LibreChat)",
-    findings={"http.status.success_for_valid_request"})
+    seen_in="LM Studio 0.4.5 (lmstudio-bug-tracker#1576; n8n, LibreChat)")
 
 EMPTY_PARAMETERS_REJECTED = flag(
     "empty-parameters-rejected", api="responses",
     summary='a function tool with `"parameters": {}` is refused 400 "Invalid input" at `tools.<i>`',
-    seen_in="LM Studio 0.4.20+1 (lmstudio-bug-tracker#2254; VS Code's BYOK agent mode)",
-    findings={"http.status.success_for_valid_request"})
+    seen_in="LM Studio 0.4.20+1 (lmstudio-bug-tracker#2254; VS Code's BYOK agent mode)")
 
 STRUCTURED_OUTPUT_IGNORED = flag(
     "structured-output-ignored", api="responses",
     summary="`text.format` json_schema is accepted and ignored: the answer is plain text",
-    seen_in="LM Studio 0.3.39 build 2 (lmstudio-bug-tracker#1396), 0.4.23+1 (#2403)",
-    findings={"generation.structured_output.text_is_json"})
+    seen_in="LM Studio 0.3.39 build 2 (lmstudio-bug-tracker#1396), 0.4.23+1 (#2403)")
 
 
 @fault("responses-tools-omitted", stages.OBJECT, api="responses",
        summary="a response to a request without tools has no `tools` key (stream and non-stream)",
-       seen_in="LM Studio 0.3.29 (lmstudio-bug-tracker#1174; rig PR#1021)",
-       findings={"responses.body.resource_fields_present", "schema.responses.event.info",
-                 "schema.responses.response.info"})
+       seen_in="LM Studio 0.3.29 (lmstudio-bug-tracker#1174; rig PR#1021)")
 def responses_tools_omitted(response: dict[str, Any]) -> dict[str, Any]:
     return response if response.get("tools") else {k: v for k, v in response.items() if k != "tools"}
 
 
 @fault("annotations-missing", stages.OBJECT, api="responses",
        summary="`output_text` parts have no `annotations` list (stream and non-stream)",
-       seen_in="LM Studio 0.3.30 (lmstudio-bug-tracker#1089; ElizaOS, the Vercel AI SDK's schema)",
-       findings={"responses.body.output_text_annotations", "schema.responses.event.should", "schema.responses.response.should"})
+       seen_in="LM Studio 0.3.30 (lmstudio-bug-tracker#1089; ElizaOS, the Vercel AI SDK's schema)")
 def annotations_missing(response: dict[str, Any]) -> dict[str, Any]:
     def part(value: Any) -> Any:
         return {k: v for k, v in value.items() if k != "annotations"} if isinstance(value, dict) else value
@@ -65,24 +57,21 @@ def annotations_missing(response: dict[str, Any]) -> dict[str, Any]:
 
 @fault("completed-when-truncated", stages.OBJECT, api="responses",
        summary='a response cut at `max_output_tokens` says `status: "completed"` (stream and non-stream)',
-       seen_in="vLLM's Responses tests assert incomplete (responses/test_simple.py::test_max_tokens)",
-       findings={"responses.status.incomplete_at_max_output_tokens"})
+       seen_in="vLLM's Responses tests assert incomplete (responses/test_simple.py::test_max_tokens)")
 def completed_when_truncated(response: dict[str, Any]) -> dict[str, Any]:
     return {**response, "status": "completed", "incomplete_details": None}
 
 
 @fault("responses-tool-choice-ignored", stages.REQUEST, api="responses",
        summary='`tool_choice` is dropped: "required" answers without a call when the prompt asks for none',
-       seen_in="servers that accept the field without honouring it (vLLM's harmony path refuses it instead)",
-       findings={"responses.tool_choice.required_honoured_or_refused"})
+       seen_in="servers that accept the field without honouring it (vLLM's harmony path refuses it instead)")
 def responses_tool_choice_ignored(body: Any) -> Any:
     return {k: v for k, v in body.items() if k != "tool_choice"} if isinstance(body, dict) else body
 
 
 @fault("content-part-added-missing", stages.EVENTS, api="responses",
        summary="text deltas come without `response.content_part.added` before them (stream only)",
-       seen_in="hand-written Responses encoders; vLLM's event-stack validator (responses/conftest.py) forbids it",
-       findings={"responses.stream.parts_nested", SDK_RESPONSES_RAISES})
+       seen_in="hand-written Responses encoders; vLLM's event-stack validator (responses/conftest.py) forbids it")
 def content_part_added_missing(events: list[Event]) -> list[Event]:
     return [event for event in events if event["type"] != "response.content_part.added"]
 
@@ -90,9 +79,7 @@ def content_part_added_missing(events: list[Event]) -> list[Event]:
 @fault("text-event-index-missing", stages.EVENTS, api="responses",
        summary="text events (`output_text.*`, `content_part.*`) carry no `output_index` and no `content_index` "
                "(stream only)",
-       seen_in="llama.cpp's llama-server b11669",
-       findings={"responses.stream.text_event_indexes", "responses.stream.items_opened_before_parts",
-                 SDK_RESPONSES_RAISES, "schema.responses.event.must", "schema.responses.event.should"})
+       seen_in="llama.cpp's llama-server b11669")
 def text_event_index_missing(events: list[Event]) -> list[Event]:
     def located(event: Event) -> bool:
         return event["type"].startswith(("response.output_text.", "response.content_part."))
@@ -103,8 +90,7 @@ def text_event_index_missing(events: list[Event]) -> list[Event]:
 
 @fault("delta-logprobs-missing", stages.EVENTS, api="responses",
        summary="`response.output_text.delta` events carry no `logprobs` list (stream only)",
-       seen_in="LiteLLM 2026-05 (BerriAI/litellm PR#28899); Open Responses requires the list",
-       findings={"responses.stream.text_delta_logprobs", "schema.responses.event.info"})
+       seen_in="LiteLLM 2026-05 (BerriAI/litellm PR#28899); Open Responses requires the list")
 def delta_logprobs_missing(events: list[Event]) -> list[Event]:
     return [{k: v for k, v in event.items() if k != "logprobs"} if event["type"] == "response.output_text.delta"
             else event for event in events]
@@ -112,9 +98,7 @@ def delta_logprobs_missing(events: list[Event]) -> list[Event]:
 
 @fault("responses-error-string", stages.REFUSAL, api="responses",
        summary='a refused Responses request gets `{"error": "<message>"}`, a bare string, not an error object',
-       seen_in="mlx-based servers (Blaizzy/nativ PR#195); LM Studio's chat endpoint answers so (#670)",
-       findings={"errors.body.openai_error_object", "responses.chain.unknown_id_is_400_not_found",
-                 "responses.tools.nested_error_is_lmstudio_zod", "schema.errors.body.must"})
+       seen_in="mlx-based servers (Blaizzy/nativ PR#195); LM Studio's chat endpoint answers so (#670)")
 def responses_error_string(refusal: Response) -> Response:
     message = json.loads(refusal.body)["error"]["message"]
     return JSONResponse({"error": message}, status_code=refusal.status_code)

@@ -15,8 +15,6 @@ from lmconform.apis.responses.reference import stages
 from lmconform.reference.faults.registry import fault, flag
 from lmconform.reference.model import arguments_json
 
-SDK_RESPONSES_RAISES = "client.openai_python.responses_stream"
-
 Event = dict[str, Any]
 Frame = tuple[str, Event]  # the name an event's SSE `event:` line gives it, and its data
 
@@ -37,8 +35,7 @@ def _item_with_extra_key(item: dict[str, Any]) -> dict[str, Any]:
 @fault("nested-tools-accepted", stages.REQUEST, api="responses",
        summary="Responses tools in the chat form `{type, function: {...}}` are accepted without error, then "
                "dropped: neither the model nor the echoed `tools` has them",
-       seen_in="servers that ignore the tool keys they do not know",
-       findings={"responses.tools.nested_rejected_or_honoured", "responses.tools.nested_error_is_lmstudio_zod"})
+       seen_in="servers that ignore the tool keys they do not know")
 def nested_tools_dropped(body: Any) -> Any:
     # Dropped before validation could reject them or the model could see them.
     if isinstance(body, dict) and isinstance(body.get("tools"), list):
@@ -49,8 +46,7 @@ def nested_tools_dropped(body: Any) -> Any:
 FLATTENED_TOOLS_REJECTED = flag(
     "flattened-tools-rejected", api="responses",
     summary='flattened Responses tools are rejected as if nested: 400 "Required" at `tools.<i>.function`',
-    seen_in="servers that validate Responses tools with the chat schema",
-    findings={"http.status.success_for_valid_request"})
+    seen_in="servers that validate Responses tools with the chat schema")
 
 # The generated chains (responses/fuzz-chains) find the chaining defects on their own too: the same chain checks
 # fail on them as on the written chain cases.
@@ -58,28 +54,23 @@ CHAIN_IGNORED = flag(
     "chain-ignored", api="responses",
     summary="`previous_response_id` is checked and echoed, but the model and the token count see only this "
             "request's input",
-    seen_in="stateless servers that accept the field",
-    findings={"responses.chain.history_used", "responses.chain.recall_answered"})
+    seen_in="stateless servers that accept the field")
 
 UNKNOWN_PREVIOUS_200 = flag(
     "unknown-previous-200", api="responses",
     summary="an unknown `previous_response_id` is answered 200 as a fresh conversation (the id is still echoed)",
-    seen_in="servers that treat a missing chain as none",
-    findings={"responses.chain.unknown_id_not_accepted", "responses.chain.unknown_id_is_400_not_found",
-              "errors.status.client_error_for_invalid_request", "errors.body.has_error_message"})
+    seen_in="servers that treat a missing chain as none")
 
 UNKNOWN_PREVIOUS_404 = flag(
     "unknown-previous-404", api="responses",
     summary="an unknown `previous_response_id` gets HTTP 404 with the `previous_response_not_found` body",
-    seen_in="servers that answer a missing chain as a missing resource",
-    findings={"responses.chain.unknown_id_is_400_not_found"})
+    seen_in="servers that answer a missing chain as a missing resource")
 
 
 @fault("previous-id-echo-wrong", stages.OBJECT, api="responses",
        summary="the response's `previous_response_id` is null even when one was given; the chain still works "
                "(stream and non-stream)",
-       seen_in="servers that do not echo the field",
-       findings={"responses.chain.previous_id_echoed"})
+       seen_in="servers that do not echo the field")
 def previous_id_not_echoed(response: dict[str, Any]) -> dict[str, Any]:
     return {**response, "previous_response_id": None}
 
@@ -88,21 +79,17 @@ FORK_SHARES_STATE = flag(
     "fork-shares-state", api="responses",
     summary="history is kept per chain root, not per response: a reply to P continues from the chain's newest "
             "turn, so it sees the turns of P's earlier children too (one mutable thread)",
-    seen_in="servers that keep one mutable thread per conversation",
-    findings={"responses.chain.fork_independent"})
+    seen_in="servers that keep one mutable thread per conversation")
 
 FUNCTION_CALL_OUTPUT_REJECTED = flag(
     "function-call-output-rejected", api="responses",
     summary="`function_call_output` input items get a 400 error at `input`",
-    seen_in="servers without tool results in the Responses API",
-    findings={"responses.chain.function_call_output_round_trip"})
+    seen_in="servers without tool results in the Responses API")
 
 
 @fault("call-id-missing", stages.OBJECT, api="responses",
        summary="`function_call` output items have no `call_id` (stream and non-stream)",
-       seen_in="servers that map chat tool calls to Responses items by hand",
-       findings={"schema.responses.response.must", "schema.responses.event.must",
-                 "responses.function_call.item_complete"})
+       seen_in="servers that map chat tool calls to Responses items by hand")
 def call_id_missing(response: dict[str, Any]) -> dict[str, Any]:
     output = [{key: value for key, value in item.items() if key != "call_id"} for item in response["output"]]
     return {**response, "output": output}
@@ -112,9 +99,7 @@ def call_id_missing(response: dict[str, Any]) -> dict[str, Any]:
 @fault("events-out-of-order", stages.EVENTS, api="responses",
        summary="the first delta of the first output item comes before its `response.output_item.added` "
                "(stream only)",
-       seen_in="hand-written Responses encoders",
-       findings={"responses.stream.items_opened_before_parts", "responses.stream.parts_nested",
-                 "generation.tool_call.arguments_json_object", SDK_RESPONSES_RAISES})
+       seen_in="hand-written Responses encoders")
 def events_out_of_order(events: list[Event]) -> list[Event]:
     first_delta = next(i for i, event in enumerate(events) if event["type"].endswith(".delta"))
     moved = list(events)
@@ -124,9 +109,7 @@ def events_out_of_order(events: list[Event]) -> list[Event]:
 
 @fault("no-response-completed", stages.EVENTS, api="responses",
        summary="the stream ends without `response.completed` (stream only)",
-       seen_in="servers that end the stream at the last item",
-       findings={"responses.stream.lifecycle", "responses.tools.flattened_accepted", SDK_RESPONSES_RAISES},
-       proxy_findings={"proxy.diff.event_types_preserved", "proxy.diff.generation_preserved"})
+       seen_in="servers that end the stream at the last item")
 def no_response_completed(events: list[Event]) -> list[Event]:
     return [event for event in events if event["type"] != "response.completed"]
 
@@ -134,8 +117,7 @@ def no_response_completed(events: list[Event]) -> list[Event]:
 @fault("arguments-done-mismatch", stages.EVENTS, api="responses",
        summary="`response.function_call_arguments.done` and the finished item carry one more key than the "
                "concatenated deltas (stream only)",
-       seen_in="servers that re-serialise the parsed arguments at the end",
-       findings={"responses.stream.deltas_match_done", "client.openai_python.responses_matches_stream"})
+       seen_in="servers that re-serialise the parsed arguments at the end")
 def arguments_done_mismatch(events: list[Event]) -> list[Event]:
     def finished(event: Event) -> Event:
         if event["type"] == "response.function_call_arguments.done":
@@ -153,25 +135,21 @@ def arguments_done_mismatch(events: list[Event]) -> list[Event]:
 @fault("arguments-done-missing", stages.EVENTS, api="responses",
        summary="function calls stream their argument deltas but no `response.function_call_arguments.done` "
                "(stream only)",
-       seen_in="llama.cpp's llama-server",
-       findings={"responses.stream.function_call_arguments_done"})
+       seen_in="llama.cpp's llama-server")
 def arguments_done_missing(events: list[Event]) -> list[Event]:
     return [event for event in events if event["type"] != "response.function_call_arguments.done"]
 
 
 @fault("duplicate-output-index", stages.EVENTS, api="responses",
        summary="the second output item reuses `output_index` 0; with a single item nothing changes (stream only)",
-       seen_in="servers that number content, not items (openai-python rejects it)",
-       findings={"responses.stream.indexes_consistent", "responses.stream.items_opened_before_parts",
-                 SDK_RESPONSES_RAISES})
+       seen_in="servers that number content, not items (openai-python rejects it)")
 def duplicate_output_index(events: list[Event]) -> list[Event]:
     return [{**event, "output_index": 0} if event.get("output_index") == 1 else event for event in events]
 
 
 @fault("sequence-not-increasing", stages.FRAMES, api="responses",
        summary="the third event repeats the `sequence_number` of the second (stream only)",
-       seen_in="servers that number events per item",
-       findings={"responses.stream.sequence_increasing"})
+       seen_in="servers that number events per item")
 def sequence_not_increasing(frames: list[Frame]) -> list[Frame]:
     (_, second), (name, third) = frames[1:3]
     return [*frames[:2], (name, {**third, "sequence_number": second["sequence_number"]}), *frames[3:]]
@@ -179,8 +157,7 @@ def sequence_not_increasing(frames: list[Frame]) -> list[Frame]:
 
 @fault("sequence-number-missing", stages.FRAMES, api="responses",
        summary="events carry no `sequence_number` (stream only)",
-       seen_in="llama.cpp's server",
-       findings={"schema.responses.event.should", "responses.stream.sequence_present"})
+       seen_in="llama.cpp's server")
 def sequence_number_missing(frames: list[Frame]) -> list[Frame]:
     return [(name, {key: value for key, value in data.items() if key != "sequence_number"}) for name, data in frames]
 
@@ -188,7 +165,6 @@ def sequence_number_missing(frames: list[Frame]) -> list[Frame]:
 @fault("event-field-mismatch", stages.FRAMES, api="responses",
        summary="the SSE `event:` line of every delta event says `message` instead of the data's `type` "
                "(stream only)",
-       seen_in="generic SSE encoders with a fixed event name",
-       findings={"responses.stream.event_field_matches_type"})
+       seen_in="generic SSE encoders with a fixed event name")
 def event_field_mismatch(frames: list[Frame]) -> list[Frame]:
     return [("message" if data["type"].endswith(".delta") else name, data) for name, data in frames]

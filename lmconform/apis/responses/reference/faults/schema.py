@@ -15,53 +15,43 @@ JsonObject = dict[str, Any]
 
 @fault("response-output-missing", stages.BODY, api="responses",
        summary="the response object of a non-stream answer has no `output` (non-stream only)",
-       seen_in="servers that return only `output_text`",
-       findings={"generation.answer.not_empty", "responses.tools.flattened_accepted", "schema.responses.response.must", "responses.body.resource_fields_present", "responses.tool_choice.required_honoured_or_refused"})
+       seen_in="servers that return only `output_text`")
 def response_output_missing(response: JsonObject) -> JsonObject:
     return without(response, "output")
 
 @fault("event-item-id-missing", stages.EVENTS, api="responses",
        summary="the events of an item's content (parts, deltas, what is done) carry no `item_id` (stream only)",
-       seen_in="hand-written Responses encoders",
-       findings={"responses.stream.function_call_arguments_done", "schema.responses.event.must",
-                 "schema.responses.event.should", "responses.stream.text_event_indexes"})
+       seen_in="hand-written Responses encoders")
 def event_item_id_missing(events: list[JsonObject]) -> list[JsonObject]:
     return [without(event, "item_id") for event in events]
 
 @fault("usage-details-missing", stages.OBJECT, api="responses",
        summary="the response's `usage` has no `input_tokens_details` (stream and non-stream)",
-       seen_in="LM Studio 0.3.29 (lmstudio-bug-tracker#1174)",
-       findings={"schema.responses.response.should", "schema.responses.event.should"})
+       seen_in="LM Studio 0.3.29 (lmstudio-bug-tracker#1174)")
 def usage_details_missing(response: JsonObject) -> JsonObject:
     return {**response, "usage": without(response["usage"], "input_tokens_details")}
 
 @fault("response-null-members-omitted", stages.OBJECT, api="responses",
        summary="the response object leaves out its null members (`error`, `incomplete_details`, `instructions`, "
                "`previous_response_id`…) (stream and non-stream)",
-       seen_in="LM Studio 0.3.29 (lmstudio-bug-tracker#1174), servers that serialise with exclude_none",
-       findings={"schema.responses.response.info", "schema.responses.event.info"})
+       seen_in="LM Studio 0.3.29 (lmstudio-bug-tracker#1174), servers that serialise with exclude_none")
 def response_nulls_omitted(response: JsonObject) -> JsonObject:
     return without_nulls(response)
 
 @fault("error-message-missing", stages.ERROR, api="responses",
        summary="the error object of a refused Responses request has no `message`",
-       seen_in="servers that report only an error code",
-       findings={ "responses.tools.nested_error_is_lmstudio_zod",
-                 "schema.errors.body.must", "errors.body.has_error_message"})
+       seen_in="servers that report only an error code")
 def error_message_missing(error: JsonObject) -> JsonObject:
     return without(error, "message")
 
 @fault("error-type-missing", stages.ERROR, api="responses",
        summary="the error object of a refused Responses request has no `type`",
-       seen_in="servers that build error objects by hand",
-       findings={"schema.errors.body.should"})
+       seen_in="servers that build error objects by hand")
 def error_type_missing(error: JsonObject) -> JsonObject:
     return without(error, "type")
 
 @fault("error-param-missing", stages.ERROR, api="responses",
        summary="the error object of a refused Responses request has no `param`",
-       seen_in="llama.cpp's server (its errors carry code, message and type)",
-       findings={"responses.tools.nested_error_is_lmstudio_zod",
-                 "schema.errors.body.info"})
+       seen_in="llama.cpp's server (its errors carry code, message and type)")
 def error_param_missing(error: JsonObject) -> JsonObject:
     return without(error, "param")
