@@ -24,6 +24,7 @@ from lmconform.reference.faults import FAULTS
 from lmconform.run import run_suite
 from lmconform.run.play import play
 from lmconform.schemas import PAYLOAD_SCHEMAS, schema_set
+from lmconform.settings import RunSettings
 from lmconform.target import Target
 from lmconform.vocabulary import Level, Outcome
 
@@ -35,9 +36,9 @@ SOURCES = {(case.api, requests.mode_of(case)): case for api in GENERATING for ca
            if case.source == requests.SOURCE}
 
 
-def generated_run(server, fault: str | None, api: str, **options):
-    target = Target(base_url=server.base_url + (f"/faults/{fault}" if fault else ""), profile="reference", **options)
-    return run_suite(target, apis=(api,), include=("errors.*", "http.*"))
+def generated_run(server, fault: str | None, api: str, **settings):
+    target = Target(base_url=server.base_url + (f"/faults/{fault}" if fault else ""), profile="reference")
+    return run_suite(target, apis=(api,), include=("errors.*", "http.*"), settings=RunSettings(**settings))
 
 
 def finding(run, source):
@@ -146,7 +147,8 @@ def test_fuzz_mode_negative_sends_no_valid_generated_request(server):
 
 def test_a_saved_finding_loads_as_a_case_and_reproduces_on_the_next_run(server, tmp_path):
     fault = f"{server.base_url}/faults/unknown-role-accepted"
-    run = run_suite(Target(base_url=fault, profile="reference", fuzz_save=str(tmp_path)), apis=("chat",),
+    run = run_suite(Target(base_url=fault, profile="reference"), settings=RunSettings(fuzz_save=str(tmp_path)),
+                    apis=("chat",),
                     include=("errors.*",))
     (saved,) = (tmp_path / "chat").glob("generated-*.json")
     case = load_case(saved)  # validated by the case schema
@@ -203,7 +205,8 @@ def test_a_thousand_generated_requests_of_each_mode_raise_no_false_alarm_on_the_
     from lmconform.run import RunPlan
 
     with ReferenceServer() as server:
-        plan = RunPlan(Target(base_url=server.base_url, profile="reference", fuzz_examples=1000), probe=False)
+        plan = RunPlan(Target(base_url=server.base_url, profile="reference"), probe=False,
+                       settings=RunSettings(fuzz_examples=1000))
         run = plan.start()
         try:
             sources = [case for case in load_cases(api) if case.source == requests.SOURCE]

@@ -37,6 +37,7 @@ from lmconform.schemas import (
     validate,
 )
 from lmconform.schemas.documents import overlay, overlay_names, patched
+from lmconform.settings import RunSettings
 from lmconform.target import Target
 from lmconform.vocabulary import Level
 from tools.targets import differences, load_target_file, table
@@ -187,7 +188,8 @@ def samples_of(observed_case) -> list[Sample]:
 
 @pytest.fixture(scope="module")
 def reference_run(server):
-    return run_suite(Target(base_url=server.base_url, profile="reference", fuzz_examples=0), include=["schema.*"])
+    return run_suite(Target(base_url=server.base_url, profile="reference"), include=["schema.*"],
+                     settings=RunSettings(fuzz_examples=0))
 
 
 @pytest.fixture(scope="module")

@@ -33,6 +33,7 @@ from lmconform.fuzz import requests
 from lmconform.reference import FAULTS, ReferenceServer
 from lmconform.run import Run, RunPlan, run_suite
 from lmconform.run.plan import embedded_bridge
+from lmconform.settings import RunSettings
 from lmconform.target import Target
 from lmconform.vocabulary import FINDINGS
 
@@ -133,7 +134,8 @@ def proxy_run(base_url: str, fault: str | None) -> Run:
     """The proxy checks in differential mode: the clean server as the upstream, the server with `fault` as the
     proxy."""
     proxy = base_url + (f"/faults/{fault}" if fault else "")
-    return run_suite(Target(base_url=proxy, fuzz_examples=0), include=["proxy.*"], upstream=Target(base_url=base_url))
+    return run_suite(Target(base_url=proxy), include=["proxy.*"], upstream=Target(base_url=base_url),
+                     settings=RunSettings(fuzz_examples=0))
 
 
 def _refused_endpoint() -> str:

@@ -7,7 +7,7 @@ module or package named after the room of lmconform whose floor it stands on (do
     normalize.py   its answers read into the generation vocabulary: `READING`, a lmconform.normalize.reading.Reading
     checks/        its checks, registered on import, with the scope rules that say which of its cases each judges
     reference/     the reference server's door for it (`door.py`: `ROUTES`) and the faults it serves (`faults*.py`)
-    fuzz.py        the requests of its generated cases (`BODIES`, `VIOLATIONS`, `representative`)
+    fuzz.py        the requests of its generated cases (`BODIES`, `VIOLATIONS`, `representatives`, `stream_request`)
     run.py         how its cases are played, when not over HTTP (`play`, `discover`)
 
 Every list of APIs in lmconform reads this table: the rooms find an API's module with `Api.room`, the cases and

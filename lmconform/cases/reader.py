@@ -10,8 +10,8 @@ from pathlib import Path
 
 import jsonschema
 
-from lmconform.apis import APIS, HTTP, api_of
-from lmconform.cases.model import FIRST, Case, Turn
+from lmconform.apis import APIS, HTTP, STDIO, api_of
+from lmconform.cases.model import FIRST, Case, HttpTurn, StdioTurn
 
 CASE_SCHEMA = Path(__file__).resolve().parent / "case.schema.json"
 # The cases lmconform ships: each API's in the `cases/` folder of the API's own folder.
@@ -72,7 +72,7 @@ def load_case(path: Path) -> Case:
         raw_body=request.get("raw_body"),
         expect_status=data["expect"]["status"],
         feature=data.get("feature"),
-        turns=tuple(Turn(**turn) for turn in data.get("turns", ())),
+        turns=tuple(_turn_type(api)(**turn) for turn in data.get("turns", ())),
         source=data.get("source"),
         notification=request.get("notification", False),
         request_id=request.get("id"),
@@ -81,10 +81,15 @@ def load_case(path: Path) -> Case:
     )
 
 
+def _turn_type(api: str) -> type[HttpTurn] | type[StdioTurn]:
+    return StdioTurn if api_of(api).transport == STDIO else HttpTurn
+
+
 # What only one transport's cases may say.
 _HTTP_METHODS = {"GET", "POST", "DELETE"}
 _STDIO_REQUEST_KEYS = {"notification", "id"}
 _STDIO_TURN_KEYS = {"method", "notification", "id", "raw_body", "cancels", "after_parts", "edited_answer"}
+_HTTP_TURN_KEYS = {"recall"}
 
 
 def _fits_its_transport(path: Path, data: dict) -> None:
@@ -99,6 +104,9 @@ def _fits_its_transport(path: Path, data: dict) -> None:
         return
     if "path" in request or request.get("method", api.method) in _HTTP_METHODS:
         raise CaseError(f"{path}: a {api.transport} case names a JSON-RPC method and no path")
+    stray = sorted({key for turn in turns for key in _HTTP_TURN_KEYS & set(turn)})
+    if stray:
+        raise CaseError(f"{path}: a {api.transport} case's turns have none of {', '.join(stray)}")
     if request.get("notification") and "id" in request:
         raise CaseError(f"{path}: a notification has no id")
     names = [FIRST]

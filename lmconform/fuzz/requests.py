@@ -19,11 +19,13 @@ from hypothesis import strategies as st
 
 from lmconform.apis import api_of
 from lmconform.cases import Case
+from lmconform.checks.evaluate import judged as evaluate_judged
 from lmconform.checks.observed import Observed
-from lmconform.fuzz.search import Search
+from lmconform.fuzz.search import Search, searched
 from lmconform.fuzz.search import search as generic_search
 from lmconform.fuzz.violations import Violation, invalid_bodies
-from lmconform.target import DEFAULT_FUZZ_SHRINK
+from lmconform.settings import DEFAULT_FUZZ_SHRINK, RunSettings
+from lmconform.source import SourceContext
 
 SOURCE = "requests"
 MODES = ("positive", "negative")
@@ -100,3 +102,16 @@ def describe(observed: Observed) -> str:
     if len(shown) > SHOWN_BODY_CHARS:
         shown = shown[:SHOWN_BODY_CHARS] + "…"
     return "\n".join([made + ":", f"  {shown}", "Replay:", f"  {observed.exchange.request.reproduction()}"])
+
+
+# What the run asks of a source (lmconform.source): its cases are always part of a run, which plays none of their
+# examples when its settings leave them out; a check's verdict on an example is the check's own.
+judged = evaluate_judged
+
+
+def takes_part(settings: RunSettings) -> bool:
+    return True
+
+
+def examples(case: Case, context: SourceContext) -> list[Observed]:
+    return searched(case, context, SOURCE, search, describe)

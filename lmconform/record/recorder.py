@@ -35,7 +35,7 @@ from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from lmconform.apis import APIS
-from lmconform.cases import Turn, call_answer, cases_folder, chain_probe
+from lmconform.cases import HttpTurn, call_answer, cases_folder, chain_probe
 from lmconform.cases.writer import create, descriptions_in, next_index
 from lmconform.files import write_json_atomically
 from lmconform.record.kept import (
@@ -226,7 +226,7 @@ class Recorder:
         return path
 
 
-def _continuation(body: dict) -> tuple[tuple[Turn, ...] | None, str | None]:
+def _continuation(body: dict) -> tuple[tuple[HttpTurn, ...] | None, str | None]:
     """A recorded chained turn as the further turns of the case it continues, or None and why it cannot be."""
     given = body.get("input")
     items = given if isinstance(given, list) else []
@@ -239,7 +239,7 @@ def _continuation(body: dict) -> tuple[tuple[Turn, ...] | None, str | None]:
     return None, "its input answers calls by this recording's call ids, beside other items"
 
 
-def _with_turns(case: dict, turns: tuple[Turn, ...]) -> dict:
+def _with_turns(case: dict, turns: tuple[HttpTurn, ...]) -> dict:
     """The case with its turns right after its request, where a reader looks for what is sent."""
     document = {}
     for key, value in case.items():

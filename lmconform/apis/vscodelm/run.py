@@ -21,9 +21,10 @@ from lmconform.apis.vscodelm.normalize import (
     text_message,
     tool_result_message,
 )
-from lmconform.cases import FIRST, Case, Turn
+from lmconform.cases import FIRST, Case, StdioTurn
 from lmconform.checks.observed import Observed, PlayedTurn
 from lmconform.run.run import TargetUnreachable
+from lmconform.settings import RunSettings
 from lmconform.target import Target
 from lmconform.wire.stdio import NO_ID, StdioExchange, StdioTransport
 from lmconform.wire.transport import open_transport
@@ -35,12 +36,14 @@ class _NotSendable(Exception):
     """A turn continues an answer that has nothing to continue from."""
 
 
-def play(case: Case, target: Target) -> Observed:
+def play(case: Case, target: Target, settings: RunSettings) -> Observed:
+    """The case's messages to one process of the bridge; the run's settings fill nothing in here: a bridge's
+    output cap and temperature are its own command line's."""
     transport = open_transport(target, STDIO)
     assert isinstance(transport, StdioTransport)
     played: dict[str, StdioExchange] = {}
     turns: dict[str, PlayedTurn] = {}
-    steps: list[tuple[str, Turn | None]] = [(FIRST, None), *((turn.name, turn) for turn in case.turns)]
+    steps: list[tuple[str, StdioTurn | None]] = [(FIRST, None), *((turn.name, turn) for turn in case.turns)]
     try:
         for position, (name, turn) in enumerate(steps):
             following = steps[position + 1][1] if position + 1 < len(steps) else None
@@ -65,7 +68,7 @@ def play(case: Case, target: Target) -> Observed:
     return Observed(case, target, played[FIRST], turns)
 
 
-def _write(transport: StdioTransport, case: Case, turn: Turn | None, played: dict[str, StdioExchange],
+def _write(transport: StdioTransport, case: Case, turn: StdioTurn | None, played: dict[str, StdioExchange],
            target: Target) -> StdioExchange:
     if turn is None:
         if case.raw_body is not None:
@@ -99,7 +102,7 @@ def _with_model(method: str, params: Any, target: Target) -> Any:
     return params
 
 
-def _history(turn: Turn, played: dict[str, StdioExchange]) -> list:
+def _history(turn: StdioTurn, played: dict[str, StdioExchange]) -> list:
     own = list(turn.body.get("messages") or [])
     base = turn.answers_call_of or turn.previous
     if base is None:

@@ -17,7 +17,7 @@ from lmconform.apis.responses.checks.scope import (
     responses_unknown_previous,
 )
 from lmconform.apis.responses.normalize import response_object
-from lmconform.cases import FIRST, Turn
+from lmconform.cases import FIRST, HttpTurn
 from lmconform.checks.observed import Observed, PlayedTurn
 from lmconform.checks.refs import LMSTUDIO_CHAIN_NOT_FOUND, LMSTUDIO_RESPONSES, OPENAI_RESPONSES_CREATE
 from lmconform.checks.registry import check
@@ -88,7 +88,7 @@ def _chained(observed: Observed) -> list[PlayedTurn]:
     return [played for played in observed.turns.values() if played.turn.previous and not played.turn.answers_call_of]
 
 
-def _previous_id(observed: Observed, turn: Turn) -> str:
+def _previous_id(observed: Observed, turn: HttpTurn) -> str:
     return response_object(observed.answer_to(turn.previous)).get("id")
 
 

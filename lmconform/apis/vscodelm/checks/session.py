@@ -22,7 +22,7 @@ from lmconform.apis.vscodelm.checks.scope import (
     vscodelm_discard,
 )
 from lmconform.apis.vscodelm.normalize import CANCEL_BOUND_S, Asked, normalize_vscodelm
-from lmconform.cases import FIRST, Turn
+from lmconform.cases import FIRST, StdioTurn
 from lmconform.checks.observed import Observed
 from lmconform.checks.refs import JSONRPC_NOTIFICATION, SYMPOSIUM_VSCODELM_HISTORY, SYMPOSIUM_VSCODELM_SESSION
 from lmconform.checks.registry import check
@@ -50,7 +50,7 @@ def _own_messages(observed: Observed, name: str) -> int:
     return len(turn.body.get("messages") or [])
 
 
-def _history_judged(observed: Observed, turns: list[Turn], expected_state: str) -> Iterator[Failure]:
+def _history_judged(observed: Observed, turns: list[StdioTurn], expected_state: str) -> Iterator[Failure]:
     """Each of `turns` said what it was given: `expected_state`, with the committed history it should have."""
     judged = 0
     for turn in turns:
