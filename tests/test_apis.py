@@ -36,7 +36,9 @@ def test_a_generating_api_normalises_the_reference_servers_answers(server, api):
     generations = [reading(api).generation(run.observe(case).exchange) for case in load_cases(api) if not case.invalid]
     assert generations and all(isinstance(generation, Generation) for generation in generations)
     events = [event for generation in generations for event in generation.events]
-    assert any(isinstance(event, Text) for event in events) and any(isinstance(event, ToolCallStarted) for event in events)
+    assert any(isinstance(event, Text) for event in events)
+    if any(case.tools for case in load_cases(api)):  # an API whose cases offer tools: its calls are read too
+        assert any(isinstance(event, ToolCallStarted) for event in events)
 
 
 @pytest.mark.parametrize("api", [name for name, api in APIS.items() if api.optional])

@@ -116,8 +116,9 @@ def test_litellm_relays_the_upstreams_messages_events_as_they_are_but_refuses_a_
 # The catalogue's modules whose faults are in no row: LiteLLM does not serve LM Studio's native /api/v1/chat; the
 # variants are no defect (straight they fail only INFO-level checks, so a row could show only what LiteLLM
 # introduces, which the [stream_fuzz] section tells of legal but unusual streams) and would add a minute; the
-# generated faults show only to generated requests, which the gate does not send: every row would be empty.
-NOT_YET_GATED = {"variants", "native_chat", "generated"}
+# generated faults show only to generated requests, which the gate does not send: every row would be empty. The
+# legacy text completions have no rows yet: they come from a run of the gate with LiteLLM's /v1/completions.
+NOT_YET_GATED = {"variants", "native_chat", "generated", "completions"}
 
 
 def gated_kind(fault: str) -> bool:

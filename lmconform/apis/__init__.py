@@ -33,6 +33,7 @@ def _entry(name: str) -> Api:
 # The table, in the order reports and runs list the APIs: one line per API, its folder's name.
 APIS: dict[str, Api] = {api.name: api for api in map(_entry, (
     "chat",
+    "completions",
     "models",
     "responses",
     "messages",
