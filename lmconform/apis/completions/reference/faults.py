@@ -27,7 +27,7 @@ def _each_choice(rendered: JsonObject, change) -> JsonObject:
 
 @fault("completions-echo-ignored", stages.REQUEST, api="completions",
        summary="`echo: true` is ignored: the text is the completion alone, without the prompt before it",
-       seen_in="servers whose engine does not return the prompt (llama.cpp's llama-server documents no `echo`)")
+       seen_in="servers whose engine returns only what it generated")
 def echo_ignored(body: JsonObject) -> JsonObject:
     return without(body, "echo")
 
