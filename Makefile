@@ -10,7 +10,7 @@ API_KEY  ?=
 MODEL    ?=
 REPORTS  := reports
 
-.PHONY: report matrix matrix-real snapshots-real check test test-real fuzz-self targets bench bench-real install clean
+.PHONY: report matrix matrix-real snapshots-real check catalogue test test-real fuzz-self targets bench bench-real install clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -80,6 +80,16 @@ matrix-real: $(STAMP) targets
 snapshots-real: $(STAMP) targets
 	LMCONFORM_WRITE_SNAPSHOTS=1 $(BIN)/python -m pytest tests/test_real_targets.py -p no:cacheprovider -q -s \
 	    -k shapes_stored_for_its_version
+
+# What the project's tests compare, written from runs rather than by hand: the fault × check table
+# (fixtures/catalogue.toml) from the suite against each fault of the reference server and of the reference bridge, then
+# the real servers' expected verdicts (fixtures/targets/*.toml) from their runs, each row's reason and model_dependent
+# mark kept. A verdict no row expected gets a row whose reason is left to write: the command lists them, and
+# `make test` fails until each is written. Adding a check: the check, a fault that fails it (its proven_by), this.
+catalogue: $(STAMP) targets
+	$(BIN)/python -m tools.catalogue
+	LMCONFORM_WRITE_EXPECTED=1 $(BIN)/python -m pytest tests/test_real_targets.py -p no:cacheprovider -q -s \
+	    -k verdicts_are_exactly_the_expected_ones
 
 # Only the real servers, with every test's outcome listed.
 test-real: $(STAMP) targets

@@ -21,6 +21,7 @@ from pathlib import Path
 from lmconform.cases import load_cases
 from lmconform.fuzz import requests
 from lmconform.run import RunPlan
+from lmconform.settings import RunSettings
 from lmconform.target import Target
 from tools.targets.servers import reference_server
 
@@ -31,7 +32,8 @@ def lmconform_rate(base_url: str) -> tuple[int, float]:
     """Requests lmconform's generated cases sent, and the seconds they took (generation and judging included)."""
     sources = [case for api in ("chat", "responses") for case in load_cases(api) if case.source == requests.SOURCE]
     started = time.perf_counter()  # the run's start counts, as schemathesis' does on its side
-    run = RunPlan(Target(base_url=base_url, fuzz_examples=EXAMPLES, profile="reference"), probe=False).start()
+    run = RunPlan(Target(base_url=base_url, profile="reference"), probe=False,
+                  settings=RunSettings(fuzz_examples=EXAMPLES)).start()
     sent = 0
     try:
         for case in sources:

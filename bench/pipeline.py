@@ -17,11 +17,11 @@ import httpx
 import openai
 
 from bench.timing import fastest
+from lmconform.apis.chat.reference import door as reference_chat
 from lmconform.cases import Case
 from lmconform.checks import REGISTRY
 from lmconform.checks.evaluate import evaluate
 from lmconform.reference import ReferenceServer
-from lmconform.reference import chat as reference_chat
 from lmconform.run.play import play
 from lmconform.target import Target
 

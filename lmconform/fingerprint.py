@@ -18,7 +18,7 @@ from functools import cached_property
 from typing import Any
 
 from lmconform.exit_status import UNREACHABLE, USAGE_ERROR
-from lmconform.reference.chat import DEFAULT_MODEL as REFERENCE_MODEL
+from lmconform.reference.wire import DEFAULT_MODEL as REFERENCE_MODEL
 from lmconform.target import Target, normalize_base_url
 from lmconform.wire.http import LMSTUDIO_UNKNOWN_ROUTE, HttpExchange, route_missing, send
 

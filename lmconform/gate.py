@@ -56,6 +56,7 @@ from lmconform.exit_status import UNREACHABLE, USAGE_ERROR
 from lmconform.expectations import ExpectationError
 from lmconform.files import write_text_atomically
 from lmconform.reference.faults import FAULTS
+from lmconform.reference.faults.registry import HTTP as HTTP_FAULTS
 from lmconform.run import Run, TargetUnreachable, discover, run_suite
 from lmconform.run.transparency import (
     findings_text,
@@ -67,13 +68,17 @@ from lmconform.run.transparency import (
     stream_toml,
     toml_strings,
 )
+from lmconform.settings import RunSettings
 from lmconform.target import Target, normalize_base_url
 from lmconform.vocabulary import Outcome
 from lmconform.wire.redact import redact_text
 
-# The API whose cases show a fault: its own, and for an http fault (framing, status) the chat streams and the
-# routes' answers (the model list, a route no server serves).
-CASES_FOR_FAULT_API = {**{name: (name,) for name in APIS}, "http": ("chat", "models")}
+# The API whose cases show a fault: its own, and for an http fault (framing, status) those of the APIs whose entries
+# say their cases show the HTTP framing's faults.
+CASES_FOR_FAULT_API = {**{name: (name,) for name in APIS},
+                       HTTP_FAULTS: tuple(name for name, api in APIS.items() if api.shows_http_faults)}
+# Generated cases are left out (GateTargets says why).
+NO_GENERATED = RunSettings(fuzz_examples=0)
 # A stream that stalls for minutes or pads a gigabyte tests a client's timeout and cap, not what a proxy forwards.
 GATE_FAULTS = tuple(fault for fault in FAULTS if fault not in ("stall", "body-too-large"))
 KINDS = ("repaired", "passed_through", "introduced", "proxy_fails_anyway")
@@ -132,12 +137,12 @@ class GateTargets:
     clean_models: Mapping[str, str] = field(default_factory=dict)
 
     def straight(self, fault: str | None = None) -> Target:
-        return Target(self.upstream + (f"/faults/{fault}" if fault else ""), model=self.model, fuzz_examples=0)
+        return Target(self.upstream + (f"/faults/{fault}" if fault else ""), model=self.model)
 
     def proxied(self, fault: str | None = None, apis: tuple[str, ...] = ()) -> Target:
         """The proxy, routing to `fault` (None: to the clean upstream, by the route of the `apis` sent)."""
         clean = next((self.clean_models[api] for api in apis if api in self.clean_models), self.model)
-        return Target(self.proxy, api_key=self.api_key, fuzz_examples=0,
+        return Target(self.proxy, api_key=self.api_key,
                       model=self.model_template.format(fault=fault) if fault else clean)
 
 
@@ -148,7 +153,7 @@ def run_gate(faults: Iterable[str], targets: GateTargets, workers: int = 4) -> l
     apis_of = {fault: CASES_FOR_FAULT_API[FAULTS[fault].api] for fault in faults}
     with ThreadPoolExecutor(workers) as pool:
         def failing(target: Target, apis: tuple[str, ...]) -> Future[frozenset[str]]:
-            return pool.submit(lambda: failing_checks(run_suite(target, apis)))
+            return pool.submit(lambda: failing_checks(run_suite(target, apis, settings=NO_GENERATED)))
 
         clean = {apis: failing(targets.proxied(None, apis), apis) for apis in set(apis_of.values())}
         upstream_clean = {apis: failing(targets.straight(None), apis) for apis in set(apis_of.values())}

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -97,6 +98,16 @@ def _operation(api: str) -> dict[str, Any]:
     return operation
 
 
+def _stored(api: str) -> dict[str, Any]:
+    """Reading back an answer the server keeps, by the id its path names."""
+    entry = APIS[api]
+    parameter = re.search(r"\{([a-z_]+)\}", entry.stored_path)[1]
+    return {"operationId": f"get_{entry.slug.replace('-', '_')}", "summary": f"{entry.title}: a stored answer, by id",
+            "parameters": [{"name": parameter, "in": "path", "required": True, "schema": {"type": "string"}}],
+            "responses": {"200": _json(_ref(api, "body"), "The stored answer"),
+                          "4XX": _json(_ref(api, "error"), "No such answer")}}
+
+
 def document(profile: str | None = None, level: Level = Level.INFO) -> dict[str, Any]:
     """The OpenAPI 3.1 document of the schemas as `profile` reads them, with the requirements down to `level`."""
     documents = schema_set(profile).documents
@@ -105,11 +116,9 @@ def document(profile: str | None = None, level: Level = Level.INFO) -> dict[str,
     for api, entry in APIS.items():
         if (api, "body") in PAYLOAD_SCHEMAS:  # an API whose answers have no schema yet has no operation here
             paths.setdefault(entry.path, {})[entry.method.lower()] = _operation(api)
-    stored = {"operationId": "get_response", "summary": "A stored response, by id",
-              "parameters": [{"name": "response_id", "in": "path", "required": True, "schema": {"type": "string"}}],
-              "responses": {"200": _json(_ref("responses", "body"), "The stored response"),
-                            "4XX": _json(_ref("responses", "error"), "No such response")}}
-    paths[APIS["responses"].path + "/{response_id}"] = {"get": stored}
+    for api, entry in APIS.items():
+        if entry.stored_path:
+            paths[entry.stored_path] = {"get": _stored(api)}
     return {
         "openapi": "3.1.0",
         "info": {"title": "OpenAI-compatible API as LM Studio serves it (lmconform's schemas)", "version": __version__,

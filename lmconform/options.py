@@ -1,5 +1,5 @@
-"""The suite's command-line options, and the target (and upstream) they describe: a bad value is a usage error
-(exit status 2) with a sentence naming the option, never a traceback."""
+"""The suite's command-line options, and the target (and upstream) and the run's settings they describe: a bad value
+is a usage error (exit status 2) with a sentence naming the option, never a traceback."""
 
 from __future__ import annotations
 
@@ -12,13 +12,11 @@ import pytest
 from lmconform.exit_status import USAGE_ERROR
 from lmconform.fuzz.chains import PROGRAM_COST
 from lmconform.profiles import parse_profile
+from lmconform.settings import DEFAULT_FUZZ_EXAMPLES, DEFAULT_FUZZ_SHRINK, FUZZ_MODES, RunSettings
 from lmconform.target import (
     BRIDGE_PROFILES,
-    DEFAULT_FUZZ_EXAMPLES,
-    DEFAULT_FUZZ_SHRINK,
     DEFAULT_MAX_BODY_BYTES,
     DEFAULT_READ_TIMEOUT_S,
-    FUZZ_MODES,
     Target,
     normalize_base_url,
     parse_command,
@@ -70,7 +68,7 @@ def add_options(parser: pytest.Parser) -> None:
                          f"so far is reported (default {DEFAULT_FUZZ_SHRINK}; keep it small against a slow real model)")
     group.addoption("--fuzz-save", metavar="DIR",
                     help="write each shrunk finding of generated requests as a case file under DIR/<api>/ "
-                         "(DIR as lmconform/cases: the next run plays it as a regression case)")
+                         "(DIR/<api>/cases/ when DIR is lmconform/apis: the next run plays it as a regression case)")
     group.addoption("--upstream-fuzz", default="0", metavar="N",
                     help="with --upstream (lmconform's reference server): also send N generated answers per API, each "
                          "in a legal but unusual wire form, through the target and straight to the upstream; a "
@@ -141,10 +139,10 @@ def _temperature(config: pytest.Config) -> float | None:
     return value
 
 
-def upstream_from_options(config: pytest.Config, target: Target) -> Target | None:
+def upstream_from_options(config: pytest.Config, target: Target, settings: RunSettings) -> Target | None:
     url = config.getoption("upstream")
     if not url:
-        if target.stream_examples:
+        if settings.stream_examples:
             usage_error("--upstream-fuzz sends answers through the target and straight to an upstream: add --upstream "
                          "URL (lmconform serve)")
         return None
@@ -192,18 +190,23 @@ def target_from_options(config: pytest.Config) -> Target:
         profile=config.getoption("profile") or (None if base_url or command else "reference"),
         read_timeout=_positive_number(config, "lmconform_read_timeout", "--read-timeout", float),
         max_body_bytes=_positive_number(config, "max_body_bytes", "--max-body-bytes", int),
+        bridge_command=command,
+        bridge_profile=config.getoption("bridge_profile"),
+    )
+
+
+def settings_from_options(config: pytest.Config) -> RunSettings:
+    return RunSettings(
+        max_tokens=_count(config, "max_tokens", "--max-tokens") if config.getoption("max_tokens") else None,
+        temperature=_temperature(config),
+        repeat=_positive_number(config, "repeat", "--repeat", int),
         fuzz_examples=_count(config, "fuzz_examples", "--fuzz-examples"),
-        stream_examples=_count(config, "upstream_fuzz", "--upstream-fuzz"),
-        stream_seed=_count(config, "upstream_fuzz_seed", "--upstream-fuzz-seed"),
         fuzz_mode=_fuzz_mode(config),
         fuzz_seed=_count(config, "fuzz_seed", "--fuzz-seed") if config.getoption("fuzz_seed") is not None else None,
         fuzz_save=config.getoption("fuzz_save"),
         fuzz_shrink=_count(config, "fuzz_shrink", "--fuzz-shrink"),
-        repeat=_positive_number(config, "repeat", "--repeat", int),
-        max_tokens=_count(config, "max_tokens", "--max-tokens") if config.getoption("max_tokens") else None,
-        temperature=_temperature(config),
-        bridge_command=command,
-        bridge_profile=config.getoption("bridge_profile"),
+        stream_examples=_count(config, "upstream_fuzz", "--upstream-fuzz"),
+        stream_seed=_count(config, "upstream_fuzz_seed", "--upstream-fuzz-seed"),
     )
 
 

@@ -26,7 +26,13 @@ from lmconform.cases import CaseError
 from lmconform.checks.registry import unmatched_patterns
 from lmconform.exit_status import UNREACHABLE, USAGE_ERROR
 from lmconform.files import json_text, write_text_atomically
-from lmconform.options import add_options, target_from_options, upstream_from_options, usage_error
+from lmconform.options import (
+    add_options,
+    settings_from_options,
+    target_from_options,
+    upstream_from_options,
+    usage_error,
+)
 from lmconform.run import RunPlan, TargetUnreachable, discover, results_record
 from lmconform.run.exchanges import keeps_exchange
 from lmconform.vocabulary import Outcome
@@ -56,7 +62,7 @@ def pytest_configure(config: pytest.Config) -> None:
     unknown = list(unmatched_patterns(config.getoption("checks") + config.getoption("exclude_checks")))
     if unknown:
         usage_error(f"no check id matches {', '.join(map(repr, unknown))}; `pytest suites --collect-only -q` lists them")
-    target = target_from_options(config)
+    target, settings = target_from_options(config), settings_from_options(config)
     expectations = None
     if config.getoption("expect"):
         from lmconform.expectations import ExpectationError, load_expectations
@@ -65,10 +71,10 @@ def pytest_configure(config: pytest.Config) -> None:
             expectations = load_expectations(Path(config.getoption("expect")))
         except ExpectationError as error:
             usage_error(str(error))
-    config.stash[PLAN_KEY] = RunPlan(target, upstream_from_options(config, target), tuple(config.getoption("checks")),
-                                     tuple(config.getoption("exclude_checks")), expectations,
-                                     faults=tuple(config.getoption("reference_fault")),
-                                     bridge_faults=tuple(config.getoption("bridge_fault")))
+    config.stash[PLAN_KEY] = RunPlan(target, upstream_from_options(config, target, settings),
+                                     tuple(config.getoption("checks")), tuple(config.getoption("exclude_checks")),
+                                     expectations, faults=tuple(config.getoption("reference_fault")),
+                                     bridge_faults=tuple(config.getoption("bridge_fault")), settings=settings)
     config.stash[RUN_KEY] = None
     config.stash[EXCHANGES_SENT_KEY] = set()
     config.stash[RECORDS_KEY] = records = VerdictRecords(config)

@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from lmconform.apis import APIS
 from lmconform.vocabulary import Requirement
 
 CHANGELOG = "https://lmstudio.ai/docs/developer/api-changelog"
@@ -57,8 +58,7 @@ def _shown(version: Version) -> str:
 # Keys are what checks ask about (`Profile.lacks`), or a case's `feature`. Sources: the API changelog (0.3.5 to
 # 0.4.1), the tool-use and structured-output docs, and the bug tracker where the docs are silent.
 LMSTUDIO_FEATURES = {
-    "responses": Documented((0, 3, 29), "POST /v1/responses arrived in 0.3.29"),
-    "messages": Documented((0, 4, 1), "the Anthropic-compatible POST /v1/messages arrived in 0.4.1"),
+    **{api.name: Documented(*api.lmstudio_since) for api in APIS.values() if api.lmstudio_since},  # their routes
     "tool_choice_required": Documented(
         (0, 3, 15), 'tool_choice "required" arrived in 0.3.15, on the llama.cpp engine only', engine="llama.cpp"),
     "streamed_finish_tool_calls": Documented(
@@ -73,8 +73,8 @@ LMSTUDIO_FEATURES = {
         "https://lmstudio.ai/docs/developer/openai-compat/structured-output"),
 }
 # The error body each endpoint answers with: "string" is `{"error": "…"}`, "object" is OpenAI's
-# `{"error": {"message", "type", "param", "code"}}`.
-LMSTUDIO_ERROR_SHAPES = {"chat": "string", "models": "string", "responses": "object"}
+# `{"error": {"message", "type", "param", "code"}}`; as each API's entry says.
+LMSTUDIO_ERROR_SHAPES = {api.name: api.lmstudio_errors for api in APIS.values() if api.lmstudio_errors}
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """A target: the endpoint under test and how to talk to it. A target names its transports: an HTTP base URL for
 the OpenAI-compatible APIs, a command line for a VS Code language-model bridge (JSON-RPC on the process's stdio),
-or both (the embedded reference server and bridge)."""
+or both (the embedded reference server and bridge). What a run does there is the run's (lmconform.settings)."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import shlex
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
+from lmconform.apis import HTTP, STDIO
 from lmconform.profiles import Profile, parse_profile
 from lmconform.vocabulary import Requirement
 
@@ -18,13 +19,6 @@ DEFAULT_MAX_BODY_BYTES = 32 * 1024 * 1024
 # A stream that keeps sending a byte just before every read timeout would never stall, yet never end:
 # the whole exchange is bounded too.
 DEFAULT_DEADLINE_S = 300.0
-# Generated requests each generated case sends (a chain program counts as the several requests it sends): 50 for
-# each of four sources (chat and Responses, valid and invalid) keeps a run against a local model to minutes.
-DEFAULT_FUZZ_EXAMPLES = 50
-# Requests shrinking a finding of generated requests may send; past them the smallest found so far is reported. A slow
-# target (a real model, where each request is a generation) is given fewer.
-DEFAULT_FUZZ_SHRINK = 500
-FUZZ_MODES = ("positive", "negative", "both")
 # What a bridge does with a cancelled request: `strict`, one lm/responseComplete and the result, so that a client can
 # always close it; `symposium`, neither, as Symposium's bridge does.
 BRIDGE_PROFILES = ("strict", "symposium")
@@ -32,7 +26,6 @@ BRIDGE_PROFILE_REQUIREMENTS = {
     "strict": frozenset({Requirement.BRIDGE_STRICT}),
     "symposium": frozenset({Requirement.BRIDGE_SYMPOSIUM}),
 }
-HTTP, STDIO = "http", "stdio"  # the transports a target may name
 # Options whose next word is a credential, in a command line shown in reports and reproductions.
 _SECRET_OPTIONS = ("--api-key", "--key", "--token", "--password", "--secret")
 
@@ -47,19 +40,6 @@ class Target:
     read_timeout: float = DEFAULT_READ_TIMEOUT_S
     deadline: float = DEFAULT_DEADLINE_S
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
-    max_tokens: int | None = None  # filled into requests that set no output cap
-    temperature: float | None = None  # filled into requests that set none (0 for repeatable real-model runs)
-    repeat: int = 1  # answers per case; a check's verdict is its worst over them (pass^k)
-    fuzz_examples: int = DEFAULT_FUZZ_EXAMPLES  # requests each generated case sends; 0 turns fuzzing off
-    fuzz_mode: str = "both"  # generated valid requests ("positive"), invalid ones ("negative"), or both
-    fuzz_seed: int | None = None  # None: derandomized, the same examples every run
-    fuzz_save: str | None = None  # a cases folder (holding <api>/) to write each shrunk finding into, as a case
-    fuzz_shrink: int = DEFAULT_FUZZ_SHRINK  # requests shrinking a finding of generated requests may send
-    fuzz_sources: tuple[str, ...] = ("chains", "requests")  # the sources of generated cases (lmconform.fuzz) played
-    # Answers in generated wire forms per API sent through the target and straight to the upstream (the reference
-    # server), and the seed that draws them; 0 leaves the `streams` source cases out of the run.
-    stream_examples: int = 0
-    stream_seed: int = 0
     # "lmstudio" or "lmstudio@0.3.17" (or "reference", the embedded LM Studio-like server) turns on checks of LM
     # Studio's exact answers and its documented behaviour by version (lmconform.profiles); other targets are held
     # to the OpenAI spec only.

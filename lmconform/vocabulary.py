@@ -78,31 +78,11 @@ class Requirement(StrEnum):
     BRIDGE_SYMPOSIUM = "bridge:symposium"  # one that sends nothing more for it, as Symposium's bridge does
 
 
-# The surfaces in the order reports list them: the wire, the APIs, what every API shares, the clients; a surface not
-# listed follows, alphabetically.
-SURFACE_ORDER = ("http", "sse", "chat", "responses", "messages", "native_chat", "models", "errors", "generation",
-                 "schema", "client.void", "client.openai_python", "client.anthropic_python", "vscodelm")
-
-
-# What reports call a surface that is no API, for people (an API's surface is called by its title in the table of
-# APIs: lmconform.report.names); a surface missing from both is shown by its id.
-SURFACE_NAMES = {
-    "http": "HTTP", "sse": "Event streams", "errors": "Errors", "generation": "Answers", "schema": "Schemas",
-    "proxy": "What the proxy changes", "client.void": "Void", "client.openai_python": "openai SDK for Python",
-    "client.anthropic_python": "anthropic SDK for Python",
-}
-
-
 def surface_of(check_id: str) -> str:
     """The surface a check id names (`<surface>.<area>.<property>`): its first part; `client.void` and the other
     client surfaces are surfaces of their own."""
     head, _, rest = check_id.partition(".")
     return f"{head}.{rest.partition('.')[0]}" if head == "client" else head
-
-
-def surface_rank(surface: str) -> tuple[int, str]:
-    known = surface in SURFACE_ORDER
-    return (SURFACE_ORDER.index(surface) if known else len(SURFACE_ORDER), "" if known else surface)
 
 
 def shown(value: object) -> str:

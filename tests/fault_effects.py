@@ -4,7 +4,6 @@ test that shows the fault changes what it names, then asserts that every fault o
 from __future__ import annotations
 
 from collections.abc import Callable
-from types import ModuleType
 
 import httpx
 
@@ -23,7 +22,13 @@ class FaultEffects(dict[str, EffectTest]):
         return register
 
 
-def faults_of_module(module: ModuleType) -> set[str]:
-    """The faults a module of lmconform.reference.faults declares; each module's tests show their effects."""
-    return {name for name, fault in FAULTS.items() if fault.transform is not None
-            and fault.transform.__module__ == module.__name__}
+def faults_of_kind(kind: str, apis: tuple[str, ...] | None = None) -> list[str]:
+    """The faults the modules of one kind declare (`defects`, `coverage`, `variants`, `schema`, `generated`: the
+    module of that name in an API's `reference/faults/`), of every API or of `apis`, in catalogue order; each kind's
+    tests show their effects."""
+    found = []
+    for name, fault in FAULTS.items():
+        parts = fault.module.split(".")
+        if parts[:2] == ["lmconform", "apis"] and parts[-1] == kind and (apis is None or parts[2] in apis):
+            found.append(name)
+    return found

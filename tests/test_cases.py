@@ -6,9 +6,10 @@ import re
 import jsonschema
 import pytest
 
-from lmconform.cases import CASE_SCHEMA, CASES_DIR, CaseError, load_case, load_cases
+from lmconform.cases import CASE_SCHEMA, CaseError, case_files, load_case, load_cases
+from lmconform.cases.reader import api_of_file
 
-CASE_FILES = sorted(CASES_DIR.glob("*/*.json"))
+CASE_FILES = case_files()
 FORBIDDEN = re.compile(r"\b(should|test that)\b", re.IGNORECASE)
 
 
@@ -16,10 +17,10 @@ def test_the_case_schema_is_a_valid_schema():
     jsonschema.Draft202012Validator.check_schema(json.loads(CASE_SCHEMA.read_text()))
 
 
-@pytest.mark.parametrize("path", CASE_FILES, ids=lambda p: f"{p.parent.name}/{p.stem}")
+@pytest.mark.parametrize("path", CASE_FILES, ids=lambda p: f"{api_of_file(p)}/{p.stem}")
 def test_case_file_is_valid(path):
     case = load_case(path)
-    assert case.id == f"{path.parent.name}/{path.stem}"
+    assert case.id == f"{api_of_file(path)}/{path.stem}"
     assert re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", case.slug), "slugs are kebab case"
     assert not FORBIDDEN.search(case.description), "descriptions state what the case is, without 'should'"
 
@@ -30,7 +31,7 @@ def test_descriptions_are_unique():
 
 
 def test_every_api_folder_has_cases():
-    assert {"chat", "models"} <= {path.parent.name for path in CASE_FILES}
+    assert {"chat", "models"} <= {api_of_file(path) for path in CASE_FILES}
     assert len(load_cases("chat")) >= 10
 
 

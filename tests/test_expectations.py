@@ -4,10 +4,13 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
 from lmconform.expectations import ExpectationError, load_expectations
+from lmconform.vocabulary import Outcome
+from tools.targets.rewrite import PLACEHOLDER, placeholders, rewritten
 
 ROOT = Path(__file__).resolve().parent.parent
 KNOWN = """
@@ -109,3 +112,79 @@ def test_only_a_model_dependent_row_may_allow_several_outcomes(tmp_path):
     path.write_text("[[expected]]\ncheck = 'x.y.z'\noutcome = 'FAILED'\noutcomes = ['OK', 'FAILED']\nreason = 'r'\n")
     with pytest.raises(ExpectationError, match="only a model-dependent row"):
         load_expectations(path)
+
+
+# --- the real servers' files, written again by `make catalogue` -----------------------------------------------------
+
+TARGET_FILE = """\
+label = "a-server"
+# how it is started
+start = "a-server --port P"
+
+# wire facts
+[[expected]]
+check = "chat.stream.tool_call.index_zero"
+case = "chat/void-weather-tool"
+outcome = "FAILED"
+reason = "numbers calls from 1"
+seen = "a-server 1.0"
+
+[[expected]]
+check = "errors.status.client_error_for_invalid_request"
+case = "chat/invalid-*"
+outcome = "FAILED"
+reason = "answers 500"
+seen = "a-server 1.0"
+
+# what the model decides
+[[expected]]
+check = "generation.tool_call.arguments_json_object"
+case = "chat/void-weather-tool"
+model_dependent = true
+outcomes = ["OK", "FAILED"]
+reason = "cut at max_tokens"
+seen = "a-server 1.0"
+
+[[expected]]
+check = "chat.finish_reason.tool_calls_after_tool_call"
+case = "chat/void-weather-tool"
+outcome = "NON-STRICT"
+reason = "no longer sent"
+seen = "a-server 1.0"
+"""
+
+
+def verdict_of(case: str, check: str, outcome: str):
+    return SimpleNamespace(case_id=case, check=SimpleNamespace(id=check), outcome=Outcome(outcome))
+
+
+def test_a_rewritten_target_file_keeps_what_holds_and_asks_for_what_the_run_adds(tmp_path):
+    path = tmp_path / "a-server.toml"
+    path.write_text(TARGET_FILE)
+    verdicts = [verdict_of("chat/void-weather-tool", "chat.stream.tool_call.index_zero", "FAILED"),
+                verdict_of("chat/invalid-role", "errors.status.client_error_for_invalid_request", "FAILED"),
+                verdict_of("chat/invalid-json", "errors.status.client_error_for_invalid_request", "NON-STRICT"),
+                verdict_of("chat/void-weather-tool", "generation.tool_call.arguments_json_object", "NON-STRICT"),
+                verdict_of("chat/void-weather-tool", "chat.finish_reason.tool_calls_after_tool_call", "OK"),
+                verdict_of("chat/echo-markup", "sse.framing.ends_with_done", "FAILED"),
+                verdict_of("chat/echo-markup", "chat.object.matches_mode", "OK")]
+    text, changes = rewritten(path.read_text(), load_expectations(path), verdicts, "a-server 1.1, today")
+    path.write_text(text)
+    rows = {(entry.check, entry.case): entry for entry in load_expectations(path).entries}
+    assert text.startswith(TARGET_FILE[:TARGET_FILE.index("[[expected]]")])  # the header and its comment as written
+    assert 'reason = "numbers calls from 1"\nseen = "a-server 1.0"\n' in text  # a row that holds, as written
+    assert rows["generation.tool_call.arguments_json_object", "chat/void-weather-tool"].outcomes == \
+        {"OK", "FAILED", "NON-STRICT"}
+    assert ("chat.finish_reason.tool_calls_after_tool_call", "chat/void-weather-tool") not in rows
+    new = rows["sse.framing.ends_with_done", "chat/echo-markup"]
+    assert new.reason == PLACEHOLDER and new.outcomes == {"FAILED"} and new.seen == "a-server 1.1, today"
+    # A verdict a glob row does not allow gets a row of its own ahead of it, which the file's order makes win.
+    found = load_expectations(path).for_pair("chat/invalid-json", "errors.status.client_error_for_invalid_request")
+    assert found.outcomes == {"NON-STRICT"} and found.reason == PLACEHOLDER
+    assert len(changes) == 4 and placeholders(text) == [
+        "errors.status.client_error_for_invalid_request chat/invalid-json", "sse.framing.ends_with_done chat/echo-markup"]
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "fixtures" / "targets").glob("*.toml")), ids=lambda path: path.stem)
+def test_no_expected_verdict_of_a_real_server_is_left_without_its_reason(path):
+    assert placeholders(path.read_text()) == [], f"{path.name}: write the reason of each row `make catalogue` added"

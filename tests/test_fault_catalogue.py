@@ -1,10 +1,11 @@
-"""Every check proven able to fail: the suite against each reference-server fault fails exactly the checks
-about that defect, and nothing on the clean server.
+"""Every check proven able to fail: the suite against each reference-server fault fails exactly the checks the fault
+× check table says (fixtures/catalogue.toml, written by `make catalogue` from these very runs), and nothing on the
+clean server; each check names the faults that prove it (`proven_by`), and each of those fails it.
 
-Each fault declares the checks it makes fail (`findings`, and `proxy_findings` in differential mode); the
-declaration is the claim and this test its proof. A new check needs a fault that lists it: a fault of the reference
-server, or for the checks of a VS Code language-model bridge one of the reference bridge (tests/test_bridge_catalogue.py
-proves those).
+A new check needs a fault that fails it, named in its `proven_by`: a fault of the reference server, or for the
+checks of a VS Code language-model bridge one of the reference bridge (tests/test_bridge_catalogue.py runs those).
+A fault that fails other checks than the table says, or a table that no longer matches the faults, is a failure here:
+`make catalogue` writes the table again, and the diff shows what changed.
 """
 
 from collections import Counter
@@ -14,83 +15,82 @@ import pytest
 
 from lmconform.bridge import FAULTS as BRIDGE_FAULTS
 from lmconform.checks import REGISTRY
-from lmconform.fuzz import requests
-from lmconform.reference import FAULTS, ReferenceServer
-from lmconform.reference.faults import generated
-from lmconform.run import RunPlan, run_suite
-from lmconform.target import Target
-from lmconform.vocabulary import Level, Outcome
+from lmconform.reference import FAULTS
+from lmconform.vocabulary import FINDINGS, Level, Outcome
+from tools.catalogue import differential_faults, findings_of, load, proxy_run, server_run
 
-FINDINGS = {Outcome.FAILED, Outcome.NON_STRICT, Outcome.INFO}
+TABLE = load()
 # Faults whose defect leaves no verdict to give (only ERROR); tests/test_plugin.py tests the stall on its own.
 NO_VERDICT_FAULTS = {"stall"}
 VERDICT_FAULTS = [name for name in FAULTS if name not in NO_VERDICT_FAULTS]
-# Differential mode: the clean reference server as the upstream, the same server with a fault as the "proxy".
-DIFFERENTIAL_FAULTS = [None, *(name for name, fault in FAULTS.items() if fault.proxy_findings)]
+# Differential mode: the clean reference server as the upstream, the same server with a fault that proves a
+# differential check as the "proxy".
+DIFFERENTIAL_FAULTS = [None, *differential_faults()]
 
 
-def findings(server: ReferenceServer, fault: str | None) -> tuple[set[str], Counter]:
-    base = server.base_url + (f"/faults/{fault}" if fault else "")
-    # A 1 MiB cap proves the body-cap finding as well as the default would, without reading 32 MiB per case.
-    plan = RunPlan(Target(base_url=base, read_timeout=5, profile="reference", max_body_bytes=1 << 20), probe=True)
-    # Generated requests (200 a run) are played against the clean server and the faults only they reach; a fault
-    # the written cases and the chain programs find is proven on those, which keeps the catalogue to minutes.
-    requests_too = fault is None or fault in generated.NAMES
-    # `make check` plays the cases of the API a fault breaks (every API for the wire's and the model list's faults,
-    # which reach all of them); `make test` plays every case against every fault (tests/budget.py).
-    reaches_all = fault is None or FAULTS[fault].api in ("http", "models")
-    apis = plan.apis if not budget.CHECK or reaches_all else (FAULTS[fault].api,)
-    run = plan.start()
-    try:
-        for api in apis:
-            for case, check in plan.pairs(api):
-                if requests_too or case.source != requests.SOURCE:
-                    run.judge(case, check)
-    finally:
-        run.close()
-    return {v.check.id for v in run.verdicts if v.outcome in FINDINGS}, Counter(v.outcome for v in run.verdicts)
+def apis_played(fault: str | None) -> tuple[str, ...] | None:
+    """`make check` plays against a fault the cases of the API it breaks (every API for the wire's and the model
+    list's faults, which reach all of them); `make test` plays every case against every fault (tests/budget.py).
+    Checked against every fault of the catalogue, no finding of an API's fault falls outside that API's cases."""
+    if not budget.CHECK or fault is None or FAULTS[fault].api in ("http", "models"):
+        return None
+    return (FAULTS[fault].api,)
+
+
+def test_the_table_has_a_row_for_every_fault_and_no_other():
+    assert list(TABLE.server) == list(FAULTS), "`make catalogue` writes the table for the catalogue as it is"
+    assert list(TABLE.bridge) == list(BRIDGE_FAULTS)
 
 
 def test_the_clean_server_passes_every_check(server):
-    found, outcomes = findings(server, None)
-    assert found == set()
-    assert set(outcomes) == {Outcome.OK}
+    run = server_run(server.base_url, None)
+    assert findings_of(run) == set()
+    assert set(Counter(verdict.outcome for verdict in run.verdicts)) == {Outcome.OK}
 
 
 @pytest.mark.parametrize("fault", sorted(VERDICT_FAULTS))
-def test_a_fault_fails_exactly_the_checks_about_it(server, fault):
-    found, outcomes = findings(server, fault)
-    expected = FAULTS[fault].findings
-    assert found == expected, f"unexpected: {found - expected}, missing: {expected - found}"
+def test_a_fault_fails_exactly_the_checks_of_its_row(server, fault):
+    run = server_run(server.base_url, fault, apis_played(fault))
+    found, expected = findings_of(run), TABLE.server[fault].findings
+    assert found == expected, f"unexpected: {found - expected}, missing: {expected - found} (`make catalogue`?)"
     if fault != "body-too-large":  # a cut-off body leaves the other checks without a verdict
-        assert Outcome.ERROR not in outcomes
+        assert Outcome.ERROR not in {verdict.outcome for verdict in run.verdicts}
 
 
 @pytest.mark.parametrize("fault", DIFFERENTIAL_FAULTS, ids=str)
 def test_differential_mode_reports_what_the_proxy_changed(server, fault):
-    proxy = server.base_url + (f"/faults/{fault}" if fault else "")
-    run = run_suite(Target(base_url=proxy, fuzz_examples=0), include=["proxy.*"], upstream=Target(base_url=server.base_url))
-    expected = FAULTS[fault].proxy_findings if fault else set()
-    assert {v.check.id for v in run.verdicts if v.outcome in FINDINGS} == expected
-    assert {v.outcome for v in run.verdicts} <= FINDINGS | {Outcome.OK}
+    run = proxy_run(server.base_url, fault)
+    expected = TABLE.server[fault].proxy_findings if fault else set()
+    assert findings_of(run) == expected
+    assert {verdict.outcome for verdict in run.verdicts} <= FINDINGS | {Outcome.OK}
 
 
-def test_every_fault_declares_findings():
-    assert {name for name, fault in FAULTS.items() if not fault.findings and not fault.variant} == NO_VERDICT_FAULTS
+def test_every_fault_but_the_stall_fails_some_check():
+    assert {name for name, row in TABLE.server.items() if not row.findings and not FAULTS[name].variant} \
+        == NO_VERDICT_FAULTS
 
 
 def test_a_variant_is_reported_at_info_level_at_most():
     # A variant is a valid form a real server sends (llama-server's `timings`, LiteLLM's usage chunk, keep-alive
     # comments): a check that reports one as NON-STRICT or FAILED raises a false alarm. The run against each is in
-    # test_a_fault_fails_exactly_the_checks_about_it.
+    # test_a_fault_fails_exactly_the_checks_of_its_row.
     variants = {name: fault for name, fault in FAULTS.items() if fault.variant}
     assert len(variants) >= 10 and all(fault.summary.startswith("variant: ") for fault in variants.values())
-    for name, fault in variants.items():
-        assert {REGISTRY[check].level for check in fault.findings} <= {Level.INFO}, name
+    for name in variants:
+        assert {REGISTRY[check].level for check in TABLE.server[name].findings} <= {Level.INFO}, name
 
 
-def test_every_check_is_failed_by_some_fault():
-    proven = set().union(*(fault.findings | fault.proxy_findings for fault in FAULTS.values()),
-                         *(fault.findings | (fault.symposium_findings or set()) for fault in BRIDGE_FAULTS.values()))
-    assert set(REGISTRY) - proven == set(), "checks never seen failing"
-    assert proven <= set(REGISTRY), "the faults name checks that do not exist"
+@pytest.mark.parametrize("check", sorted(REGISTRY))
+def test_a_check_is_failed_by_each_fault_that_proves_it(check):
+    proven_by = REGISTRY[check].proven_by
+    assert proven_by, f"{check} names no fault that proves it can fail (its proven_by)"
+    for name in proven_by:
+        row = TABLE.row(name)
+        assert row is not None, f"{check}: no fault is called {name!r}"
+        assert row.proves(check), f"{check}: {name} does not fail it (fixtures/catalogue.toml)"
+
+
+def test_the_table_names_only_checks_that_exist():
+    named = set().union(*(row.findings | row.proxy_findings | (row.symposium_findings or frozenset())
+                          for row in (*TABLE.server.values(), *TABLE.bridge.values())))
+    assert named <= set(REGISTRY), "`make catalogue`: the table names checks that no longer exist"

@@ -7,15 +7,16 @@ import pytest
 from lmconform.cases import load_cases
 from lmconform.fuzz import chains
 from lmconform.run import Run, run_suite
-from lmconform.target import DEFAULT_FUZZ_EXAMPLES, Target
+from lmconform.settings import DEFAULT_FUZZ_EXAMPLES, RunSettings
+from lmconform.target import Target
 from lmconform.vocabulary import Outcome
 
 SOURCE = next(case for case in load_cases("responses") if case.source == chains.SOURCE)
 
 
-def chain_verdicts(server, fault: str | None, **options):
-    target = Target(base_url=server.base_url + (f"/faults/{fault}" if fault else ""), profile="reference", **options)
-    run = run_suite(target, apis=("responses",), include=("responses.chain.*",))
+def chain_verdicts(server, fault: str | None, **settings):
+    target = Target(base_url=server.base_url + (f"/faults/{fault}" if fault else ""), profile="reference")
+    run = run_suite(target, apis=("responses",), include=("responses.chain.*",), settings=RunSettings(**settings))
     return run, {v.check.id: v for v in run.verdicts if v.case_id == SOURCE.id}
 
 
@@ -56,7 +57,7 @@ def test_generated_requests_carry_the_runs_output_cap_and_temperature(server):
 
 
 def test_fuzzing_off_sends_nothing_for_the_source(server):
-    run = Run(Target(base_url=server.base_url, fuzz_examples=0))
+    run = Run(Target(base_url=server.base_url), settings=RunSettings(fuzz_examples=0))
     assert run.examples(SOURCE) == []
 
 

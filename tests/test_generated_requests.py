@@ -15,27 +15,31 @@ import budget
 import pytest
 from hypothesis import HealthCheck, given, settings
 
+from lmconform.apis import APIS
+from lmconform.apis.chat.reference.faults.generated import LONG_NAME, object_depth
 from lmconform.cases import load_case, load_cases
 from lmconform.checks import REGISTRY
 from lmconform.checks.evaluate import evaluate
 from lmconform.fuzz import requests
-from lmconform.fuzz.bodies import BODIES
-from lmconform.reference.faults.generated import LONG_NAME, object_depth
+from lmconform.reference.faults import FAULTS
 from lmconform.run import run_suite
 from lmconform.run.play import play
 from lmconform.schemas import PAYLOAD_SCHEMAS, schema_set
+from lmconform.settings import RunSettings
 from lmconform.target import Target
 from lmconform.vocabulary import Level, Outcome
 
 ROOT = Path(__file__).resolve().parent.parent
 FINDINGS = {Outcome.FAILED, Outcome.NON_STRICT}
-SOURCES = {(case.api, requests.mode_of(case)): case for api in ("chat", "responses") for case in load_cases(api)
+# The APIs whose folders generate requests (a fuzz.py).
+GENERATING = tuple(name for name, api in APIS.items() if api.room("fuzz") is not None)
+SOURCES = {(case.api, requests.mode_of(case)): case for api in GENERATING for case in load_cases(api)
            if case.source == requests.SOURCE}
 
 
-def generated_run(server, fault: str | None, api: str, **options):
-    target = Target(base_url=server.base_url + (f"/faults/{fault}" if fault else ""), profile="reference", **options)
-    return run_suite(target, apis=(api,), include=("errors.*", "http.*"))
+def generated_run(server, fault: str | None, api: str, **settings):
+    target = Target(base_url=server.base_url + (f"/faults/{fault}" if fault else ""), profile="reference")
+    return run_suite(target, apis=(api,), include=("errors.*", "http.*"), settings=RunSettings(**settings))
 
 
 def finding(run, source):
@@ -46,15 +50,15 @@ def finding(run, source):
 
 
 def test_each_mode_of_each_api_has_its_seed_case():
-    assert set(SOURCES) == {(api, mode) for api in ("chat", "responses") for mode in requests.MODES}
+    assert set(SOURCES) == {(api, mode) for api in GENERATING for mode in requests.MODES}
 
 
-@pytest.mark.parametrize("api", ["chat", "responses"])
+@pytest.mark.parametrize("api", GENERATING)
 def test_generated_valid_requests_meet_the_request_schema(api):
     schemas, path = schema_set(None), PAYLOAD_SCHEMAS[(api, "request")]
 
     @settings(max_examples=150, database=None, deadline=None, suppress_health_check=list(HealthCheck))
-    @given(BODIES[api])
+    @given(requests.generated_requests(api).BODIES)
     def valid(body):
         # `model` is the run's to fill in; everything else a valid request needs is generated.
         broken = [finding for finding in schemas.findings(path, {"model": "m", **body})
@@ -119,7 +123,7 @@ def test_no_written_or_recorded_case_reaches_the_faults_of_generated_requests(se
 
 
 def test_the_clean_server_gives_no_finding_on_generated_requests(server):
-    for api in ("chat", "responses"):
+    for api in GENERATING:
         run = generated_run(server, None, api)
         assert {verdict.outcome for verdict in run.verdicts} == {Outcome.OK}
         for mode in requests.MODES:
@@ -144,7 +148,8 @@ def test_fuzz_mode_negative_sends_no_valid_generated_request(server):
 
 def test_a_saved_finding_loads_as_a_case_and_reproduces_on_the_next_run(server, tmp_path):
     fault = f"{server.base_url}/faults/unknown-role-accepted"
-    run = run_suite(Target(base_url=fault, profile="reference", fuzz_save=str(tmp_path)), apis=("chat",),
+    run = run_suite(Target(base_url=fault, profile="reference"), settings=RunSettings(fuzz_save=str(tmp_path)),
+                    apis=("chat",),
                     include=("errors.*",))
     (saved,) = (tmp_path / "chat").glob("generated-*.json")
     case = load_case(saved)  # validated by the case schema
@@ -185,14 +190,12 @@ EFFECTS = [  # (fault, path, body): the fault changes the answer to this request
 
 @pytest.mark.parametrize("fault, path, body", EFFECTS, ids=[effect[0] for effect in EFFECTS])
 def test_each_fault_of_generated_requests_changes_exactly_its_answer(client, fault, path, body):
-    from lmconform.reference.faults import generated
-
     clean, faulty = client.post(path, json=body), client.post(f"/faults/{fault}{path}", json=body)
     if fault.endswith("-500"):
         assert clean.status_code == 200 and faulty.status_code == 500
     else:
         assert clean.status_code == 400 and faulty.status_code == 200
-    assert fault in generated.NAMES
+    assert FAULTS[fault].generated_only
 
 
 # No false alarm over a long run: 1,000 examples of each mode of an API against the clean reference server take
@@ -200,13 +203,14 @@ def test_each_fault_of_generated_requests_changes_exactly_its_answer(client, fau
 LONG_RUN = budget.examples(1000)
 
 
-@pytest.mark.parametrize("api", ["chat", "responses"])
+@pytest.mark.parametrize("api", GENERATING)
 def test_a_thousand_generated_requests_of_each_mode_raise_no_false_alarm_on_the_clean_reference_server(api):
     from lmconform.reference import ReferenceServer
     from lmconform.run import RunPlan
 
     with ReferenceServer() as server:
-        plan = RunPlan(Target(base_url=server.base_url, profile="reference", fuzz_examples=LONG_RUN), probe=False)
+        plan = RunPlan(Target(base_url=server.base_url, profile="reference"), probe=False,
+                       settings=RunSettings(fuzz_examples=LONG_RUN))
         run = plan.start()
         try:
             sources = [case for case in load_cases(api) if case.source == requests.SOURCE]

@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from lmconform.report.names import api_title, surface_name
 from lmconform.run.exchanges import EXCHANGE_BODY_CAP, exchange_text
+from lmconform.surfaces import client_line
 from lmconform.vocabulary import surface_of
 from lmconform.wire.exchange import BodyChunk
 from lmconform.wire.http import HttpExchange, HttpRequest
@@ -29,7 +29,7 @@ ROOT = Path(__file__).resolve().parent.parent
 REPORTS = ROOT / "reports"
 CANARY_KEY = "sk-canary-7e3a91c05d"
 CANARY_TOKEN = "sk-canary-token-5b2f8c"
-ECHOED_SCRIPT = "<script>window.lmconformPwned=1</script>"  # the user text of lmconform/cases/chat/echo-markup.json
+ECHOED_SCRIPT = "<script>window.lmconformPwned=1</script>"  # the user text of lmconform/apis/chat/cases/echo-markup.json
 ECHOED_IMG = '<img src=x onerror="window.lmconformPwned=2">'
 CHROMIUM = Path("/usr/bin/chromium")
 FIRST_SCREEN = (1400, 1000)
@@ -134,7 +134,7 @@ def expected_clients(results: list[dict]) -> dict[str, str]:
     for row in results:
         if row["kind"] == "client":
             api = row["case"].split("/")[0]
-            cases[f"{surface_name(surface_of(row['check']))} · {api_title(api)}"][row["case"]].add(row["outcome"])
+            cases[client_line(surface_of(row["check"]), api)][row["case"]].add(row["outcome"])
     status = {}
     for name, outcomes in cases.items():
         breaking = [case for case, seen in outcomes.items() if seen & BREAKING]

@@ -39,7 +39,7 @@ def test_a_level_keeps_only_the_requirements_at_least_that_strict():
     full, strict = document(None, Level.INFO), document(None, Level.MUST)
     text = json.dumps(strict["components"]["schemas"])
     assert '"x-lmconform-level": "SHOULD"' not in text and '"x-lmconform-level": "INFO"' not in text
-    assert strict["components"]["schemas"]["chat.usage"] is True  # SHOULD at its root
+    assert strict["components"]["schemas"]["common.usage"] is True  # SHOULD at its root
     assert "created" in full["components"]["schemas"]["chat.chunk"]["properties"]
     assert strict["components"]["schemas"]["chat.chunk"]["properties"]["created"] is True
 

@@ -33,10 +33,10 @@ def test_the_wheel_carries_the_cases_and_not_the_projects_tools(installed):
     (wheel,) = (installed.parent.parent.parent / "wheels").glob("lmconform-*.whl")
     names = zipfile.ZipFile(wheel).namelist()
     assert "lmconform/cases/case.schema.json" in names
-    assert any(name.startswith("lmconform/cases/chat/") and name.endswith(".json") for name in names)
+    assert any(name.startswith("lmconform/apis/chat/cases/") and name.endswith(".json") for name in names)
     assert "lmconform/suites/test_apis.py" in names
-    schemas = {name.removeprefix("lmconform/schemas/") for name in names if name.startswith("lmconform/schemas/")}
-    assert {"chat/chunk.json", "responses/events/output-text-delta.json", "overlays/lmstudio.json"} <= schemas
+    assert {"lmconform/apis/chat/schemas/chunk.json", "lmconform/apis/responses/schemas/events/output-text-delta.json",
+            "lmconform/schemas/common/error.json", "lmconform/schemas/overlays/lmstudio.json"} <= set(names)
     assert not any(name.startswith(("tools/", "tests/")) or "targets/" in name for name in names)
 
 

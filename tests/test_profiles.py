@@ -5,6 +5,7 @@ import pytest
 
 from lmconform.profiles import Profile, parse_profile, version_of
 from lmconform.run import run_suite
+from lmconform.settings import RunSettings
 from lmconform.target import Target
 from lmconform.vocabulary import Outcome, Requirement
 
@@ -47,8 +48,8 @@ def test_each_endpoint_has_its_documented_error_shape():
 
 
 def outcomes(server, fault: str, profile: str | None, check: str) -> set[Outcome]:
-    target = Target(base_url=f"{server.base_url}/faults/{fault}", read_timeout=5, profile=profile, fuzz_examples=0)
-    run = run_suite(target, include=[check])
+    target = Target(base_url=f"{server.base_url}/faults/{fault}", read_timeout=5, profile=profile)
+    run = run_suite(target, include=[check], settings=RunSettings(fuzz_examples=0))
     return {verdict.outcome for verdict in run.verdicts if verdict.check.id == check}
 
 

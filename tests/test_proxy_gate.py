@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from lmconform.apis.messages.reference import stages as messages_stages
 from lmconform.cli import main
 from lmconform.expectations import ExpectationError
 from lmconform.gate import (
@@ -23,7 +24,7 @@ from lmconform.gate import (
     run_gate,
 )
 from lmconform.reference import ReferenceServer
-from lmconform.reference.faults import FAULTS, Stage
+from lmconform.reference.faults import FAULTS
 from lmconform.run.run import TargetUnreachable
 from lmconform.run.transparency import fuzz_streams, load_expected, stream_differences, stream_table
 from lmconform.target import Target
@@ -110,8 +111,8 @@ def test_litellm_relays_the_upstreams_messages_events_as_they_are_but_refuses_a_
     assert "messages.stream.block_indexes" in found["messages-block-index-from-one"].passed_through
     assert "messages.stream.lifecycle" in found["messages-no-message-stop"].passed_through
     assert "messages.stop_reason.known_value" in found["messages-stop-reason-openai"].passed_through
-    answers = [fault for fault in found if FAULTS[fault].stage in (Stage.MESSAGES_OBJECT, Stage.MESSAGES_EVENTS,
-                                                                   Stage.MESSAGES_FRAMES)]
+    answers = [fault for fault in found if FAULTS[fault].stage in (messages_stages.OBJECT, messages_stages.EVENTS,
+                                                                   messages_stages.FRAMES)]
     assert len(answers) > 15 and not any(found[fault].repaired for fault in answers)
     assert "messages.request.max_tokens_required" in found["messages-max-tokens-defaulted"].repaired
 
@@ -119,11 +120,18 @@ def test_litellm_relays_the_upstreams_messages_events_as_they_are_but_refuses_a_
 # The catalogue's modules whose faults are in no row: LiteLLM does not serve LM Studio's native /api/v1/chat; the
 # variants are no defect (straight they fail only INFO-level checks, so a row could show only what LiteLLM
 # introduces, which the [stream_fuzz] section tells of legal but unusual streams) and would add a minute; the
-# generated faults show only to generated requests, which the gate does not send: every row would be empty.
-NOT_YET_GATED = {"variants", "native_chat", "generated"}
+# generated faults show only to generated requests, which the gate does not send: every row would be empty. The
+# legacy text completions have no rows yet: they come from a run of the gate with LiteLLM's /v1/completions.
+NOT_YET_GATED = {"variants", "native_chat", "generated", "completions"}
+
+
+def gated_kind(fault: str) -> bool:
+    """Whether the fault's API and the kind of its module (lmconform/apis/<api>/reference/faults/<kind>) are gated."""
+    api, kind = FAULTS[fault].module.split(".")[2], FAULTS[fault].module.rsplit(".", 1)[-1]
+    return not {api, kind} & NOT_YET_GATED
 
 def test_the_gate_covers_every_fault_of_its_modules_but_the_two_that_only_test_a_clients_limits():
-    gated = [fault for fault in GATE_FAULTS if FAULTS[fault].module.rsplit(".", 1)[-1] not in NOT_YET_GATED]
+    gated = [fault for fault in GATE_FAULTS if gated_kind(fault)]
     assert [row.fault for row in load_gate_file(GATE_FILE).rows] == gated
     assert set(FAULTS) - set(GATE_FAULTS) == {"stall", "body-too-large"}
 

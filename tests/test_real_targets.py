@@ -57,6 +57,7 @@ from tools.targets.published import (
     page_difference,
     without_cache_counts,
 )
+from tools.targets.rewrite import WRITE_EXPECTED, rewritten, seen_now
 
 # One worker runs every real server: the published matrix is built from all their runs, and each server is
 # started once for all its tests; the other worker takes the rest of the tests meanwhile (`make test` runs -n 2).
@@ -189,6 +190,13 @@ def runs(names) -> list:
 def test_the_verdicts_are_exactly_the_expected_ones(name, request):
     target_run = request.getfixturevalue(RUNS[name])
     print(f"{name}: {len(target_run.run.verdicts)} verdicts in {target_run.seconds:.0f} s")
+    if os.environ.get(WRITE_EXPECTED):  # `make catalogue`: the file written again from this run
+        path, target = target_run.spec.path, target_run.run.target
+        text, changes = rewritten(path.read_text(), target_run.spec.expectations, target_run.run.verdicts,
+                                  seen_now(target.label, target.server_version))
+        path.write_text(text, encoding="utf-8")
+        print(f"{path.name}: " + ("; ".join(changes) if changes else "unchanged"))
+        return
     found = differences(target_run.run.verdicts, target_run.spec.expectations)
     assert not found, (f"{name} ({target_run.spec.start}): {len(found)} verdicts differ from "
                        f"{target_run.spec.path.name}\n{table(found)}")

@@ -12,7 +12,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from lmconform.cases import CASES_DIR, call_answer, chain_probe, load_case
+from lmconform.cases import call_answer, case_files, chain_probe, load_case
+from lmconform.cases.reader import api_of_file
 from lmconform.cases.writer import create
 from lmconform.record import UNKNOWN_PREVIOUS_MARKER, RecordingServer, client_identity, loopback_base_url, register
 from lmconform.reference import ReferenceServer
@@ -222,14 +223,14 @@ def test_the_committed_recordings_match_what_the_client_sends(client, tmp_path):
         clients.run(server.base_url, (client,), {**os.environ, "LMCONFORM_API_KEY": CANARY})
 
     fresh = cases_in(tmp_path)
-    committed = {name: case for name, case in cases_in(CASES_DIR).items()
-                 if name.split("/")[1].startswith(f"recorded-{client}-")}
+    committed = {f"{api_of_file(path)}/{path.name}": json.loads(path.read_text()) for path in case_files()
+                 if path.name.startswith(f"recorded-{client}-")}
     for path in tmp_path.rglob("*"):
         assert not path.is_file() or CANARY not in path.read_text(), path
     versions = f"committed: {next(iter(committed.values()))['provenance']['client']}; " \
                f"now: {next(iter(fresh.values()))['provenance']['client']}" if committed and fresh else ""
-    advice = (f"to re-record ({versions}): remove lmconform/cases/*/recorded-{client}-*.json, run `lmconform record "
-              f"--listen 8765 --to lmconform/cases` and `python -m tools.recorders.clients run "
+    advice = (f"to re-record ({versions}): remove lmconform/apis/*/cases/recorded-{client}-*.json, run `lmconform "
+              f"record --listen 8765 --to lmconform/apis` and `python -m tools.recorders.clients run "
               f"http://127.0.0.1:8765 {client}`")
     assert sorted(fresh) == sorted(committed), advice
     for name, case in committed.items():

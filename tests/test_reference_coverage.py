@@ -8,7 +8,7 @@ from typing import Any
 
 import httpx
 import pytest
-from fault_effects import FaultEffects
+from fault_effects import FaultEffects, faults_of_kind
 from test_reference_responses import TOOL_REQUEST as RESPONSES_TOOL_REQUEST
 from test_reference_responses import create, of_type, stream, types
 from test_reference_responses import post as post_responses
@@ -28,9 +28,9 @@ from test_reference_server import (
 
 from lmconform.reference import FAULTS
 
-COVERAGE_MODULES = ("lmconform.reference.faults.coverage_chat", "lmconform.reference.faults.coverage_responses",
-                    "lmconform.reference.faults.variants")
-COVERAGE_FAULTS = sorted(name for name, fault in FAULTS.items() if fault.module in COVERAGE_MODULES)
+# The faults and variants of docs/coverage.md, and the server's own (an unknown route).
+COVERAGE_FAULTS = sorted([*faults_of_kind("coverage"), *faults_of_kind("variants"),
+                          *(name for name, fault in FAULTS.items() if fault.module == "lmconform.reference.faults.server")])
 LONG = "Tell me a long story about a lighthouse keeper and the ships she guided home."
 SCHEMA = {"type": "object", "properties": {"answer": {"type": "string", "enum": ["yes", "no"]}}}
 

@@ -9,9 +9,9 @@ from typing import Any
 
 import httpx
 import pytest
-from fault_effects import FaultEffects
+from fault_effects import FaultEffects, faults_of_kind
 
-from lmconform.reference import FAULTS, ReferenceServer
+from lmconform.reference import ReferenceServer
 from lmconform.reference.store import (
     ENTRY_SIZE,
     HISTORY_ITEMS,
@@ -486,8 +486,7 @@ def _(client: httpx.Client) -> None:
 
 # The schema faults have their effect tests in test_schema_faults.py, the faults and variants of docs/coverage.md in
 # test_reference_coverage.py, the faults only generated requests find in test_generated_requests.py.
-RESPONSES_FAULTS = sorted(name for name, fault in FAULTS.items() if fault.api == "responses"
-                          and fault.module == "lmconform.reference.faults.responses")
+RESPONSES_FAULTS = sorted(faults_of_kind("defects", ("responses",)))
 
 
 def test_every_responses_fault_has_an_effect_test() -> None:

@@ -8,8 +8,9 @@ from typing import Any
 
 import httpx
 import pytest
-from fault_effects import FaultEffects
+from fault_effects import FaultEffects, faults_of_kind
 
+from lmconform.apis import APIS
 from lmconform.reference import FAULTS, ReferenceServer, create_app, parse_faults
 
 WEATHER = {
@@ -230,7 +231,7 @@ def test_parse_faults() -> None:
 
 def test_catalogue_is_described() -> None:
     for name, fault in FAULTS.items():
-        assert fault.name == name and fault.api in ("chat", "models", "http", "responses", "messages", "native_chat")
+        assert fault.name == name and fault.api in (*APIS, "http")
         assert fault.summary and "\n" not in fault.summary and fault.seen_in
 
 
@@ -472,8 +473,7 @@ def _(client: httpx.Client) -> None:
 # Responses faults have their effect tests in test_reference_responses.py, the schema faults in test_schema_faults.py,
 # the faults and variants of docs/coverage.md in test_reference_coverage.py, the faults only generated requests find
 # in test_generated_requests.py.
-NON_RESPONSES_FAULTS = [name for name, fault in FAULTS.items() if fault.api != "responses"
-                        and fault.module == "lmconform.reference.faults.chat"]
+NON_RESPONSES_FAULTS = faults_of_kind("defects", ("chat", "models"))
 
 
 def test_every_fault_has_an_effect_test() -> None:

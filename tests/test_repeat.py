@@ -8,6 +8,7 @@ import pytest
 from lmconform.reference import ReferenceServer
 from lmconform.reference.app import create_app
 from lmconform.run import run_suite
+from lmconform.settings import RunSettings
 from lmconform.target import Target
 from lmconform.vocabulary import Outcome
 
@@ -35,8 +36,8 @@ def flaky_server():
 
 
 def verdicts(server: ReferenceServer, repeat: int) -> list:
-    target = Target(base_url=server.base_url, repeat=repeat, fuzz_examples=0)
-    return run_suite(target, apis=("chat",), include=["generation.answer.not_empty"]).verdicts
+    return run_suite(Target(base_url=server.base_url), apis=("chat",), include=["generation.answer.not_empty"],
+                     settings=RunSettings(repeat=repeat, fuzz_examples=0)).verdicts
 
 
 def test_repetition_finds_what_one_lucky_answer_hides(flaky_server):
@@ -52,7 +53,7 @@ def test_repetition_finds_what_one_lucky_answer_hides(flaky_server):
 def test_a_deterministic_server_passes_every_repetition():
     with ReferenceServer() as server:
         # The reference profile: its bare-string chat errors are LM Studio's documented form.
-        run = run_suite(Target(base_url=server.base_url, repeat=3, fuzz_examples=0, profile="reference"),
-                        apis=("chat",))
+        run = run_suite(Target(base_url=server.base_url, profile="reference"), apis=("chat",),
+                        settings=RunSettings(repeat=3, fuzz_examples=0))
     assert {v.outcome for v in run.verdicts} == {Outcome.OK}
     assert {v.repetitions for v in run.verdicts} == {(3, 3)}

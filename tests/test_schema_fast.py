@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from lmconform.run import run_suite
 from lmconform.schemas import PAYLOAD_SCHEMAS, PROFILE_OVERLAYS, event_schemas, schema_for, schema_set
 from lmconform.schemas.fast import _dollars_in_sets_escaped
+from lmconform.settings import RunSettings
 from lmconform.target import Target
 from tools.targets.captures import CAPTURES, replayed
 
@@ -41,7 +42,8 @@ def _payloads(observed) -> list[tuple[str, str, Any]]:
 
 @pytest.fixture(scope="module")
 def real_payloads(server) -> list[tuple[str, str, Any]]:
-    run = run_suite(Target(base_url=server.base_url, profile="reference", fuzz_examples=0), include=["schema.*"])
+    run = run_suite(Target(base_url=server.base_url, profile="reference"), include=["schema.*"],
+                    settings=RunSettings(fuzz_examples=0))
     found = [payload for seen in run.observations().values() for payload in _payloads(seen)]
     for name in CAPTURED:
         found += [payload for seen in replayed(name, Target("http://captured.invalid")) for payload in _payloads(seen)]

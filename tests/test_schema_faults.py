@@ -8,9 +8,8 @@ from typing import Any
 
 import httpx
 import pytest
-from fault_effects import FaultEffects, faults_of_module
+from fault_effects import FaultEffects, faults_of_kind
 
-from lmconform.reference.faults import schema as schema_faults
 from lmconform.schemas import validate
 from lmconform.vocabulary import Level
 
@@ -21,7 +20,7 @@ RESPONSES = {"model": "m", "input": "Calculate 2+2 using the calculate tool", "t
 MESSAGES = {"model": "m", "max_tokens": 64, "messages": [{"role": "user", "content": "Say hello to Alan Turing."}]}
 NATIVE_CHAT = {"model": "m", "input": "Use the get_time tool: what time is it in Tokyo?",
                "integrations": [{"type": "plugin", "id": "mcp/lmconform"}]}
-SCHEMA_FAULTS = sorted(faults_of_module(schema_faults))
+SCHEMA_FAULTS = sorted(faults_of_kind("schema"))
 
 
 def chat(client: httpx.Client, fault: str | None, **extra: Any) -> httpx.Response:

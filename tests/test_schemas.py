@@ -37,6 +37,7 @@ from lmconform.schemas import (
     validate,
 )
 from lmconform.schemas.documents import overlay, overlay_names, patched
+from lmconform.settings import RunSettings
 from lmconform.target import Target
 from lmconform.vocabulary import Level
 from tools.targets import differences, load_target_file, table
@@ -187,7 +188,8 @@ def samples_of(observed_case) -> list[Sample]:
 
 @pytest.fixture(scope="module")
 def reference_run(server):
-    return run_suite(Target(base_url=server.base_url, profile="reference", fuzz_examples=0), include=["schema.*"])
+    return run_suite(Target(base_url=server.base_url, profile="reference"), include=["schema.*"],
+                     settings=RunSettings(fuzz_examples=0))
 
 
 @pytest.fixture(scope="module")
@@ -397,9 +399,34 @@ MUTATIONS = [
              _set(["choices", 0, "delta", "tool_calls", 0, "type"], None), Level.MUST, via="chat/stream-payload.json"),
     Mutation("chat/tool-call-delta.json", "id null", "chat", "event", _has("choices", 0, "delta", "tool_calls"),
              _set(["choices", 0, "delta", "tool_calls", 0, "id"], None), Level.INFO, via="chat/stream-payload.json"),
-    Mutation("chat/usage.json", "total_tokens missing", "chat", "body", _any, _delete(["usage", "total_tokens"]),
+    Mutation("common/usage.json", "total_tokens missing", "chat", "body", _any, _delete(["usage", "total_tokens"]),
              Level.SHOULD, via="chat/completion.json"),
     Mutation("chat/error.json", "an empty bare message", "chat", "error", _any, _set(["error"], ""), Level.MUST),
+    # text completions
+    Mutation("completions/request.json", "prompt is a number", "completions", "request", _any, _set(["prompt"], 42),
+             Level.MUST),
+    Mutation("completions/request.json", "logprobs above 5", "completions", "request", _any, _set(["logprobs"], 9),
+             Level.SHOULD),
+    Mutation("completions/completion.json", "choices missing", "completions", "body", _any, _delete(["choices"]),
+             Level.MUST),
+    Mutation("completions/completion.json", "created as a string", "completions", "body", _any,
+             _set(["created"], "1732000000"), Level.SHOULD),
+    Mutation("completions/completion.json", "system_fingerprint as a number", "completions", "body", _any,
+             _set(["system_fingerprint"], 7), Level.INFO),
+    Mutation("completions/choice.json", "text as a number", "completions", "body", _any,
+             _set(["choices", 0, "text"], 7), Level.MUST, via="completions/completion.json"),
+    Mutation("completions/choice.json", "an unknown finish_reason", "completions", "body", _any,
+             _set(["choices", 0, "finish_reason"], "done"), Level.SHOULD, via="completions/completion.json"),
+    Mutation("completions/choice.json", "logprobs without text_offset", "completions", "body",
+             _has("choices", 0, "logprobs"), _delete(["choices", 0, "logprobs", "text_offset"]), Level.SHOULD,
+             via="completions/completion.json"),
+    Mutation("completions/chunk.json", "choices missing", "completions", "event", _any, _delete(["choices"]),
+             Level.MUST),
+    Mutation("completions/chunk.json", "id missing", "completions", "event", _any, _delete(["id"]), Level.SHOULD),
+    Mutation("completions/chunk.json", "a choice without finish_reason", "completions", "event", _has("choices", 0),
+             _delete(["choices", 0, "finish_reason"]), Level.INFO),
+    Mutation("completions/stream-payload.json", "an in-stream error without a message", "completions", "event", _any,
+             _set(["error"], {"type": "server_error"}), Level.MUST),
     # errors and models
     Mutation("common/error.json", "an error object without message", "responses", "error", _any,
              _delete(["error", "message"]), Level.MUST, via="responses/error.json"),

@@ -85,13 +85,13 @@ SETTINGS = settings(max_examples=PER_API, deadline=None, database=None, derandom
 
 
 @SETTINGS
-@given(example=streams.examples("chat"))
+@given(example=streams.answers("chat"))
 def test_no_check_raises_a_false_alarm_on_a_generated_chat_answer(app, example):
     assert_no_false_alarm(*judge_example(app, example))
 
 
 @SETTINGS
-@given(example=streams.examples("responses"))
+@given(example=streams.answers("responses"))
 def test_no_check_raises_a_false_alarm_on_a_generated_responses_answer(app, example):
     assert_no_false_alarm(*judge_example(app, example))
 

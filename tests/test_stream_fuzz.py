@@ -104,7 +104,7 @@ def _json(text: str) -> bool:
 def test_the_search_names_the_form_it_played_by_what_took_effect():
     example = streams.Example("chat", "plain words", "Quito", False, 0, False, Form(3, frozenset({"reasoning-content"})))
     assert "lmconform-stream=3:reasoning-content" in example.prompt()
-    assert streams.as_case(streams.representative(_source("chat")), example, 4).provenance["example"] == 4
+    assert streams.as_case(streams.representatives(_source("chat"))[0], example, 4).provenance["example"] == 4
 
 
 def _source(api):

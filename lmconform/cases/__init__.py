@@ -1,7 +1,17 @@
-"""Cases (model.py), read from the files beside this package (reader.py) and written by the recorder (writer.py)."""
+"""Cases (model.py), read from the files in each API's folder (reader.py) and written by the recorder (writer.py)."""
 
-from lmconform.cases.model import FIRST, Case, Turn, call_answer, chain_probe
-from lmconform.cases.reader import CASE_SCHEMA, CASES_DIR, CaseError, case_validator, load_case, load_cases
+from lmconform.cases.model import FIRST, Case, HttpTurn, StdioTurn, Turn, call_answer, chain_probe
+from lmconform.cases.reader import (
+    CASE_SCHEMA,
+    CASES_DIR,
+    CaseError,
+    case_file,
+    case_files,
+    case_validator,
+    cases_folder,
+    load_case,
+    load_cases,
+)
 
-__all__ = ["CASES_DIR", "CASE_SCHEMA", "FIRST", "Case", "CaseError", "Turn", "call_answer", "case_validator",
-           "chain_probe", "load_case", "load_cases"]
+__all__ = ["CASES_DIR", "CASE_SCHEMA", "FIRST", "Case", "CaseError", "HttpTurn", "StdioTurn", "Turn", "call_answer",
+           "case_file", "case_files", "case_validator", "cases_folder", "chain_probe", "load_case", "load_cases"]

@@ -17,29 +17,37 @@ from lmconform.apis import api_of
 FIRST = "request"  # how a turn names the case's own request
 
 
+# The keys of a turn in a case file, in the order a written file gives them.
+DOCUMENT_ORDER = ("name", "method", "notification", "id", "previous", "body", "raw_body", "answers_call_of",
+                  "call_output", "recall", "cancels", "after_parts", "edited_answer")
+
+
 @dataclass(frozen=True)
 class Turn:
-    """A further request of a case: the case's request body with `body`'s fields instead of its own `input` and
-    `previous_response_id`, chained to the answer of the turn named `previous` (FIRST: the case's request), and,
-    with `answers_call_of`, answering the first function call of that turn's answer with `call_output`."""
+    """A further message of a case, on the case's transport: `body`'s fields instead of the request's own, following
+    the turn named `previous` (FIRST: the case's request), and, with `answers_call_of`, answering the first call of
+    that turn's answer with `call_output`. How a turn is sent is its transport's: HttpTurn, StdioTurn."""
 
     name: str
     body: dict = field(default_factory=dict)
     previous: str | None = None
     answers_call_of: str | None = None
     call_output: str | None = None
+
+    def document(self) -> dict:
+        """The turn as a case file holds it."""
+        fields = {key: getattr(self, key, None) for key in DOCUMENT_ORDER}
+        fields["notification"] = fields["notification"] or None
+        fields["body"] = fields["body"] or None
+        return {key: value for key, value in fields.items() if value is not None}
+
+
+@dataclass(frozen=True)
+class HttpTurn(Turn):
+    """A further request over HTTP: the case's request body with `body`'s fields instead of its own `input` and
+    `previous_response_id`, chained to the answer of `previous` (the API's continuation builds it)."""
+
     recall: str | None = None  # a word its answer must contain (judged against the reference server only)
-    # Over stdio: the JSON-RPC method (default: the API's), sent as a notification, with this id instead of the next
-    # number; or a raw line. `cancels` names the turn whose id its params carry as `requestId`, and `after_parts`
-    # how many parts that turn streams before this one is sent. `edited_answer` replaces the answer of `previous`
-    # in the history, as a user who edits it.
-    method: str | None = None
-    notification: bool = False
-    id: Any = None
-    raw_body: str | None = None
-    cancels: str | None = None
-    after_parts: int | None = None
-    edited_answer: str | None = None
 
     @property
     def input(self) -> Any:
@@ -51,13 +59,21 @@ class Turn:
         given = self.body.get("previous_response_id")
         return given if isinstance(given, str) else None
 
-    def document(self) -> dict:
-        """The turn as a case file holds it."""
-        fields = {"name": self.name, "method": self.method, "notification": self.notification or None, "id": self.id,
-                  "previous": self.previous, "body": self.body or None, "raw_body": self.raw_body,
-                  "answers_call_of": self.answers_call_of, "call_output": self.call_output, "recall": self.recall,
-                  "cancels": self.cancels, "after_parts": self.after_parts, "edited_answer": self.edited_answer}
-        return {key: value for key, value in fields.items() if value is not None}
+
+@dataclass(frozen=True)
+class StdioTurn(Turn):
+    """A further JSON-RPC message to the same process: of the JSON-RPC method `method` (default: the API's), sent as
+    a notification, with this id instead of the next number, or a raw line. `cancels` names the turn whose id its
+    params carry as `requestId`, and `after_parts` how many parts that turn streams before this one is sent.
+    `edited_answer` replaces the answer of `previous` in the history, as a user who edits it."""
+
+    method: str | None = None
+    notification: bool = False
+    id: Any = None
+    raw_body: str | None = None
+    cancels: str | None = None
+    after_parts: int | None = None
+    edited_answer: str | None = None
 
 
 # The words of a sibling turn: they must not reach any other child of the same parent.
@@ -68,15 +84,15 @@ def chain_probe(follow_up: Any, recall: str | None = None) -> tuple[Turn, ...]:
     """The turns that show whether a server keeps a conversation: `follow_up` chained to the request, the same input
     alone (the control: the chained turn must cost more input tokens), a sibling chained to the same request, and
     the first child's input again (a fork: it must cost what it cost before the sibling existed)."""
-    return (Turn("chained", {"input": follow_up}, previous=FIRST, recall=recall),
-            Turn("alone", {"input": follow_up}),
-            Turn("sibling", {"input": SIBLING_INPUT}, previous=FIRST),
-            Turn("chained-again", {"input": follow_up}, previous=FIRST))
+    return (HttpTurn("chained", {"input": follow_up}, previous=FIRST, recall=recall),
+            HttpTurn("alone", {"input": follow_up}),
+            HttpTurn("sibling", {"input": SIBLING_INPUT}, previous=FIRST),
+            HttpTurn("chained-again", {"input": follow_up}, previous=FIRST))
 
 
 def call_answer(output: str) -> tuple[Turn, ...]:
     """The turn that answers the request's first function call with `output`, chained to it."""
-    return (Turn("tool-output", previous=FIRST, answers_call_of=FIRST, call_output=output),)
+    return (HttpTurn("tool-output", previous=FIRST, answers_call_of=FIRST, call_output=output),)
 
 
 @dataclass(frozen=True)
@@ -92,7 +108,7 @@ class Case:
     raw_body: str | None
     expect_status: str
     feature: str | None
-    turns: tuple[Turn, ...] = ()
+    turns: tuple[HttpTurn, ...] | tuple[StdioTurn, ...] = ()  # of the API's transport
     source: str | None = None  # a generator of cases (lmconform.fuzz) this case seeds, instead of a request
     # Over stdio: the request sent as a notification, or with this id; the JSON-RPC error code an invalid request
     # is to be answered with.

@@ -1,5 +1,6 @@
-"""Reading cases: `<api>/<slug>.json` files beside this module (shipped with the package), each validated by
-case.schema.json, the fixture format's own schema."""
+"""Reading cases: `<slug>.json` files in each API's folder (`lmconform/apis/<api>/cases/`, shipped with the package)
+or in any cases folder laid out as `<api>/<slug>.json`, each validated by case.schema.json, the fixture format's own
+schema."""
 
 from __future__ import annotations
 
@@ -9,12 +10,12 @@ from pathlib import Path
 
 import jsonschema
 
-from lmconform.apis import api_of
-from lmconform.cases.model import FIRST, Case, Turn
-from lmconform.target import HTTP
+from lmconform.apis import APIS, HTTP, STDIO, api_of
+from lmconform.cases.model import FIRST, Case, HttpTurn, StdioTurn
 
-CASES_DIR = Path(__file__).resolve().parent
-CASE_SCHEMA = CASES_DIR / "case.schema.json"
+CASE_SCHEMA = Path(__file__).resolve().parent / "case.schema.json"
+# The cases lmconform ships: each API's in the `cases/` folder of the API's own folder.
+CASES_DIR = Path(__file__).resolve().parent.parent / "apis"
 
 
 class CaseError(ValueError):
@@ -28,6 +29,19 @@ def case_validator() -> jsonschema.Draft202012Validator:
     return jsonschema.Draft202012Validator(schema)
 
 
+def cases_folder(root: Path, api: str) -> Path:
+    """Where the cases of `api` are under `root`: `<root>/<api>/cases/` in a folder laid out as lmconform/apis (an
+    API's own folder, which holds more than its cases), `<root>/<api>/` in any other cases folder."""
+    own = root / api / "cases"
+    return own if own.is_dir() else root / api
+
+
+def api_of_file(path: Path) -> str:
+    """The API a case file belongs to, from the folder it is in (see cases_folder)."""
+    folder = path.parent
+    return folder.parent.name if folder.name == "cases" else folder.name
+
+
 def load_case(path: Path) -> Case:
     try:
         data = json.loads(path.read_text())
@@ -36,7 +50,7 @@ def load_case(path: Path) -> Case:
     errors = sorted(case_validator().iter_errors(data), key=lambda e: list(e.path))
     if errors:
         raise CaseError(f"{path}: {errors[0].message} at {'/'.join(map(str, errors[0].path)) or '(top)'}")
-    api = path.parent.name
+    api = api_of_file(path)
     request = data["request"]
     names = [FIRST, *(turn["name"] for turn in data.get("turns", ()))]
     for turn in data.get("turns", ()):
@@ -58,7 +72,7 @@ def load_case(path: Path) -> Case:
         raw_body=request.get("raw_body"),
         expect_status=data["expect"]["status"],
         feature=data.get("feature"),
-        turns=tuple(Turn(**turn) for turn in data.get("turns", ())),
+        turns=tuple(_turn_type(api)(**turn) for turn in data.get("turns", ())),
         source=data.get("source"),
         notification=request.get("notification", False),
         request_id=request.get("id"),
@@ -67,16 +81,21 @@ def load_case(path: Path) -> Case:
     )
 
 
+def _turn_type(api: str) -> type[HttpTurn] | type[StdioTurn]:
+    return StdioTurn if api_of(api).transport == STDIO else HttpTurn
+
+
 # What only one transport's cases may say.
 _HTTP_METHODS = {"GET", "POST", "DELETE"}
 _STDIO_REQUEST_KEYS = {"notification", "id"}
 _STDIO_TURN_KEYS = {"method", "notification", "id", "raw_body", "cancels", "after_parts", "edited_answer"}
+_HTTP_TURN_KEYS = {"recall"}
 
 
 def _fits_its_transport(path: Path, data: dict) -> None:
     """An HTTP case speaks HTTP (a method such as POST, a path); a stdio case speaks JSON-RPC (a method such as
     lm/cancel, no path), and what its turns name must be earlier turns."""
-    api = api_of(path.parent.name)
+    api = api_of(api_of_file(path))
     request, turns = data["request"], data.get("turns", ())
     if api.transport == HTTP:
         stray = sorted((_STDIO_REQUEST_KEYS & set(request)) | {key for turn in turns for key in _STDIO_TURN_KEYS & set(turn)})
@@ -85,6 +104,9 @@ def _fits_its_transport(path: Path, data: dict) -> None:
         return
     if "path" in request or request.get("method", api.method) in _HTTP_METHODS:
         raise CaseError(f"{path}: a {api.transport} case names a JSON-RPC method and no path")
+    stray = sorted({key for turn in turns for key in _HTTP_TURN_KEYS & set(turn)})
+    if stray:
+        raise CaseError(f"{path}: a {api.transport} case's turns have none of {', '.join(stray)}")
     if request.get("notification") and "id" in request:
         raise CaseError(f"{path}: a notification has no id")
     names = [FIRST]
@@ -96,6 +118,17 @@ def _fits_its_transport(path: Path, data: dict) -> None:
         names.append(turn["name"])
 
 
+def case_files(root: Path = CASES_DIR) -> list[Path]:
+    """Every case file under `root`, API by API in the table's order."""
+    return [path for api in APIS for path in sorted(cases_folder(root, api).glob("*.json"))]
+
+
+def case_file(case_id: str, root: Path = CASES_DIR) -> Path:
+    """The file of a case by its id (`chat/void-weather-tool`)."""
+    api, slug = case_id.split("/", 1)
+    return cases_folder(root, api) / f"{slug}.json"
+
+
 @cache
 def load_cases(api: str, root: Path = CASES_DIR) -> tuple[Case, ...]:
-    return tuple(load_case(path) for path in sorted((root / api).glob("*.json")))
+    return tuple(load_case(path) for path in sorted(cases_folder(root, api).glob("*.json")))

@@ -9,6 +9,7 @@ import secrets
 from pathlib import Path
 
 from lmconform.cases.model import Case
+from lmconform.cases.reader import cases_folder
 from lmconform.files import write_json_atomically
 
 
@@ -21,10 +22,11 @@ def next_index(folder: Path, stem: str) -> int:
     return max((int(found[1]) for found in numbered if found), default=0) + 1
 
 
-def save_finding(case: Case, cases_folder: Path) -> str | None:
-    """Write a generated case with a finding as `<cases_folder>/<api>/generated-<n>.json`, so that the next run
-    plays it as a regression case; its id, or None when it could not be written."""
-    folder = cases_folder / case.api
+def save_finding(case: Case, root: Path) -> str | None:
+    """Write a generated case with a finding as `generated-<n>.json` in the folder of its API's cases under `root`
+    (reader.cases_folder), so that the next run plays it as a regression case; its id, or None when it could not be
+    written."""
+    folder = cases_folder(root, case.api)
     generated = case.provenance.get("generated", {})
     what = generated.get("violation") or f"{generated.get('mode', 'generated')} {generated.get('source', '')}".strip()
     try:

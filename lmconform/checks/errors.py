@@ -12,7 +12,7 @@ from lmconform.vocabulary import Failure, Level, NotApplicable, Note
 
 
 @check("errors.status.client_error_for_invalid_request", level=Level.MUST, applies=invalid_request, ref=OPENAI_ERRORS,
-       title="an invalid request gets a 4xx, never a 5xx or a 2xx")
+       title="an invalid request gets a 4xx, never a 5xx or a 2xx", proven_by=("unknown-route-200",))
 def client_error_for_invalid_request(observed: Observed) -> Iterator[Failure]:
     status = observed.exchange.status or 0
     if not 400 <= status < 500:
@@ -20,7 +20,8 @@ def client_error_for_invalid_request(observed: Observed) -> Iterator[Failure]:
 
 
 @check("errors.body.has_error_message", level=Level.MUST, applies=invalid_request, ref=LMSTUDIO_TOOL_CHOICE,
-       title="an error body is JSON with `error` as a message string or an object with `message`")
+       title="an error body is JSON with `error` as a message string or an object with `message`",
+       proven_by=("unknown-role-accepted",))
 def has_error_message(observed: Observed) -> Iterator[Failure | Note]:
     # Both forms are in the wild: OpenAI's {"error": {"message": ...}} and LM Studio's bare {"error": "..."}.
     body = observed.exchange.json
@@ -36,7 +37,7 @@ def has_error_message(observed: Observed) -> Iterator[Failure | Note]:
 
 @check("errors.status.not_server_error", level=Level.SHOULD, applies=may_be_refused, ref=OPENAI_ERRORS,
        title="a request a server may refuse (an unsupported option, a prompt longer than the context) is never "
-             "answered 5xx")
+             "answered 5xx", proven_by=("context-overflow-500",))
 def not_server_error(observed: Observed) -> Iterator[Failure]:
     # SHOULD: a 5xx says the server failed, so clients (the openai SDKs among them) retry the same request and
     # users report a crash; a 4xx says what to change. Both end in an error, so clients cope.
@@ -47,7 +48,7 @@ def not_server_error(observed: Observed) -> Iterator[Failure]:
 
 @check("errors.body.openai_error_object", level=Level.SHOULD, applies=invalid_request, ref=OPENAI_ERRORS,
        title='an error body is OpenAI\'s object `{"error": {"message": …}}`, or the form the profile documents for '
-             "the endpoint")
+             "the endpoint", proven_by=("responses-error-string",))
 def openai_error_object(observed: Observed) -> Iterator[Failure | Note]:
     # SHOULD: clients that read error.message (Zed, Cline) show nothing useful for a bare string, and the openai
     # SDKs show the whole body instead; everyone still sees an error. LM Studio's chat completions answer with a

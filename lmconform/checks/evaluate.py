@@ -107,6 +107,13 @@ def evaluate(check: Check, observed: Observed) -> Verdict | None:
     return Verdict(outcome=outcome, failures=failures, notes=notes, **common)
 
 
+def judged(check: Check, observed: Observed) -> Verdict | None:
+    """The verdict of `check` on `observed`, evaluated once however often it is asked for (checks only read)."""
+    if check.id not in observed.judged:
+        observed.judged[check.id] = evaluate(check, observed)
+    return observed.judged[check.id]
+
+
 def _no_answer(observed: Observed) -> Exchange | None:
     """The exchange that leaves the case without a verdict: its request's, if that failed; over a transport that
     holds the case's conversation (a process), any of them, since what follows a lost process is not the target's

@@ -28,7 +28,7 @@ from lmconform.vocabulary import Failure, Level, NotApplicable
 
 
 @check("generation.answer.not_empty", level=Level.MUST, applies=generates, ref=VOID_PARSER,
-       title="the answer has text, reasoning or a tool call")
+       title="the answer has text, reasoning or a tool call", proven_by=("error-as-complete",))
 def not_empty(observed: Observed) -> Iterator[Failure]:
     # Void's "Response from model was empty" fires exactly when all three are empty.
     observed.require_success()
@@ -37,7 +37,7 @@ def not_empty(observed: Observed) -> Iterator[Failure]:
 
 
 @check("generation.tool_call.name_once", level=Level.MUST, applies=generates_with_tools, ref=VOID_PARSER,
-       title="a tool call's name is sent once")
+       title="a tool call's name is sent once", proven_by=("id-name-repeated",))
 def name_once(observed: Observed) -> Iterator[Failure]:
     # Clients concatenate name fragments: a repeated name becomes "get_weatherget_weather".
     for call in observed.require_tool_calls():
@@ -46,7 +46,7 @@ def name_once(observed: Observed) -> Iterator[Failure]:
 
 
 @check("generation.tool_call.arguments_are_strings", level=Level.MUST, applies=generates_with_tools, ref=VOID_PARSER,
-       title="tool-call arguments arrive as string fragments")
+       title="tool-call arguments arrive as string fragments", proven_by=("arguments-object",))
 def arguments_are_strings(observed: Observed) -> Iterator[Failure]:
     for call in observed.require_tool_calls():
         for fragment in call.fragments:
@@ -56,7 +56,7 @@ def arguments_are_strings(observed: Observed) -> Iterator[Failure]:
 
 
 @check("generation.tool_call.arguments_json_object", level=Level.MUST, applies=generates_with_tools, ref=VOID_PARSER,
-       title="a tool call's concatenated arguments parse to a JSON object")
+       title="a tool call's concatenated arguments parse to a JSON object", proven_by=("parameters-as-string",))
 def arguments_json_object(observed: Observed) -> Iterator[Failure]:
     for call in observed.require_tool_calls():
         value, error = call.parsed_arguments()
@@ -68,7 +68,8 @@ def arguments_json_object(observed: Observed) -> Iterator[Failure]:
 
 
 @check("generation.tool_call.arguments_not_cumulative", level=Level.MUST, applies=generates_with_tools, ref=VOID_PARSER,
-       title="each arguments fragment adds to the previous ones instead of repeating them")
+       title="each arguments fragment adds to the previous ones instead of repeating them",
+       proven_by=("arguments-cumulative",))
 def arguments_not_cumulative(observed: Observed) -> Iterator[Failure]:
     for call in observed.require_tool_calls():
         so_far = ""
@@ -90,7 +91,8 @@ _PHASE_TEXT, _PHASE_CALL, _PHASE_DONE = "text", "call", "done"
 
 
 @check("generation.order.follows_grammar", level=Level.SHOULD, applies=generates, ref=LMSTUDIO_GENERATOR_ORDER,
-       title="text and tool calls come in the generator API's order, one call at a time")
+       title="text and tool calls come in the generator API's order, one call at a time",
+       proven_by=("tool-calls-interleaved",))
 def follows_grammar(observed: Observed) -> Iterator[Failure]:
     # SHOULD: OpenAI clients key deltas by index and cope; LM Studio's generator API (and anything that converts
     # a stream into it) requires each call to be complete before the next starts.
@@ -127,7 +129,8 @@ def _squeezed(text: str) -> str:
 
 
 @check("generation.tool_call.not_echoed_in_content", level=Level.SHOULD, applies=generates_with_tools,
-       ref=LOCALAI_CALL_ECHOED, title="a tool call's arguments are not also written into the answer's text")
+       ref=LOCALAI_CALL_ECHOED, title="a tool call's arguments are not also written into the answer's text",
+       proven_by=("tool-call-echoed-as-text",))
 def not_echoed_in_content(observed: Observed) -> Iterator[Failure]:
     # SHOULD: the user sees the call's JSON as the answer, and an agent that keeps the text in its history feeds
     # the call back to the model as prose; clients still run the call itself.
@@ -145,7 +148,8 @@ def _cut(observed: Observed) -> bool:
 
 
 @check("generation.structured_output.text_is_json", level=Level.SHOULD, applies=asks_json,
-       ref=LMSTUDIO_STRUCTURED_OUTPUT, title="an answer asked for as JSON (a schema, or JSON mode) is JSON")
+       ref=LMSTUDIO_STRUCTURED_OUTPUT, title="an answer asked for as JSON (a schema, or JSON mode) is JSON",
+       proven_by=("structured-output-ignored",))
 def text_is_json(observed: Observed) -> Iterator[Failure]:
     # SHOULD: `responses.parse()` and `generateObject()` parse the text and raise on prose; a model may still
     # fail a schema, so clients retry. An answer cut by its output cap is not judged.

@@ -4,15 +4,11 @@ to an upstream), and the views derived from them. Everything here was sent befor
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import cached_property
 from typing import Any
 
-from lmconform.apis import api_of
 from lmconform.cases import FIRST, Case, Turn
-from lmconform.normalize.chat import ChatStream, normalize_chat_stream
 from lmconform.normalize.events import Generation, ToolCall
-from lmconform.normalize.messages import MessagesStream, message_object, normalize_messages_stream
-from lmconform.normalize.responses import ResponsesStream, normalize_responses_stream, response_object
+from lmconform.normalize.reading import reading
 from lmconform.target import Target
 from lmconform.vocabulary import NotApplicable, Unsupported
 from lmconform.wire.exchange import Exchange
@@ -21,10 +17,16 @@ from lmconform.wire.http import HttpExchange
 
 def generation_of(api: str, exchange: HttpExchange) -> Generation:
     """Any exchange of `api` in the generation vocabulary, from whichever form actually arrived."""
-    normaliser = api_of(api).normaliser
+    normaliser = reading(api).generation
     if normaliser is None:
         raise NotApplicable(f"the {api} API answers with no generation")
     return normaliser(exchange)
+
+
+def output_cap(request: Any, field: str) -> int | None:
+    """The output cap the request was sent with (the case's own, or the one --max-tokens filled in)."""
+    cap = request.get(field) if isinstance(request, dict) else None
+    return cap if isinstance(cap, int) and not isinstance(cap, bool) and cap > 0 else None
 
 
 @dataclass(frozen=True)
@@ -68,28 +70,11 @@ class Observed:
         """The case's request and every turn that was sent, in the order they were played."""
         return [self.exchange, *(played.exchange for played in self.turns.values() if played.exchange is not None)]
 
-    def require_stream(self) -> ChatStream:
+    def require_event_stream(self) -> None:
+        """A check of streams has nothing to judge in a refusal or in an answer that is not an event stream."""
         self.require_success()
         if not self.exchange.is_event_stream:
             raise NotApplicable(f"the answer is {self.exchange.content_type or 'untyped'}, not an event stream")
-        return self.chat_stream
-
-    def require_responses_stream(self) -> ResponsesStream:
-        self.require_success()
-        if not self.exchange.is_event_stream:
-            raise NotApplicable(f"the answer is {self.exchange.content_type or 'untyped'}, not an event stream")
-        return self.responses_stream
-
-    def require_messages_stream(self) -> MessagesStream:
-        self.require_success()
-        if not self.exchange.is_event_stream:
-            raise NotApplicable(f"the answer is {self.exchange.content_type or 'untyped'}, not an event stream")
-        return self.exchange.view(normalize_messages_stream)
-
-    @cached_property
-    def message(self) -> dict:
-        """For /v1/messages: the message a client ends up with, from the body or the stream accumulated."""
-        return message_object(self.exchange)
 
     def require_documented(self, feature: str) -> None:
         """A target held to a server version that documents it lacks `feature` (--profile lmstudio@0.3.14 and
@@ -106,14 +91,6 @@ class Observed:
         return calls
 
     @property
-    def chat_stream(self) -> ChatStream:
-        return self.exchange.view(normalize_chat_stream)
-
-    @property
-    def responses_stream(self) -> ResponsesStream:
-        return self.exchange.view(normalize_responses_stream)
-
-    @property
     def generation(self) -> Generation:
         """The answer in the generation vocabulary, from whichever form actually arrived."""
         return generation_of(self.case.api, self.exchange)
@@ -128,11 +105,6 @@ class Observed:
         if self.upstream_exchange is None:
             raise NotApplicable("no --upstream to compare with")
         return self.upstream_exchange
-
-    @cached_property
-    def response_object(self) -> dict:
-        """For /v1/responses: the final response object, from the body or the stream's terminal event."""
-        return response_object(self.exchange)
 
     def answer_to(self, name: str) -> HttpExchange:
         """The exchange of the case's request (FIRST) or of one of its turns; a turn that could not be sent has

@@ -3,6 +3,8 @@
 OPENAI_CHAT_STREAMING = "https://platform.openai.com/docs/api-reference/chat-streaming"
 OPENAI_CHAT_CREATE = "https://platform.openai.com/docs/api-reference/chat/create"
 OPENAI_MODELS = "https://platform.openai.com/docs/api-reference/models/list"
+OPENAI_COMPLETIONS_CREATE = "https://platform.openai.com/docs/api-reference/completions/create"
+OPENAI_COMPLETIONS_OBJECT = "https://platform.openai.com/docs/api-reference/completions/object"
 OPENAI_ERRORS = "https://platform.openai.com/docs/guides/error-codes"
 WHATWG_SSE = "https://html.spec.whatwg.org/multipage/server-sent-events.html#event-stream-interpretation"
 LMSTUDIO_TOOLS = "https://lmstudio.ai/docs/developer/openai-compat/tools"

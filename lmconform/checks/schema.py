@@ -23,35 +23,9 @@ from functools import cache, partial
 
 from lmconform.cases import FIRST, Case
 from lmconform.checks.observed import Observed
-from lmconform.checks.refs import (
-    ANTHROPIC_MESSAGES,
-    ANTHROPIC_STREAMING,
-    LMSTUDIO_NATIVE_CHAT,
-    LMSTUDIO_NATIVE_STREAMING,
-    OPENAI_CHAT_CREATE,
-    OPENAI_CHAT_STREAMING,
-    OPENAI_ERRORS,
-    OPENAI_MODELS,
-    OPENAI_RESPONSES_CREATE,
-    OPENAI_RESPONSES_STREAMING,
-)
+from lmconform.checks.refs import OPENAI_ERRORS
 from lmconform.checks.registry import check
-from lmconform.checks.scope import (
-    chat_body,
-    chat_streamed,
-    messages_not_streamed,
-    messages_streamed,
-    models_list,
-    native_not_streamed,
-    native_streamed,
-    refusal_expected,
-    responses_body,
-    responses_streamed,
-)
-from lmconform.normalize.chat import normalize_chat_stream
-from lmconform.normalize.messages import normalize_messages_stream
-from lmconform.normalize.native_chat import normalize_native_stream
-from lmconform.normalize.responses import normalize_responses_stream
+from lmconform.checks.scope import refusal_expected
 from lmconform.schemas import PAYLOAD_SCHEMAS, SchemaFinding, event_schemas, validate
 from lmconform.vocabulary import Failure, Level, NotApplicable
 from lmconform.wire.http import HttpExchange
@@ -69,38 +43,16 @@ class SchemaObject:
     subject: str  # what the titles say is judged
     applies: Callable[[Case], bool]
     ref: str
-    levels: tuple[Level, ...] = (Level.MUST, Level.SHOULD, Level.INFO)
+    # A check per level its schemas grade, each with the faults that prove it (the registry's `proven_by`).
+    proven_by: dict[Level, tuple[str, ...]]
+
+    @property
+    def levels(self) -> tuple[Level, ...]:
+        return tuple(self.proven_by)
 
 
 BODIES = ("body", "bodies")
-OBJECTS = (
-    SchemaObject("chat.completion", "body", BODIES, "a `chat.completion` body", chat_body, OPENAI_CHAT_CREATE),
-    SchemaObject("chat.chunk", "event", ("chunk", "chunks"), "every `chat.completion.chunk` (and in-stream error)",
-                 chat_streamed, OPENAI_CHAT_STREAMING),
-    SchemaObject("responses.response", "body", BODIES, "a Response object body", responses_body,
-                 OPENAI_RESPONSES_CREATE),
-    SchemaObject("responses.event", "event", ("event", "events"), "every Responses stream event, by its `type`",
-                 responses_streamed, OPENAI_RESPONSES_STREAMING),
-    SchemaObject("messages.message", "body", BODIES, "an Anthropic `message` body", messages_not_streamed,
-                 ANTHROPIC_MESSAGES),
-    SchemaObject("messages.event", "event", ("event", "events"), "every Messages stream event, by its `type`",
-                 messages_streamed, ANTHROPIC_STREAMING),
-    SchemaObject("native_chat.result", "body", BODIES, "a native chat result body", native_not_streamed,
-                 LMSTUDIO_NATIVE_CHAT, (Level.MUST, Level.SHOULD)),
-    SchemaObject("native_chat.event", "event", ("event", "events"), "every native chat stream event, by its `type`",
-                 native_streamed, LMSTUDIO_NATIVE_STREAMING, (Level.MUST, Level.SHOULD)),
-    SchemaObject("models.list", "body", BODIES, "the `/v1/models` list", models_list, OPENAI_MODELS,
-                 (Level.MUST, Level.SHOULD)),
-    SchemaObject("errors.body", "error", ("error body", "error bodies"),
-                 "an error body, in the form of its API (OpenAI's, Anthropic's, LM Studio's)", refusal_expected,
-                 OPENAI_ERRORS),
-)
-# Each API's event-stream payloads, as its normaliser reads them: the SSE events with their data parsed.
-STREAM_EVENTS = {
-    "responses": normalize_responses_stream,
-    "messages": normalize_messages_stream,
-    "native_chat": normalize_native_stream,
-}
+EVENTS = ("event", "events")
 TITLES = {
     Level.MUST: "{subject} has what clients dereference, of the JSON type they read",
     Level.SHOULD: "{subject} has what the spec requires and clients survive without",
@@ -113,10 +65,17 @@ class Judged:
     """One payload of an answer and what its schema said of it."""
 
     kind: str
-    label: str  # "body", or the SSE event: "SSE event #3 (byte 412)"
+    event: int | None  # the payload's SSE event, by its index; None: the body
     type: str | None  # the type of an event told apart by `type`
-    excerpt: str
     findings: tuple[SchemaFinding, ...]
+
+    def shown(self, exchange: HttpExchange) -> str:
+        """Where the payload is and how it begins, for a finding's evidence: made for the payload a finding shows,
+        not for every payload judged."""
+        if self.event is None:
+            return f"body: {exchange.body_excerpt(EXCERPT_CHARS)}"
+        event = exchange.sse.events[self.event]
+        return f"{event.label()}{f' [{self.type}]' if self.type else ''}: {event.excerpt(EXCERPT_CHARS)}"
 
 
 @cache
@@ -136,20 +95,15 @@ def _judged(exchange: HttpExchange, api: str, profile: str | None) -> Iterator[J
     if status >= 400 or (200 <= status < 300 and not exchange.is_event_stream):
         kind = "error" if status >= 400 else "body"
         if isinstance(exchange.json, dict | list) and (api, kind) in PAYLOAD_SCHEMAS:
-            yield Judged(kind, "body", None, exchange.body_excerpt(EXCERPT_CHARS),
-                         tuple(validate(api, kind, exchange.json, profile)))
+            yield Judged(kind, None, None, tuple(validate(api, kind, exchange.json, profile)))
     elif 200 <= status < 300 and (api, "event") in PAYLOAD_SCHEMAS:
         # Payloads that are not JSON are sse.framing.data_is_json's; [DONE] is no payload.
-        if api == "chat":
-            payloads = [(chunk.event, chunk.payload) for chunk in exchange.view(normalize_chat_stream).chunks
-                        if not chunk.done and isinstance(chunk.payload, dict | list)]
-        else:
-            payloads = [(event.event, event.payload) for event in exchange.view(STREAM_EVENTS[api]).events
-                        if isinstance(event.payload, dict | list)]
-        for event, payload in payloads:
+        for position, payload in enumerate(exchange.payloads):
+            if not isinstance(payload, dict | list):
+                continue
             kind_of = payload.get("type") if isinstance(payload, dict) and event_schemas(api) else None
-            yield Judged("event", event.label(), kind_of if isinstance(kind_of, str) else None,
-                         event.excerpt(EXCERPT_CHARS), tuple(validate(api, "event", payload, profile)))
+            yield Judged("event", position, kind_of if isinstance(kind_of, str) else None,
+                         tuple(validate(api, "event", payload, profile)))
 
 
 def _exchanges(observed: Observed) -> Iterator[tuple[str, HttpExchange]]:
@@ -189,17 +143,27 @@ def _failure(hits: list, seen: int, answers: int, nouns: tuple[str, str]) -> Fai
     types = sorted({payload.type for _, _, payload, _ in hits if payload.type})
     if types:
         actual += f" ({', '.join(types)})"
-    evidence = f"{payload.label}{f' [{payload.type}]' if payload.type else ''}: {payload.excerpt}"
+    evidence = payload.shown(exchange)
     if name != FIRST:
         evidence = f"answer to the turn {name!r}, {evidence}\nReproduce the turn: {exchange.request.reproduction()}"
     return Failure(expected, actual, evidence)
 
 
-def _register(object_: SchemaObject, level: Level) -> None:
-    check(f"schema.{object_.id}.{level.lower()}", level=level, applies=object_.applies, ref=object_.ref,
-          title=TITLES[level].format(subject=object_.subject))(partial(judge, object_=object_, level=level))
+OBJECTS: list[SchemaObject] = []  # every kind of object judged, as registered
 
 
-for _object in OBJECTS:
-    for _level in _object.levels:
-        _register(_object, _level)
+def register(object_: SchemaObject) -> None:
+    """A check of `object_` per level its schemas use: `schema.<object id>.<level>`."""
+    OBJECTS.append(object_)
+    for level in object_.levels:
+        check(f"schema.{object_.id}.{level.lower()}", level=level, applies=object_.applies, ref=object_.ref,
+              title=TITLES[level].format(subject=object_.subject),
+              proven_by=object_.proven_by[level])(partial(judge, object_=object_, level=level))
+
+
+# Each API's folder registers the objects of its own schemas (its checks/schema.py); an error body is judged in the
+# form of its API, by the one check of every API.
+register(SchemaObject("errors.body", "error", ("error body", "error bodies"),
+                      "an error body, in the form of its API (OpenAI's, Anthropic's, LM Studio's)", refusal_expected,
+                      OPENAI_ERRORS, {Level.MUST: ("error-message-missing",), Level.SHOULD: ("error-type-missing",),
+                                      Level.INFO: ("error-param-missing",)}))

@@ -16,14 +16,14 @@ from lmconform.checks.refs import (
     WHATWG_SSE,
 )
 from lmconform.checks.registry import check
-from lmconform.checks.scope import chat_streamed, over_http, streamed, valid_request
-from lmconform.normalize.chat import read_chunks
+from lmconform.checks.scope import over_http, streamed, streamed_ending_with_done, valid_request
+from lmconform.normalize.data_events import DataEvent, read_data_events
 from lmconform.vocabulary import Failure, Level, shown
 from lmconform.wire.exchange import NOT_JSON
 
 
 @check("http.status.success_for_valid_request", level=Level.MUST, applies=valid_request, ref=OPENAI_CHAT_CREATE,
-       title="a valid request is answered 2xx without an error body")
+       title="a valid request is answered 2xx without an error body", proven_by=("tool-choice-null-rejected",))
 def success_for_valid_request(observed: Observed) -> Iterator[Failure]:
     exchange = observed.exchange
     if not observed.succeeded:
@@ -35,7 +35,7 @@ def success_for_valid_request(observed: Observed) -> Iterator[Failure]:
 
 
 @check("http.body.within_size_cap", level=Level.MUST, applies=over_http, ref=LMCONFORM_LIMITS, judges_cut_bodies=True,
-       title="the answer ends before the body size cap")
+       title="the answer ends before the body size cap", proven_by=("body-too-large",))
 def within_size_cap(observed: Observed) -> Iterator[Failure]:
     exchange = observed.exchange
     if exchange.truncated:
@@ -44,7 +44,7 @@ def within_size_cap(observed: Observed) -> Iterator[Failure]:
 
 
 @check("sse.content_type.event_stream", level=Level.MUST, applies=streamed, ref=VOID_PARSER,
-       title="`stream: true` is answered as text/event-stream, never a JSON body")
+       title="`stream: true` is answered as text/event-stream, never a JSON body", proven_by=("json-instead-of-sse",))
 def content_type_event_stream(observed: Observed) -> Iterator[Failure]:
     observed.require_success()
     exchange = observed.exchange
@@ -54,9 +54,9 @@ def content_type_event_stream(observed: Observed) -> Iterator[Failure]:
 
 
 @check("sse.framing.well_formed", level=Level.MUST, applies=streamed, ref=WHATWG_SSE,
-       title="the event stream is valid UTF-8 and every event is terminated")
+       title="the event stream is valid UTF-8 and every event is terminated", proven_by=("invalid-utf8",))
 def framing_well_formed(observed: Observed) -> Iterator[Failure]:
-    observed.require_stream()
+    observed.require_event_stream()
     for issue in observed.exchange.sse.issues:
         excerpt = issue.excerpt.decode("utf-8", errors="backslashreplace")
         yield Failure("well-formed event-stream framing", f"{issue.kind} at byte {issue.offset}: {issue.detail}",
@@ -64,30 +64,34 @@ def framing_well_formed(observed: Observed) -> Iterator[Failure]:
 
 
 @check("sse.framing.data_is_json", level=Level.MUST, applies=streamed, ref=OPENAI_CHAT_STREAMING,
-       title="every data payload but [DONE] is a JSON document")
+       title="every data payload but [DONE] is a JSON document", proven_by=("chunk-not-json",))
 def data_is_json(observed: Observed) -> Iterator[Failure]:
-    observed.require_stream()
-    for chunk in observed.exchange.view(read_chunks):
+    for chunk in _data_events(observed):
         if not chunk.done and chunk.payload is NOT_JSON:
             yield Failure("a JSON payload", f"{chunk.event.data[:120]!r}", str(chunk.source))
 
 
-@check("sse.framing.ends_with_done", level=Level.MUST, applies=chat_streamed, ref=GPTEL_OPENAI,
-       title="the stream ends with `data: [DONE]`")
+def _data_events(observed: Observed) -> list[DataEvent]:
+    observed.require_event_stream()
+    return observed.exchange.view(read_data_events)
+
+
+@check("sse.framing.ends_with_done", level=Level.MUST, applies=streamed_ending_with_done, ref=GPTEL_OPENAI,
+       title="the stream ends with `data: [DONE]`", proven_by=("no-done",))
 def ends_with_done(observed: Observed) -> Iterator[Failure]:
     # MUST: gptel hands tool calls over only at [DONE] (they are lost without it), and clients that wait for the
-    # sentinel hang; the openai SDKs end cleanly without it. Chat only: the Responses API ends with
-    # response.completed and sends no [DONE].
-    chunks = observed.require_stream().chunks
+    # sentinel hang; the openai SDKs end cleanly without it. Only for the APIs whose streams end so (chat
+    # completions): the Responses API ends with response.completed and sends no [DONE].
+    chunks = _data_events(observed)
     if not any(chunk.done for chunk in chunks):
         last = str(chunks[-1].source) if chunks else "(no events)"
         yield Failure("a final `data: [DONE]` event", "the stream ended without it", last)
 
 
 @check("sse.framing.nothing_after_done", level=Level.MUST, applies=streamed, ref=OPENAI_CHAT_STREAMING,
-       title="no event follows `data: [DONE]`")
+       title="no event follows `data: [DONE]`", proven_by=("data-after-done",))
 def nothing_after_done(observed: Observed) -> Iterator[Failure]:
-    chunks = observed.require_stream().chunks
+    chunks = _data_events(observed)
     done_at = next((position for position, chunk in enumerate(chunks) if chunk.done), None)
     if done_at is not None:
         for chunk in chunks[done_at + 1:]:
@@ -107,12 +111,13 @@ def _sets_an_id(body: bytes) -> bool:
 
 
 @check("sse.framing.no_empty_event_after_id", level=Level.MUST, applies=streamed, ref=OPENAI_PYTHON_SSE_ID,
-       title="once an event has set `id:`, no block without data or event name is closed by a blank line")
+       title="once an event has set `id:`, no block without data or event name is closed by a blank line",
+       proven_by=("keepalive-after-event-id",))
 def no_empty_event_after_id(observed: Observed) -> Iterator[Failure]:
     # MUST: the standard dispatches nothing for a block without data, but the openai Python SDK (to 3.54 at
     # least) keeps the last event id and dispatches such a block as an event with empty data, then fails to parse
     # it as JSON. Keep-alive comments are fine in a stream without ids, or inside an event.
-    observed.require_stream()
+    observed.require_event_stream()
     if not _sets_an_id(observed.exchange.body):  # most streams set no id: nothing to walk line by line
         return
     seen_id, block = False, []

@@ -1,6 +1,3 @@
-"""Sources of generated cases: a case that names a source (`"source": "chains"`) is played as the examples its
-source generates, each a case of its own judged by every check that applies."""
-
-from lmconform.fuzz import chains, requests
-
-SOURCES = {chains.SOURCE: chains, requests.SOURCE: requests}
+"""Sources of generated examples (lmconform.source): previous_response_id programs (chains), single requests valid
+and invalid (requests), and the same answers in generated wire forms (streams); what their searches share (search)
+and what generated requests are drawn from (bodies, violations)."""

@@ -1,4 +1,5 @@
-"""Valid request bodies of chat completions and of the Responses API, as hypothesis strategies.
+"""What valid request bodies of every API are drawn from, as hypothesis strategies: texts, tool names, functions with
+their parameters, message contents and call ids. Each API's folder builds its bodies from them (`fuzz.py`: `BODIES`).
 
 Validity here is semantic, not only a shape a schema accepts: tool names are unique and drawn from the whole alphabet
 OpenAI allows (`^[a-zA-Z0-9_-]{1,64}$`); a `tool_choice` that names a function names one that is offered; an
@@ -63,7 +64,7 @@ CALL_COUNTS = st.integers(1, 3)  # calls in one assistant turn of a history
 TOOL_CHOICES = st.sampled_from(("absent", "none", "auto", "required", "named"))
 
 
-def _one_of(draw, items: list):
+def one_of(draw, items: list):
     """One of `items` (a list of dicts, which sampled_from cannot cache), by its position."""
     return items[draw(st.integers(0, len(items) - 1))]
 
@@ -131,11 +132,11 @@ FUNCTIONS = _function()
 FUNCTION_LISTS = st.lists(FUNCTIONS, min_size=1, max_size=MAX_TOOLS, unique_by=lambda function: function["name"])
 
 
-def _arguments(function: dict) -> str:
+def arguments(function: dict) -> str:
     return json.dumps(instance(function.get("parameters", {"type": "object"})), ensure_ascii=False)
 
 
-def _content(draw, text: str, part_type: str) -> str | list[dict]:
+def content(draw, text: str, part_type: str) -> str | list[dict]:
     """A message's text as a string, or as parts holding it (split in two now and then)."""
     form = draw(CONTENT_FORMS)
     if form == "string":
@@ -146,85 +147,7 @@ def _content(draw, text: str, part_type: str) -> str | list[dict]:
     return [{"type": part_type, "text": piece, **extra} for piece in pieces]
 
 
-def _call_ids(draw, count: int, prefix: str) -> list[str]:
+def call_ids(draw, count: int, prefix: str) -> list[str]:
     return [f"{prefix}{draw(CALL_NUMBERS)}_{index}" for index in range(count)]
 
 
-@st.composite
-def chat_bodies(draw) -> dict:
-    """A valid chat completion request (the run fills in its model, output cap and temperature)."""
-    offered = draw(FUNCTION_LISTS) if draw(MOSTLY) else []
-    messages: list[dict] = []
-    if draw(BOOLEANS):
-        role = draw(SYSTEM_ROLES)
-        messages.append({"role": role, "content": _content(draw, draw(texts), "text")})
-    for _ in range(draw(TURNS)):  # earlier exchanges of the conversation
-        messages.append({"role": "user", "content": _content(draw, draw(texts), "text")})
-        if offered and draw(BOOLEANS):
-            called = [_one_of(draw, offered) for _ in range(draw(CALL_COUNTS))]
-            ids = _call_ids(draw, len(called), "call_")
-            calls = [{"id": call_id, "type": "function", "function": {"name": f["name"], "arguments": _arguments(f)}}
-                     for call_id, f in zip(ids, called)]
-            messages.append({"role": "assistant", "content": None, "tool_calls": calls})
-            messages += ({"role": "tool", "tool_call_id": call_id, "content": _content(draw, draw(texts), "text")}
-                         for call_id in ids)
-        else:
-            messages.append({"role": "assistant", "content": _content(draw, draw(texts), "text")})
-    messages.append({"role": "user", "content": _content(draw, draw(texts), "text")})
-    body: dict[str, Any] = {"messages": messages}
-    if draw(BOOLEANS):
-        body["stream"] = True
-        if draw(BOOLEANS):
-            body["stream_options"] = {"include_usage": draw(BOOLEANS)}
-    if offered:
-        body["tools"] = [{"type": "function", "function": function} for function in offered]
-        choice = draw(TOOL_CHOICES)
-        if choice == "named":
-            body["tool_choice"] = {"type": "function", "function": {"name": _one_of(draw, offered)["name"]}}
-        elif choice != "absent":
-            body["tool_choice"] = choice
-        if draw(BOOLEANS):
-            body["parallel_tool_calls"] = draw(BOOLEANS)
-    return body
-
-
-@st.composite
-def responses_bodies(draw) -> dict:
-    """A valid Responses request: `input` as a string or as items, flattened tools, function_call_output turns."""
-    offered = draw(FUNCTION_LISTS) if draw(MOSTLY) else []
-    body: dict[str, Any] = {}
-    if draw(BOOLEANS):
-        body["input"] = draw(texts)
-    else:
-        items: list[dict] = []
-        if draw(BOOLEANS):
-            role = draw(SYSTEM_ROLES)
-            items.append({"role": role, "content": _content(draw, draw(texts), "input_text")})
-        items.append({"type": "message", "role": "user", "content": _content(draw, draw(texts), "input_text")})
-        if offered and draw(BOOLEANS):  # the model's function calls, answered: the turn that gives results
-            called = [_one_of(draw, offered) for _ in range(draw(CALL_COUNTS))]
-            ids = _call_ids(draw, len(called), "fc_")
-            items += ({"type": "function_call", "call_id": call_id, "name": f["name"], "arguments": _arguments(f)}
-                      for call_id, f in zip(ids, called))
-            items += ({"type": "function_call_output", "call_id": call_id, "output": draw(texts)} for call_id in ids)
-        elif draw(BOOLEANS):
-            items.append({"role": "assistant", "content": _content(draw, draw(texts), "output_text")})
-            items.append({"role": "user", "content": _content(draw, draw(texts), "input_text")})
-        body["input"] = items
-    if draw(BOOLEANS):
-        body["instructions"] = draw(texts)
-    if draw(BOOLEANS):
-        body["stream"] = True
-    if offered:
-        body["tools"] = [{"type": "function", **function} for function in offered]
-        choice = draw(TOOL_CHOICES)
-        if choice == "named":
-            body["tool_choice"] = {"type": "function", "name": _one_of(draw, offered)["name"]}
-        elif choice != "absent":
-            body["tool_choice"] = choice
-        if draw(BOOLEANS):
-            body["parallel_tool_calls"] = draw(BOOLEANS)
-    return body
-
-
-BODIES = {"chat": chat_bodies(), "responses": responses_bodies()}

@@ -3,7 +3,7 @@
 A program is a case of the Responses API whose turns create responses (with or without a forced function call),
 chain to earlier ones (each chained turn with its control: the same input alone), fork one twice with the same
 input, answer a function call, and use an id that was never issued. Programs are played and judged like any case,
-by the checks that apply to them; the chain checks (lmconform.checks.responses.chain) state the invariants once,
+by the checks that apply to them; the chain checks (lmconform.apis.responses.checks.chain) state the invariants once,
 for the hand-written chain cases and the generated ones alike. A program with a finding shrinks to the shortest
 one that still has it, and is reported with its turns and the requests that replay it.
 """
@@ -15,11 +15,13 @@ from dataclasses import replace
 
 from hypothesis import strategies as st
 
-from lmconform.cases import FIRST, Case, Turn
+from lmconform.cases import FIRST, Case, HttpTurn
+from lmconform.checks.evaluate import judged as evaluate_judged
 from lmconform.checks.observed import Observed
-from lmconform.fuzz.search import Search
+from lmconform.fuzz.search import Search, searched
 from lmconform.fuzz.search import search as generic_search
-from lmconform.target import DEFAULT_FUZZ_SHRINK
+from lmconform.settings import DEFAULT_FUZZ_SHRINK, RunSettings
+from lmconform.source import SourceContext
 
 SOURCE = "chains"
 STEPS = 8  # at most this many steps a program: each is one or two requests
@@ -41,13 +43,13 @@ class _Program:
     """Turns being written, with what each earlier one offers: a response to chain to, a call to answer."""
 
     def __init__(self) -> None:
-        self.turns: list[Turn] = []
+        self.turns: list[HttpTurn] = []
         self.responses: list[str] = []  # names of turns whose answer may be chained to
         self.calls: list[str] = []  # names of turns with a forced call not answered yet
 
     def add(self, body: dict, **references) -> str:
         name = FIRST if not self.turns else f"t{len(self.turns)}"
-        self.turns.append(Turn(name, body, **references))
+        self.turns.append(HttpTurn(name, body, **references))
         return name
 
 
@@ -83,7 +85,7 @@ def _step(draw, program: _Program) -> None:
         program.add({"input": "Continue.", "previous_response_id": UNKNOWN_ID})
 
 
-def as_case(seed_case: Case, turns: list[Turn], index: int) -> Case:
+def as_case(seed_case: Case, turns: list[HttpTurn], index: int) -> Case:
     """A program as a case of its own: the source's request fields, the program's first turn as its request."""
     first, *rest = turns
     body = {key: value for key, value in seed_case.body.items() if key != "input"}
@@ -148,3 +150,16 @@ def describe(observed: Observed) -> str:
 
 def _shown(body: dict) -> str:
     return ", ".join(f"{key}={value!r}"[:80] for key, value in body.items() if key != "tools") or "(the call's output)"
+
+
+# What the run asks of a source (lmconform.source): its cases are always part of a run, which plays none of their
+# examples when its settings leave them out; a check's verdict on an example is the check's own.
+judged = evaluate_judged
+
+
+def takes_part(settings: RunSettings) -> bool:
+    return True
+
+
+def examples(case: Case, context: SourceContext) -> list[Observed]:
+    return searched(case, context, SOURCE, search, describe)

@@ -13,16 +13,19 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import replace
+from types import ModuleType
 
 from hypothesis import strategies as st
 
+from lmconform.apis import api_of
 from lmconform.cases import Case
+from lmconform.checks.evaluate import judged as evaluate_judged
 from lmconform.checks.observed import Observed
-from lmconform.fuzz.bodies import BODIES
-from lmconform.fuzz.search import Search
+from lmconform.fuzz.search import Search, searched
 from lmconform.fuzz.search import search as generic_search
-from lmconform.fuzz.violations import VIOLATIONS, Violation, invalid_bodies
-from lmconform.target import DEFAULT_FUZZ_SHRINK
+from lmconform.fuzz.violations import Violation, invalid_bodies
+from lmconform.settings import DEFAULT_FUZZ_SHRINK, RunSettings
+from lmconform.source import SourceContext
 
 SOURCE = "requests"
 MODES = ("positive", "negative")
@@ -33,12 +36,13 @@ def mode_of(source: Case) -> str:
     return "negative" if source.invalid else "positive"
 
 
-def _expectation(api: str, body: dict) -> str:
-    """What a valid request must get. LM Studio refuses the object form of a chat `tool_choice` (a 4xx naming it);
-    the check of that form judges both answers, so such a request expects either."""
-    if api == "chat" and isinstance(body.get("tool_choice"), dict):
-        return "success_or_client_error"
-    return "success"
+def generated_requests(api: str) -> ModuleType:
+    """What the API's folder says of its generated requests (its fuzz.py): `BODIES`, `VIOLATIONS`, `expectation`,
+    `representatives`."""
+    module = api_of(api).room("fuzz")
+    if module is None:
+        raise ValueError(f"the {api} API generates no requests: its folder has no fuzz.py")
+    return module
 
 
 def as_case(source: Case, body: dict, seed: int | None, violation: str | None = None) -> Case:
@@ -48,14 +52,15 @@ def as_case(source: Case, body: dict, seed: int | None, violation: str | None = 
     if violation:
         provenance["note"] = f"one violation: {violation}"
     base = {key: value for key, value in source.body.items() if key not in body} if isinstance(source.body, dict) else {}
-    expect = "client_error" if violation else _expectation(source.api, body)
+    expect = "client_error" if violation else generated_requests(source.api).expectation(body)
     return replace(source, body={**base, **body}, source=None, provenance=provenance, expect_status=expect)
 
 
 def examples_of(source: Case, seed: int | None = None, violation: Violation | None = None) -> st.SearchStrategy[Case]:
+    valid = generated_requests(source.api).BODIES
     if violation is not None:
-        return invalid_bodies(source.api, violation).map(lambda drawn: as_case(source, drawn[1], seed, drawn[0]))
-    return BODIES[source.api].map(lambda body: as_case(source, body, seed))
+        return invalid_bodies(valid, violation).map(lambda drawn: as_case(source, drawn[1], seed, drawn[0]))
+    return valid.map(lambda body: as_case(source, body, seed))
 
 
 def representatives(source: Case) -> list[Case]:
@@ -63,21 +68,7 @@ def representatives(source: Case) -> list[Case]:
     if mode_of(source) == "negative":
         return [as_case(source, {}, None, "a representative violation")]
     function = {"name": "get_weather", "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}
-    if source.api == "chat":
-        tools = [{"type": "function", "function": function}]
-        choices = ["none", "auto", "required", {"type": "function", "function": {"name": "get_weather"}}]
-        body = {"messages": [{"role": "user", "content": "What is the weather in Paris?"}], "tools": tools}
-    else:
-        tools = [{"type": "function", **function}]
-        choices = ["none", "auto", "required", {"type": "function", "name": "get_weather"}]
-        body = {"input": "What is the weather in Paris?", "tools": tools}
-    bodies = [{**body, "stream": stream, "tool_choice": choice} for stream in (False, True) for choice in choices]
-    bodies += [{**body, "stream": True, "stream_options": {"include_usage": True}}]
-    if source.api == "responses":
-        call = {"type": "function_call", "call_id": "fc_1", "name": "get_weather", "arguments": "{}"}
-        bodies.append({**body, "input": [{"role": "user", "content": "Weather?"}, call,
-                                         {"type": "function_call_output", "call_id": "fc_1", "output": "Sunny"}]})
-    return [as_case(source, body, None) for body in bodies]
+    return [as_case(source, body, None) for body in generated_requests(source.api).representatives(function)]
 
 
 def search(source: Case, play: Callable[[Case], Observed], has_finding: Callable[[Observed], bool],
@@ -86,7 +77,7 @@ def search(source: Case, play: Callable[[Case], Observed], has_finding: Callable
     so that every kind is tried however the generator favours some (until one has a finding)."""
     if mode_of(source) == "positive":
         return generic_search(examples_of(source, seed), play, has_finding, examples, seed, shrink_plays)
-    kinds = VIOLATIONS[source.api]
+    kinds = generated_requests(source.api).VIOLATIONS
     kept: list[Observed] = []
     for position, violation in enumerate(kinds):
         share = examples // len(kinds) + (position < examples % len(kinds))
@@ -111,3 +102,16 @@ def describe(observed: Observed) -> str:
     if len(shown) > SHOWN_BODY_CHARS:
         shown = shown[:SHOWN_BODY_CHARS] + "…"
     return "\n".join([made + ":", f"  {shown}", "Replay:", f"  {observed.exchange.request.reproduction()}"])
+
+
+# What the run asks of a source (lmconform.source): its cases are always part of a run, which plays none of their
+# examples when its settings leave them out; a check's verdict on an example is the check's own.
+judged = evaluate_judged
+
+
+def takes_part(settings: RunSettings) -> bool:
+    return True
+
+
+def examples(case: Case, context: SourceContext) -> list[Observed]:
+    return searched(case, context, SOURCE, search, describe)

@@ -1,5 +1,6 @@
-"""The search every source of generated cases shares: generate up to a budget of examples, play each, and shrink the
-first one with a finding to the smallest example that still has one.
+"""The search every source of generated requests shares: generate up to a budget of examples, play each, and shrink
+the first one with a finding to the smallest example that still has one; and what such a source gives the run
+(`searched`: the examples of a case, lmconform.source).
 
 Settings fit a network target: no deadline (a slow answer is not a flaky test), no example database (a run is
 reproduced by its seed, not by files left behind), and every health check off (a target's latency is not the
@@ -8,8 +9,9 @@ generator's fault). Without a seed the search is derandomized: the same run send
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
+from pathlib import Path
 
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import seed as hypothesis_seed
@@ -17,8 +19,13 @@ from hypothesis import strategies as st
 from hypothesis.errors import Flaky
 
 from lmconform.cases import Case
+from lmconform.cases.writer import save_finding
+from lmconform.checks.evaluate import judged
 from lmconform.checks.observed import Observed
-from lmconform.target import DEFAULT_FUZZ_SHRINK
+from lmconform.checks.registry import Check
+from lmconform.settings import DEFAULT_FUZZ_SHRINK
+from lmconform.source import SourceContext
+from lmconform.vocabulary import Outcome
 
 
 @dataclass(frozen=True)
@@ -73,3 +80,47 @@ def search(examples_of: st.SearchStrategy[Case], play: Callable[[Case], Observed
         pass  # Flaky: a target that answered the same request differently; the finding stands as observed
     # Hypothesis plays the shrunk example last, so the last finding is the smallest.
     return Search(tuple(kept), found[-1] if found else None)
+
+
+# What a search of generated cases shrinks towards: a finding at these outcomes.
+SHRUNK_OUTCOMES = frozenset({Outcome.FAILED, Outcome.NON_STRICT})
+
+
+class FindingOf:
+    """Whether a generated example has a finding: judged by every check that applies and needs nothing of the run,
+    selected or not (what a search sends never depends on selection). Once one has, shrinking looks for the same
+    finding only: the checks that failed first, which keeps each step of shrinking cheap and the shrunk example about
+    the same defect."""
+
+    def __init__(self, checks: Iterable[Check]) -> None:
+        self.checks = [check for check in checks if not check.requires]
+
+    def __call__(self, observed: Observed) -> bool:
+        failing = [check for check in self.checks if check.applies(observed.case)
+                   and (verdict := judged(check, observed)) is not None and verdict.outcome in SHRUNK_OUTCOMES]
+        if failing and len(failing) < len(self.checks):
+            self.checks = failing
+        return bool(failing)
+
+
+def searched(case: Case, context: SourceContext, name: str, search_with: Callable[..., Search],
+             describe: Callable[[Observed], str]) -> list[Observed]:
+    """The examples a source of generated requests (called `name`, searching with `search_with` and describing an
+    example with `describe`) gives for `case`: those that kept every invariant, and the shrunk one that did not; none
+    when the run's settings leave the source or the case's mode out."""
+    settings = context.settings
+    if name not in settings.fuzz_sources or settings.fuzz_mode not in ("both", "negative" if case.invalid else "positive"):
+        return []
+
+    def play_example(example: Case) -> Observed:
+        observed = context.play(example)
+        observed.example = describe(observed)
+        return observed
+
+    found = search_with(case, play_example, FindingOf(context.checks), settings.fuzz_examples, settings.fuzz_seed,
+                        settings.fuzz_shrink)
+    if found.finding is not None and settings.fuzz_save:
+        saved = save_finding(found.finding.case, Path(settings.fuzz_save))
+        found.finding.example += f"\nSaved as the case {saved}" if saved else f"\nNot saved under {settings.fuzz_save}"
+        found.finding.judged.clear()  # judged again when asked, with where it was saved
+    return [*found.kept, *([found.finding] if found.finding else [])]

@@ -24,8 +24,11 @@ from lmconform.cases import Case
 from lmconform.checks.evaluate import Verdict, evaluate
 from lmconform.checks.observed import Observed
 from lmconform.checks.registry import Check
+from lmconform.fuzz.requests import generated_requests
 from lmconform.reference.streams import FORM_HEADER, PLAIN_SHOWS, SHOWS_HEADER, TAG, Form, features_of, parse_form
 from lmconform.reference.streams.form import LINE_ENDS
+from lmconform.settings import RunSettings
+from lmconform.source import SourceContext
 from lmconform.vocabulary import FINDINGS, Outcome
 
 # What a search counts and shrinks: what fails a run, and a check that could not judge what it was given.
@@ -60,7 +63,7 @@ class Example:
     city: str  # what a tool call's arguments name
     think: bool  # the answer reasons first
     calls: int  # tools the prompt asks for: 0, 1 or 2
-    usage: bool  # chat: stream_options.include_usage
+    usage: bool  # the usage chunk asked for (chat's stream_options.include_usage), where the API's streams have one
     form: Form
 
     def prompt(self) -> str:
@@ -69,24 +72,14 @@ class Example:
         return f"{self.words}{think}{asked} in {self.city}? {TAG}{self.form}"
 
     def body(self) -> dict:
-        if self.api == "chat":
-            body = {"messages": [{"role": "user", "content": self.prompt()}], "stream": True}
-            if self.calls:
-                body["tools"] = [{"type": "function", "function": tool} for tool in TOOLS]
-            if self.usage:
-                body["stream_options"] = {"include_usage": True}
-            return body
-        body = {"input": self.prompt(), "stream": True}
-        if self.calls:
-            body["tools"] = [{"type": "function", **tool} for tool in TOOLS]
-        return body
+        return generated_requests(self.api).stream_request(self.prompt(), TOOLS if self.calls else (), self.usage)
 
     def in_form(self, form: Form) -> Example:
         return replace(self, form=form)
 
 
 @st.composite
-def examples(draw, api: str) -> Example:
+def answers(draw, api: str) -> Example:
     """Examples of one API; shrinking turns features off first, then simplifies the words."""
     optional = [name for name in features_of(api) if name not in LINE_ENDS]
     chosen = draw(st.fixed_dictionaries({name: st.booleans() for name in optional}))
@@ -95,7 +88,7 @@ def examples(draw, api: str) -> Example:
     form = Form(draw(st.integers(min_value=0, max_value=2**32 - 1)), frozenset(features))
     words = " ".join(draw(st.lists(WORDS, max_size=4)))
     return Example(api, words, draw(st.sampled_from(CITIES)), draw(st.booleans()), draw(st.integers(0, 2)),
-                   api == "chat" and draw(st.booleans()), form)
+                   generated_requests(api).STREAM_USAGE and draw(st.booleans()), form)
 
 
 def drawn(api: str, count: int, seed: int = 0) -> list[Example]:
@@ -106,7 +99,7 @@ def drawn(api: str, count: int, seed: int = 0) -> list[Example]:
 
     @settings(max_examples=count, deadline=None, database=None, phases=[Phase.generate],
               suppress_health_check=list(HealthCheck))
-    @given(examples(api))
+    @given(answers(api))
     def collect(example: Example) -> None:
         found.append(example)
 
@@ -124,9 +117,10 @@ def as_case(source: Case, example: Example, index: int) -> Case:
     return replace(source, body=body, source=None, provenance=provenance)
 
 
-def representative(source: Case) -> Case:
+def representatives(source: Case) -> list[Case]:
     """An example that asks for everything (tools, usage, reasoning), for deciding which checks judge the source."""
-    return as_case(source, Example(source.api, "", CITIES[0], True, 2, source.api == "chat", Form(0, frozenset())), 0)
+    usage = generated_requests(source.api).STREAM_USAGE
+    return [as_case(source, Example(source.api, "", CITIES[0], True, 2, usage, Form(0, frozenset())), 0)]
 
 
 def played_form(observed: Observed) -> Form | None:
@@ -320,3 +314,28 @@ def findings_by(checks: list[Check]) -> Callable[[Observed], frozenset[str]]:
         return frozenset(found)
 
     return findings_of
+
+
+# What the run asks of a source (lmconform.source).
+def takes_part(settings: RunSettings) -> bool:
+    """Its cases are part of a run that sends generated answers through the target (--upstream-fuzz)."""
+    return settings.stream_examples > 0
+
+
+def examples(case: Case, context: SourceContext) -> list[Observed]:
+    """The generated answers through the target (a proxy) and straight to the upstream: those without a finding, and
+    each finding shrunk to the smallest form that still has it. Without generated answers to send, the case is its
+    own plain request, played as written."""
+    settings = context.settings
+    if not settings.stream_examples:
+        return context.written(case)
+
+    def play_example(example: Case) -> Observed:
+        observed = context.play(example)
+        observed.example = describe(observed)
+        return observed
+
+    # Judged by every check the run could hold the target to, selected or not, as generated requests are.
+    found = search(case, play_example, findings_by(list(context.checks)), settings.stream_examples,
+                   settings.stream_seed)
+    return [*found.kept, *(finding.observed for finding in found.findings)]

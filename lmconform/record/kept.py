@@ -16,7 +16,6 @@ from lmconform.wire.sse import parse_sse
 
 # The endpoints the suite has cases for: (method, path) -> (case folder, the endpoint's part of the file name).
 ENDPOINTS = {(api.method, api.path): (api.name, api.slug) for api in APIS.values()}
-FEATURES = {"responses": "responses", "messages": "messages", "native_chat": "native_chat"}
 # A recorder script names what it is doing in this header; it becomes the case's description and is not recorded.
 LABEL_HEADER = "x-lmconform-label"
 # Hop-by-hop and framing headers: the transport's, not the client's.
@@ -153,8 +152,7 @@ def description(name: str, captured: Captured, body: Any, index: int, taken: set
         tools = body.get("tools")
         count = len(tools) if isinstance(tools, list) else 0
         endpoint = ENDPOINTS.get((captured.method, captured.path.split("?", 1)[0]))
-        kind = {"chat": "chat completion", "messages": "message", "native_chat": "native chat"}.get(
-            endpoint[0] if endpoint else "", "response")
+        kind = APIS[endpoint[0]].noun if endpoint else "response"
         what = ("streamed " if body.get("stream") is True else "") + kind + (f" with {count} tools" if count else "")
     description = f"{name}: {what}"
     if description[:80] not in taken:

@@ -34,12 +34,12 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from lmconform.cases import Turn, call_answer, chain_probe
+from lmconform.apis import APIS
+from lmconform.cases import HttpTurn, call_answer, cases_folder, chain_probe
 from lmconform.cases.writer import create, descriptions_in, next_index
 from lmconform.files import write_json_atomically
 from lmconform.record.kept import (
     ENDPOINTS,
-    FEATURES,
     LABEL_HEADER,
     NOT_JSON,
     UNKNOWN_PREVIOUS_MARKER,
@@ -136,17 +136,19 @@ class Recorder:
             return
         api, endpoint_slug = endpoint
         body = parsed_json(captured.body) if captured.body else None
-        previous = body.get("previous_response_id") if api == "responses" and isinstance(body, dict) else None
+        chain = APIS[api].recorded_chain
+        previous = body.get(chain) if chain and isinstance(body, dict) else None
         if isinstance(previous, str):
-            self._chained(captured, answer, body, previous)
+            self._chained(captured, answer, api, endpoint_slug, body, previous)
             return
         path = self._write_case(captured, answer, api, endpoint_slug, body)
-        if api == "responses" and 200 <= status < 300:
+        if chain and 200 <= status < 300:
             response_id = response_id_of(bytes(answer.body), answer.content_type)
             if response_id is not None:
                 self._turns[response_id] = path
 
-    def _chained(self, captured: Captured, answer: Answer, body: dict, previous: str) -> None:
+    def _chained(self, captured: Captured, answer: Answer, api: str, endpoint_slug: str, body: dict,
+                 previous: str) -> None:
         """A turn chained with previous_response_id: see the module's docstring for what is kept, and why."""
         where = f"{captured.method} {captured.path}"
         succeeded = 200 <= (answer.status or 0) < 300
@@ -159,8 +161,8 @@ class Recorder:
                             "record the chain from its first turn")
                 return
             note = "chained to a response the recorder never saw; the id is replaced by a marker no server issues"
-            marked = {**body, "previous_response_id": UNKNOWN_PREVIOUS_MARKER}
-            self._write_case(captured, answer, "responses", "responses", marked, note)
+            marked = {**body, APIS[api].recorded_chain: UNKNOWN_PREVIOUS_MARKER}
+            self._write_case(captured, answer, api, endpoint_slug, marked, note)
             return
         parent = self._turns[previous]
         turns, why_not = _continuation(body)
@@ -195,7 +197,7 @@ class Recorder:
         answered = f"answered HTTP {status} by {self.answered_by or 'the recording endpoint'}"
         if status >= 400:
             answered += f": {error_message(bytes(answer.body))}"
-        folder = self.folder / api
+        folder = cases_folder(self.folder, api)
         folder.mkdir(parents=True, exist_ok=True)
         stem = f"recorded-{slug(name)}-{endpoint_slug}"
         document = {
@@ -207,7 +209,7 @@ class Recorder:
                 "note": "; ".join(part for part in (note, answered) if part),
                 "headers": kept_headers(captured.headers),
             },
-            **({"feature": FEATURES[api]} if api in FEATURES else {}),
+            **({"feature": api} if APIS[api].optional else {}),
             "request": request,
             "expect": {"status": "success" if 200 <= status < 300 else "client_error"},
         }
@@ -224,7 +226,7 @@ class Recorder:
         return path
 
 
-def _continuation(body: dict) -> tuple[tuple[Turn, ...] | None, str | None]:
+def _continuation(body: dict) -> tuple[tuple[HttpTurn, ...] | None, str | None]:
     """A recorded chained turn as the further turns of the case it continues, or None and why it cannot be."""
     given = body.get("input")
     items = given if isinstance(given, list) else []
@@ -237,7 +239,7 @@ def _continuation(body: dict) -> tuple[tuple[Turn, ...] | None, str | None]:
     return None, "its input answers calls by this recording's call ids, beside other items"
 
 
-def _with_turns(case: dict, turns: tuple[Turn, ...]) -> dict:
+def _with_turns(case: dict, turns: tuple[HttpTurn, ...]) -> dict:
     """The case with its turns right after its request, where a reader looks for what is sent."""
     document = {}
     for key, value in case.items():

@@ -22,7 +22,7 @@ class RecordingServer(ReferenceServer):
     """The recording endpoint on a loopback port, in a background thread, started and stopped as the reference
     server is. It answers as its own reference server, or passes requests to `upstream`.
 
-        with RecordingServer(Path("lmconform/cases")) as server:
+        with RecordingServer(Path("lmconform/apis")) as server:
             ...  # point a client at server.base_url; server.recorder.written lists the files
     """
 
@@ -42,7 +42,7 @@ class RecordingServer(ReferenceServer):
 def _run(args: argparse.Namespace) -> int:
     if args.to.name in APIS:
         print(f"lmconform record: --to names the cases folder that holds {', '.join(sorted(APIS))}/ "
-              f"(e.g. lmconform/cases), not {args.to}", file=sys.stderr)
+              f"(e.g. lmconform/apis), not {args.to}", file=sys.stderr)
         return USAGE_ERROR
     try:
         server = RecordingServer(args.to, args.client, args.upstream, args.listen)
@@ -72,11 +72,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "record", help="keep what a client sends as case files",
         description="Listens on 127.0.0.1:PORT, answers as the embedded reference server (or the --upstream "
-                    "server) and writes each request as FOLDER/<api>/recorded-<client>-<endpoint>-<n>.json. "
+                    "server) and writes each request as FOLDER/<api>/recorded-<client>-<endpoint>-<n>.json "
+                    "(FOLDER/<api>/cases/ in lmconform/apis). "
                     "Credentials are written as [Filtered]; no file is ever overwritten.")
     parser.add_argument("--listen", type=int, required=True, metavar="PORT", help="loopback port to listen on")
     parser.add_argument("--to", type=Path, required=True, metavar="FOLDER",
-                        help="the cases folder that holds chat/ and responses/, e.g. lmconform/cases")
+                        help="the folder that holds a folder per API, e.g. lmconform/apis (each API's cases/ there)")
     parser.add_argument("--client", metavar="NAME",
                         help="client name for file names and provenance (default: from its headers)")
     parser.add_argument("--upstream", metavar="URL",

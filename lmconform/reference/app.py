@@ -23,35 +23,39 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
-from lmconform.reference.chat import DEFAULT_MODEL, chat_completions
-from lmconform.reference.faults import Stage, apply, parse_faults
-from lmconform.reference.faults.coverage_chat import UNKNOWN_ROUTE_200
-from lmconform.reference.messages import create_message
-from lmconform.reference.native_chat import native_chat
-from lmconform.reference.responses import create_response, get_response
-from lmconform.reference.store import DEFAULT_STORE_SIZE, ResponseStore
+from lmconform.apis import APIS
+from lmconform.reference.faults import parse_faults
+from lmconform.reference.faults.server import UNKNOWN_ROUTE_200
+from lmconform.reference.store import DEFAULT_STORE_SIZE
 from lmconform.reference.streams import DEFAULT_PAUSE_S, parse_form
 
 _FAULT_PREFIX = re.compile(r"/faults/([^/]*)(/.*)?")
 _STREAM_PREFIX = re.compile(r"/streams/([^/]*)(/.*)?")
-# A path that ends in an id is looked up by its pattern; the endpoint reads the id from the path.
-_ID_PATH = re.compile(r"(/v1/responses/)[^/]+")
+Endpoint = Callable[[Request, frozenset[str]], Awaitable[Response]]
 
 
-async def list_models(request: Request, faults: frozenset[str]) -> Response:
-    entry = {"id": DEFAULT_MODEL, "object": "model", "owned_by": "organization_owner"}  # LM Studio's: no `created`
-    models = apply(Stage.MODELS_LIST, faults, [entry])
-    return apply(Stage.MODELS_REPLY, faults, JSONResponse({"object": "list", "data": models}))
+class _Routes:
+    """Every door's routes (`ROUTES` of each API's reference/door.py): a path as it is, or a template whose
+    `{name}` parts stand for one path segment each (`/v1/responses/{id}`); the endpoint reads them from the path."""
 
+    def __init__(self) -> None:
+        self.exact: dict[tuple[str, str], Endpoint] = {}
+        self.templates: list[tuple[str, re.Pattern[str], Endpoint]] = []
+        for api in APIS.values():
+            door = api.room("reference.door")
+            for (method, path), endpoint in (door.ROUTES if door is not None else {}).items():
+                if "{" in path:
+                    pattern = re.compile(re.sub(r"\\{[a-z_]+\\}", "[^/]+", re.escape(path)))
+                    self.templates.append((method, pattern, endpoint))
+                else:
+                    self.exact[method, path] = endpoint
 
-_ENDPOINTS: dict[tuple[str, str], Callable[[Request, frozenset[str]], Awaitable[Response]]] = {
-    ("GET", "/v1/models"): list_models,
-    ("POST", "/v1/chat/completions"): chat_completions,
-    ("POST", "/v1/responses"): create_response,
-    ("POST", "/v1/messages"): create_message,
-    ("POST", "/api/v1/chat"): native_chat,
-    ("GET", "/v1/responses/{id}"): get_response,
-}
+    def endpoint(self, method: str, path: str) -> Endpoint | None:
+        found = self.exact.get((method, path))
+        if found is None:
+            found = next((endpoint for wanted, pattern, endpoint in self.templates
+                          if wanted == method and pattern.fullmatch(path)), None)
+        return found
 
 
 class _Dispatcher:
@@ -60,6 +64,7 @@ class _Dispatcher:
 
     def __init__(self, faults: frozenset[str]) -> None:
         self.faults = faults
+        self.routes = _Routes()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         response = await self.respond(Request(scope, receive))
@@ -81,7 +86,7 @@ class _Dispatcher:
             except ValueError as error:
                 return JSONResponse({"error": str(error)}, status_code=404)
             path = streams[2] or "/"
-        endpoint = _ENDPOINTS.get((request.method, _ID_PATH.sub(r"\1{id}", path)))
+        endpoint = self.routes.endpoint(request.method, path)
         if endpoint is None:
             message = f"Unexpected endpoint or method. ({request.method} {path})"
             if UNKNOWN_ROUTE_200 in faults:  # LM Studio's answer, word for word
@@ -100,6 +105,6 @@ def create_app(faults: frozenset[str] = frozenset(), store_size: int = DEFAULT_S
     app = Starlette(routes=[Route("/{path:path}", _Dispatcher(parse_faults(faults)))])
     app.state.stopping = threading.Event()
     app.state.stream_pause = stream_pause
-    app.state.store = ResponseStore(store_size)
-    app.state.native_store = ResponseStore(store_size)  # LM Studio's own stored chats, apart from /v1/responses
+    app.state.store_size = store_size
+    app.state.stores = {}  # each door's conversations (lmconform.reference.store.store_of)
     return app

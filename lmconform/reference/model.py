@@ -2,7 +2,7 @@
 
 Checks need answers they can predict from the request alone, so nothing here is random and nothing reads the
 clock: the same request body always gets the same plan, ids included. The request is assumed valid
-(lmconform.reference.chat validates it first).
+(each door validates it first).
 """
 
 from __future__ import annotations

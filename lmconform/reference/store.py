@@ -86,3 +86,12 @@ class ResponseStore:
         with self._lock:
             chain = [other for other in self._entries.values() if other.root == entry.root]
         return max([entry, *chain], key=lambda other: other.serial)
+
+
+def store_of(request: Any, door: str) -> ResponseStore:
+    """The store a door keeps its conversations in: one per door and server, made on its first request (each door
+    its own, as LM Studio keeps its native chats apart from /v1/responses)."""
+    state = request.app.state
+    if door not in state.stores:
+        state.stores[door] = ResponseStore(state.store_size)
+    return state.stores[door]

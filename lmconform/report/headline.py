@@ -17,9 +17,9 @@ from dataclasses import dataclass, field
 
 from lmconform.apis import APIS
 from lmconform.report.markdown import md
-from lmconform.report.names import api_title, surface_name
 from lmconform.report.records import CaseResult
-from lmconform.vocabulary import OUTCOME_STYLES, Outcome, surface_rank
+from lmconform.surfaces import client_line, surface_name, surface_rank
+from lmconform.vocabulary import OUTCOME_STYLES, Outcome
 
 WORKS, PARTLY, BREAKS, NOT_OFFERED = "works", "partly", "breaks", "not offered"
 # How a status is shown: the outcome whose colours it takes, and a symbol that reads without colour.
@@ -129,7 +129,7 @@ def build_headline(rows: Iterable[CaseResult], stable: bool = False) -> Headline
                                                    if key[1] in api_order else len(api_order), key[1]))
     return Headline(
         clients=tuple(line_of(f"client-{fragment(surface.removeprefix('client.'))}-{fragment(api)}",
-                              f"{surface_name(surface)} · {api_title(api)}", clients[surface, api], stable)
+                              client_line(surface, api), clients[surface, api], stable)
                       for surface, api in client_keys),
         surfaces=tuple(line_of(f"surface-{fragment(topic)}", topic, surfaces[topic], stable)
                        for topic in sorted(surfaces, key=lambda topic: (surface_order[topic], topic))),

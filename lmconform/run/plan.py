@@ -8,17 +8,17 @@ import sys
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 
-from lmconform.apis import APIS
+from lmconform.apis import APIS, HTTP, STDIO
 from lmconform.cases import Case, load_cases
 from lmconform.checks import select
-from lmconform.checks.clients import load_sdks
 from lmconform.checks.registry import Check
+from lmconform.clients import load_sdks
 from lmconform.expectations import Expectations
 from lmconform.fingerprint import fingerprint
-from lmconform.fuzz.streams import SOURCE as STREAMS
-from lmconform.run.run import Run, applies, discover, discover_bridge
-from lmconform.target import HTTP, STDIO, Target
-from lmconform.vocabulary import Requirement
+from lmconform.run.run import Run, applies, discover, run_requirements
+from lmconform.run.sources import SOURCES
+from lmconform.settings import RunSettings
+from lmconform.target import Target
 from lmconform.wire.collector import freeze_long_lived
 
 # The bridge of the embedded run: lmconform's reference bridge with its deterministic echo agent, which needs no
@@ -30,11 +30,6 @@ EMBEDDED_BRIDGE = (sys.executable, "-m", "lmconform.bridge", "--agent", "echo", 
 
 def embedded_bridge(faults: tuple[str, ...] = (), profile: str = "strict") -> tuple[str, ...]:
     return (*EMBEDDED_BRIDGE, "--profile", profile, *(word for fault in faults for word in ("--fault", fault)))
-
-
-def run_requirements(target: Target, upstream: Target | None) -> frozenset[Requirement]:
-    """What a run against `target` (and `upstream`, if any) offers the checks that require something."""
-    return target.profile_requirements | ({Requirement.UPSTREAM} if upstream is not None else frozenset())
 
 
 @dataclass(frozen=True)
@@ -51,6 +46,7 @@ class RunPlan:
     faults: tuple[str, ...] = ()  # of the embedded reference server
     bridge_faults: tuple[str, ...] = ()  # of the embedded reference bridge
     probe: bool = True  # fingerprint the target when the run starts (a few GET requests)
+    settings: RunSettings = RunSettings()
     _servers: list = field(default_factory=list, compare=False, repr=False)
 
     @cached_property
@@ -60,10 +56,10 @@ class RunPlan:
     def pairs(self, api: str) -> list[tuple[Case, Check]]:
         """Every case of `api` with every selected check that judges it, in case then check order; none when the
         target has no address for the API's transport (an HTTP endpoint has no bridge, and a bridge no HTTP API).
-        The sources of generated wire forms take part only when the run sends some (--upstream-fuzz)."""
+        A case a source makes examples of takes part when its source does with the run's settings."""
         if not self.target.reaches(APIS[api].transport):
             return []
-        cases = [case for case in load_cases(api) if case.source != STREAMS or self.target.stream_examples]
+        cases = [case for case in load_cases(api) if not case.source or SOURCES[case.source].takes_part(self.settings)]
         return [(case, check) for case in cases for check in self.checks if applies(check, case)]
 
     def start(self) -> Run:
@@ -87,14 +83,14 @@ class RunPlan:
                 target = discover(target)
                 if self.probe:
                     target = replace(target, fingerprint={**fingerprint(target), **(target.fingerprint or {})})
-            if target.bridge_command and any(target.reaches(APIS[api].transport) and APIS[api].transport == STDIO
-                                             for api in self.apis):
-                target = discover_bridge(target)
+            players = {APIS[api].room("run") for api in self.apis if target.reaches(APIS[api].transport)}
+            for player in sorted(players - {None}, key=lambda module: module.__name__):
+                target = player.discover(target)  # what a player finds out before its first case
             upstream = discover(self.upstream) if self.upstream else None
         except BaseException:
             self.stop()
             raise
-        return Run(target, self.expectations, upstream, checks=self.checks, on_close=self.stop)
+        return Run(target, self.expectations, upstream, checks=self.checks, on_close=self.stop, settings=self.settings)
 
     def stop(self) -> None:
         """Stop the embedded reference server, if this plan started one."""
@@ -114,6 +110,8 @@ class RunPlan:
 
 
 def run_suite(target: Target, apis: tuple[str, ...] = tuple(APIS), include=(), exclude=(),
-              expectations: Expectations | None = None, upstream: Target | None = None, probe: bool = True) -> Run:
+              expectations: Expectations | None = None, upstream: Target | None = None, probe: bool = True,
+              settings: RunSettings = RunSettings()) -> Run:
     """Every case of `apis` x every selected check that applies, against a running target."""
-    return RunPlan(target, upstream, tuple(include), tuple(exclude), expectations, tuple(apis), probe=probe).run_all()
+    return RunPlan(target, upstream, tuple(include), tuple(exclude), expectations, tuple(apis), probe=probe,
+                   settings=settings).run_all()

@@ -5,10 +5,11 @@ selected, a case is played the same way: checks only read what was sent here."""
 from __future__ import annotations
 
 from lmconform.apis import api_of
-from lmconform.cases import FIRST, Case, Turn
+from lmconform.cases import FIRST, Case, HttpTurn
 from lmconform.checks.observed import Observed, PlayedTurn, generation_of
-from lmconform.run.play_stdio import play_stdio
-from lmconform.target import STDIO, Target
+from lmconform.normalize.reading import reading
+from lmconform.settings import RunSettings
+from lmconform.target import Target
 from lmconform.vocabulary import NotApplicable
 from lmconform.wire.http import HttpExchange
 from lmconform.wire.transport import open_transport
@@ -18,17 +19,21 @@ class _NotSendable(Exception):
     """A turn refers to an answer that has nothing to continue from."""
 
 
-def request_body(case: Case, target: Target):
-    """The case's body as sent to `target`: the run's model, output cap and temperature where the case has none."""
-    return case.body_for(target.model, target.max_tokens, target.temperature)
+def request_body(case: Case, target: Target, settings: RunSettings):
+    """The case's body as sent to `target`: the target's model, and the run's output cap and temperature, where the
+    case has none."""
+    return case.body_for(target.model, settings.max_tokens, settings.temperature)
 
 
-def play(case: Case, target: Target, upstream: Target | None = None) -> Observed:
-    if api_of(case.api).transport == STDIO:  # a conversation with a process: no upstream to compare with
-        return play_stdio(case, target)
+def play(case: Case, target: Target, upstream: Target | None = None, settings: RunSettings = RunSettings()) -> Observed:
+    """The case played by its API's player: over HTTP (below) unless the API brings its own (a conversation with a
+    process over stdio, lmconform.apis.vscodelm.run), which has no upstream to compare with."""
+    player = api_of(case.api).room("run")
+    if player is not None:
+        return player.play(case, target, settings)
     transport = open_transport(target)
     try:
-        body = request_body(case, target)
+        body = request_body(case, target, settings)
         exchange = transport.send(case.method, case.path, body, case.raw_body)
         answers: dict[str, HttpExchange] = {FIRST: exchange}
         turns: dict[str, PlayedTurn] = {}
@@ -46,20 +51,20 @@ def play(case: Case, target: Target, upstream: Target | None = None) -> Observed
     if upstream is not None:
         upstream_transport = open_transport(upstream)
         try:
-            sent_upstream = upstream_transport.send(case.method, case.path, request_body(case, upstream), case.raw_body)
+            sent_upstream = upstream_transport.send(case.method, case.path, request_body(case, upstream, settings),
+                                                    case.raw_body)
         finally:
             upstream_transport.close()
     return Observed(case, target, exchange, turns, upstream_exchange=sent_upstream, upstream_target=upstream)
 
 
-def _turn_body(case: Case, request: dict, turn: Turn, answers: dict[str, HttpExchange]) -> dict:
-    api = api_of(case.api)
+def _turn_body(case: Case, request: dict, turn: HttpTurn, answers: dict[str, HttpExchange]) -> dict:
     previous_id = _answer_id(case, turn.previous, answers) if turn.previous else None
     call = answered = None
     if turn.answers_call_of:
         answered = _answered(turn.answers_call_of, answers)
         call = (_first_call_id(case, turn.answers_call_of, answers), turn.call_output)
-    return api.continuation(request, turn.body, previous_id, call, answered)
+    return reading(case.api).continuation(request, turn.body, previous_id, call, answered)
 
 
 def _answered(name: str, answers: dict[str, HttpExchange]) -> HttpExchange:
@@ -72,7 +77,7 @@ def _answered(name: str, answers: dict[str, HttpExchange]) -> HttpExchange:
 
 
 def _answer_id(case: Case, name: str, answers: dict[str, HttpExchange]) -> str:
-    answer_id = api_of(case.api).answer_id(_answered(name, answers))
+    answer_id = reading(case.api).answer_id(_answered(name, answers))
     if answer_id is None:
         raise _NotSendable(f"the answer it continues ({name}) has no id to chain from")
     return answer_id

@@ -1,5 +1,5 @@
-"""A run: one target, the cases played against it (each once, or K times with --repeat, or as the examples of a
-generated source), and the verdicts given on them, with what the target is known to fail."""
+"""A run: one target, the cases played against it (each once, or K times with --repeat, or as the examples their
+source makes, lmconform.source), and the verdicts given on them, with what the target is known to fail."""
 
 from __future__ import annotations
 
@@ -7,59 +7,34 @@ import time
 from collections.abc import Callable
 from dataclasses import replace
 from datetime import UTC, datetime
-from pathlib import Path
 
 from lmconform import __version__
 from lmconform.cases import Case, load_cases
-from lmconform.cases.writer import save_finding
-from lmconform.checks.evaluate import Verdict, evaluate, worst_of
+from lmconform.checks.evaluate import Verdict, judged, worst_of
 from lmconform.checks.observed import Observed
 from lmconform.checks.registry import REGISTRY, Check
 from lmconform.expectations import Expectations
-from lmconform.fuzz import SOURCES, streams
-from lmconform.normalize.vscodelm import CHAT_INFORMATION
 from lmconform.run.exchanges import exchange_text, keeps_exchange, kept_exchanges
 from lmconform.run.play import play
+from lmconform.run.sources import SOURCES
+from lmconform.settings import RunSettings
+from lmconform.source import SourceContext
 from lmconform.target import Target
-from lmconform.vocabulary import Outcome, Requirement
+from lmconform.vocabulary import Requirement
 from lmconform.wire.http import route_missing, send
-from lmconform.wire.stdio import StdioTransport
 
-# What a search of generated cases shrinks towards: a finding at these outcomes.
-SHRUNK_OUTCOMES = frozenset({Outcome.FAILED, Outcome.NON_STRICT})
+
+def run_requirements(target: Target, upstream: Target | None) -> frozenset[Requirement]:
+    """What a run against `target` (and `upstream`, if any) offers the checks that require something."""
+    return target.profile_requirements | ({Requirement.UPSTREAM} if upstream is not None else frozenset())
 
 
 def applies(check: Check, case: Case) -> bool:
-    """Whether `check` judges `case`, decided from the case alone; for a source of generated cases, from an example
-    holding every kind of step it can generate."""
-    if case.source == streams.SOURCE:
-        return check.applies(streams.representative(case))
+    """Whether `check` judges `case`, decided from the case alone; for a case a source makes examples of, from the
+    source's representatives (examples holding every kind of step it makes)."""
     if case.source:
         return any(check.applies(example) for example in SOURCES[case.source].representatives(case))
     return check.applies(case)
-
-
-def judged(check: Check, observed: Observed) -> Verdict | None:
-    """The verdict of `check` on `observed`, evaluated once however often it is asked for (checks only read)."""
-    if check.id not in observed.judged:
-        observed.judged[check.id] = evaluate(check, observed)
-    return observed.judged[check.id]
-
-
-class _FindingOf:
-    """Whether a generated example has a finding: judged by every check that applies, selected or not (what a search
-    sends never depends on selection). Once one has, shrinking looks for the same finding only: the checks that
-    failed first, which keeps each step of shrinking cheap and the shrunk example about the same defect."""
-
-    def __init__(self) -> None:
-        self.checks = [check for check in REGISTRY.values() if not check.requires]
-
-    def __call__(self, observed: Observed) -> bool:
-        failing = [check for check in self.checks if check.applies(observed.case)
-                   and (verdict := judged(check, observed)) is not None and verdict.outcome in SHRUNK_OUTCOMES]
-        if failing and len(failing) < len(self.checks):
-            self.checks = failing
-        return bool(failing)
 
 
 class TargetUnreachable(Exception):
@@ -79,30 +54,14 @@ def discover(target: Target) -> Target:
     return target
 
 
-def discover_bridge(target: Target) -> Target:
-    """Start the bridge once and ask for its models; the first one's id is the `modelId` cases send. A bridge that
-    cannot be started at all is unreachable; one that answers badly is left for the cases to judge."""
-    if target.bridge_model:
-        return target
-    transport = StdioTransport(target)
-    try:
-        exchange = transport.send(CHAT_INFORMATION, None, {"silent": True})
-    finally:
-        transport.close()
-    if exchange.error_kind == "unreachable":
-        raise TargetUnreachable(exchange.error)
-    result = exchange.response.value.get("result") if exchange.response is not None else None
-    models = result.get("models") if isinstance(result, dict) else None
-    first = models[0] if isinstance(models, list) and models and isinstance(models[0], dict) else {}
-    return replace(target, bridge_model=first["id"]) if isinstance(first.get("id"), str) and first["id"] else target
-
-
 class Run:
     def __init__(self, target: Target, expectations: Expectations | None = None, upstream: Target | None = None,
-                 checks: list[Check] | None = None, on_close: Callable[[], None] | None = None) -> None:
+                 checks: list[Check] | None = None, on_close: Callable[[], None] | None = None,
+                 settings: RunSettings = RunSettings()) -> None:
         self.target = target
         self.expectations = expectations
         self.upstream = upstream
+        self.settings = settings
         self.checks = checks if checks is not None else list(REGISTRY.values())  # the selected ones
         self._on_close = on_close
         self.started = datetime.now(UTC)
@@ -116,22 +75,39 @@ class Run:
         return self.examples(case)[0]
 
     def examples(self, case: Case) -> list[Observed]:
-        """Every answer a case is judged on: one; K with --repeat K; a source's generated examples. A streams source
-        sends none without --upstream-fuzz: it is then its own plain request, played as any case."""
+        """Every answer a case is judged on: the case played as written (once; K times with --repeat), or the
+        examples its source makes of it (lmconform.source)."""
         if case.id not in self._examples:
-            if case.source == streams.SOURCE and self.target.stream_examples:
-                self._examples[case.id] = self._stream_searched(case)
-            elif case.source and case.source != streams.SOURCE:
-                self._examples[case.id] = self._searched(case)
+            if case.source:
+                self._examples[case.id] = SOURCES[case.source].examples(case, self._context(case))
             else:
-                first = play(case, self.target, self.upstream)
-                self._examples[case.id] = [first]  # kept at once: the case may be its own feature's probe
-                first.feature_missing = self._feature_missing(case, first)
-                for _ in range(self.target.repeat - 1):
-                    again = play(case, self.target, self.upstream)
-                    again.feature_missing = first.feature_missing
-                    self._examples[case.id].append(again)
+                self._written(case)
         return self._examples[case.id]
+
+    def _written(self, case: Case) -> list[Observed]:
+        first = play(case, self.target, self.upstream, self.settings)
+        self._examples[case.id] = [first]  # kept at once: the case may be its own feature's probe
+        first.feature_missing = self._feature_missing(case, first)
+        for _ in range(self.settings.repeat - 1):
+            again = play(case, self.target, self.upstream, self.settings)
+            again.feature_missing = first.feature_missing
+            self._examples[case.id].append(again)
+        return self._examples[case.id]
+
+    def _context(self, case: Case) -> SourceContext:
+        """What a source is given for `case`: its examples are played as any case is, with whether the target lacks
+        the case's feature; they are judged by every check the run could hold the target to, selected or not (what
+        a source sends never depends on selection)."""
+        feature_missing = self._feature_missing(case)
+
+        def play_example(example: Case) -> Observed:
+            observed = play(example, self.target, self.upstream, self.settings)
+            observed.feature_missing = feature_missing
+            return observed
+
+        available = run_requirements(self.target, self.upstream)
+        return SourceContext(self.target, self.upstream, self.settings, play_example, self._written,
+                             tuple(check for check in REGISTRY.values() if check.requires <= available))
 
     def _feature_missing(self, case: Case, observed: Observed | None = None) -> bool:
         """Decided from the feature's first valid case: a 404 to an invalid request is an answer, not a missing route."""
@@ -142,48 +118,8 @@ class Run:
         probe = next((c for c in load_cases(case.api) if c.feature == case.feature and c.valid and not c.source),
                      None)
         if probe is None or probe.id == case.id:
-            return route_missing(observed.exchange if observed else play(case, self.target).exchange)
+            return route_missing(observed.exchange if observed else play(case, self.target, settings=self.settings).exchange)
         return route_missing(self.observe(probe).exchange)
-
-    def _searched(self, case: Case) -> list[Observed]:
-        """A source's examples: those that kept every invariant, and the shrunk one that did not."""
-        source = SOURCES[case.source]
-        if case.source not in self.target.fuzz_sources or \
-                self.target.fuzz_mode not in ("both", "negative" if case.invalid else "positive"):
-            return []
-        feature_missing = self._feature_missing(case)
-
-        def play_example(example: Case) -> Observed:
-            observed = play(example, self.target, self.upstream)
-            observed.feature_missing = feature_missing
-            observed.example = source.describe(observed)
-            return observed
-
-        found = source.search(case, play_example, _FindingOf(), self.target.fuzz_examples, self.target.fuzz_seed,
-                              self.target.fuzz_shrink)
-        if found.finding is not None and self.target.fuzz_save:
-            saved = save_finding(found.finding.case, Path(self.target.fuzz_save))
-            found.finding.example += f"\nSaved as the case {saved}" if saved else f"\nNot saved under {self.target.fuzz_save}"
-            found.finding.judged.clear()  # judged again when asked, with where it was saved
-        return [*found.kept, *([found.finding] if found.finding else [])]
-
-    def _stream_searched(self, case: Case) -> list[Observed]:
-        """A streams source's examples through the target (a proxy) and straight to the upstream: those without a
-        finding, and each finding shrunk to the smallest form that still has it."""
-        feature_missing = self._feature_missing(case)
-
-        def play_example(example: Case) -> Observed:
-            observed = play(example, self.target, self.upstream)
-            observed.feature_missing = feature_missing
-            observed.example = streams.describe(observed)
-            return observed
-
-        # Judged by every check the run could hold the target to, selected or not, as for chains.
-        available = self.target.profile_requirements | ({Requirement.UPSTREAM} if self.upstream else frozenset())
-        checks = [check for check in REGISTRY.values() if check.requires <= available]
-        found = streams.search(case, play_example, streams.findings_by(checks), self.target.stream_examples,
-                               self.target.stream_seed)
-        return [*found.kept, *(finding.observed for finding in found.findings)]
 
     def observations(self) -> dict[str, Observed]:
         """Every case played so far, by case id, with its (first) exchange: for reports that show the exchange."""
@@ -216,15 +152,14 @@ class Run:
 
     def _verdict(self, case: Case, check: Check) -> Verdict | None:
         examples = self.examples(case)
-        # An example of generated forms that the upstream's own answer fails too passed through (streams.judged).
-        judge = streams.judged if case.source == streams.SOURCE else judged
+        judge = SOURCES[case.source].judged if case.source else judged
         verdicts = [verdict for verdict in (judge(check, observed) for observed in examples
                                             if check.applies(observed.case)) if verdict is not None]
         if not verdicts:
             return None
         if case.source:
             verdict = max(verdicts, key=lambda verdict: verdict.outcome.severity)
-        elif self.target.repeat > 1:
+        elif self.settings.repeat > 1:
             verdict = worst_of(verdicts)
         else:
             (verdict,) = verdicts

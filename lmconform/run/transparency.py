@@ -15,6 +15,7 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
+from lmconform.apis import APIS
 from lmconform.cases import load_cases
 from lmconform.checks.registry import REGISTRY
 from lmconform.expectations import ExpectationError
@@ -24,7 +25,6 @@ from lmconform.run.play import play
 from lmconform.target import Target
 from lmconform.vocabulary import Requirement
 
-APIS = ("chat", "responses")
 ROW_KEYS = {"api", "features", "findings", "reason"}
 
 
@@ -58,6 +58,12 @@ def source_case(api: str):
     return next(case for case in load_cases(api) if case.source == streams.SOURCE)
 
 
+def stream_apis() -> tuple[str, ...]:
+    """The APIs whose answers the reference server writes in generated forms: those with a case of the streams
+    source, in the table's order."""
+    return tuple(api for api in APIS if any(case.source == streams.SOURCE for case in load_cases(api)))
+
+
 def _rows(api: str, found: streams.Search) -> list[StreamRow]:
     """A row per set of features: the same cause found again under another seed is the same row."""
     by_features: dict[frozenset[str], list[streams.Finding]] = {}
@@ -73,8 +79,10 @@ def _rows(api: str, found: streams.Search) -> list[StreamRow]:
 
 
 def fuzz_streams(proxy: Target, upstream: Target, examples: int, seed: int = 0,
-                 apis: tuple[str, ...] = APIS) -> StreamFuzz:
-    """`examples` generated answers in all, shared between `apis`, through `proxy` and straight to `upstream`."""
+                 apis: tuple[str, ...] | None = None) -> StreamFuzz:
+    """`examples` generated answers in all, shared between `apis` (by default every API with a streams source),
+    through `proxy` and straight to `upstream`."""
+    apis = stream_apis() if apis is None else apis
     checks = [check for check in REGISTRY.values() if check.requires <= {Requirement.UPSTREAM}]
     findings_of = streams.findings_by(checks)
     rows: list[StreamRow] = []
@@ -94,8 +102,8 @@ def fuzz_streams(proxy: Target, upstream: Target, examples: int, seed: int = 0,
 
 def serves_forms(upstream: Target) -> bool:
     """Whether the upstream answers a request that names a form in that form: lmconform's reference server does."""
-    example = streams.drawn("chat", 1)[0]
-    answer = play(streams.as_case(source_case("chat"), example, 0), upstream)
+    api = stream_apis()[0]
+    answer = play(streams.as_case(source_case(api), streams.drawn(api, 1)[0], 0), upstream)
     return streams.played_form(answer) is not None
 
 

@@ -16,30 +16,15 @@ import posixpath
 from functools import cache
 from typing import Any
 
+from lmconform.apis import APIS
 from lmconform.schemas.documents import BASE_URI, LEVEL_KEY, OverlayError, base_documents, patched, schema_paths
 from lmconform.schemas.grading import SchemaFinding, SchemaSet, json_type
 
 # The payloads of each API, by kind: what a client sends ("request"), a 2xx JSON body ("body"), each `data:` payload
-# of a 2xx event stream ("event"), and the JSON body of a 4xx or 5xx answer ("error").
+# of a 2xx event stream ("event"), and the JSON body of a 4xx or 5xx answer ("error"), as each API's entry names them.
 PAYLOAD_SCHEMAS: dict[tuple[str, str], str] = {
-    ("chat", "request"): "chat/request.json",
-    ("chat", "body"): "chat/completion.json",
-    ("chat", "event"): "chat/stream-payload.json",
-    ("chat", "error"): "chat/error.json",
-    ("responses", "request"): "responses/request.json",
-    ("responses", "body"): "responses/response.json",
-    ("responses", "event"): "responses/events/event.json",
-    ("responses", "error"): "responses/error.json",
-    ("messages", "request"): "messages/request.json",
-    ("messages", "body"): "messages/message.json",
-    ("messages", "event"): "messages/events/event.json",
-    ("messages", "error"): "messages/error.json",
-    ("native_chat", "request"): "native_chat/request.json",
-    ("native_chat", "body"): "native_chat/result.json",
-    ("native_chat", "event"): "native_chat/events/event.json",
-    ("native_chat", "error"): "native_chat/error.json",
-    ("models", "body"): "models/list.json",
-    ("models", "error"): "common/error.json",
+    (api.name, kind): posixpath.normpath(f"{api.name}/{path}") for api in APIS.values()
+    for kind, path in api.schemas.items()
 }
 KINDS = ("request", "body", "event", "error")
 # Which overlays each profile of lmconform.target.PROFILES applies, in order.
@@ -73,20 +58,36 @@ def event_schemas(api: str) -> dict[str, str]:
     return found
 
 
-# What `chat/stream-payload.json` takes for no error: openai-python raises only for a truthy `error` member.
-FALSY = (None, False, 0, "", {}, [])
+@cache
+def _member_dispatch(path: str) -> tuple[str, list, str, str] | None:
+    """For a dispatcher that picks its branch by whether a member holds a value that counts (chat's stream payload:
+    an `error` member that is not null, false, 0, "", {} or [] makes an in-stream error), the member, the values that
+    do not count, and the schemas of the two branches; read from its `if`, `then` and `else`."""
+    dispatcher = base_documents()[BASE_URI + path]
+    condition, folder = dispatcher.get("if", {}), path.rpartition("/")[0]
+    required = condition.get("required", [])
+    if len(required) != 1 or "then" not in dispatcher or "else" not in dispatcher:
+        return None
+    excluded = condition.get("properties", {}).get(required[0], {}).get("not", {}).get("enum")
+    branches = [dispatcher[branch].get("$ref", "") for branch in ("then", "else")]
+    if excluded is None or not all(branch.endswith(".json") for branch in branches):
+        return None
+    then, else_ = (posixpath.normpath(f"{folder}/{branch}") for branch in branches)
+    return required[0], excluded, then, else_
 
 
 def schema_for(api: str, kind: str, payload: Any = None) -> str:
     """The schema (its path, `chat/chunk.json`) a payload of `api` and `kind` is validated against. A stream payload
     goes straight to the branch its dispatcher would take — an event told apart by `type` to the schema of its type
-    (the dispatcher for a type it does not know), a chat payload to the chunk or the in-stream error — so that each
-    is checked by one schema instead of every branch."""
+    (the dispatcher for a type it does not know), one told apart by a member (chat's in-stream error) to its
+    branch — so that each is checked by one schema instead of every branch."""
     path = PAYLOAD_SCHEMAS[(api, kind)]
     if kind != "event" or not isinstance(payload, dict):
         return path
-    if api == "chat":
-        return "chat/error.json" if payload.get("error", None) not in FALSY else "chat/chunk.json"
+    by_member = _member_dispatch(path)
+    if by_member is not None:
+        member, excluded, then, else_ = by_member
+        return then if payload.get(member, None) not in excluded else else_
     return event_schemas(api).get(payload.get("type"), path) if isinstance(payload.get("type"), str) else path
 
 

@@ -18,6 +18,8 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
+from lmconform.apis import APIS
+
 SCHEMAS_DIR = Path(__file__).resolve().parent
 OVERLAYS_DIR = SCHEMAS_DIR / "overlays"
 BASE_URI = "https://lmconform.dev/schemas/"
@@ -28,18 +30,29 @@ class OverlayError(ValueError):
     """An overlay that does not fit the base schemas it patches."""
 
 
+@cache
+def schema_files() -> dict[str, Path]:
+    """Every schema document by its path (`chat/chunk.json`): an API's schemas are in its folder
+    (`apis/chat/schemas/chunk.json`), those every API shares beside this module (`common/error.json`); overlays
+    are not schemas."""
+    shared = {path.relative_to(SCHEMAS_DIR).as_posix(): path for path in SCHEMAS_DIR.rglob("*.json")
+              if path.parent.name != "overlays"}
+    owned = {f"{api.name}/{path.relative_to(api.folder / 'schemas').as_posix()}": path
+             for api in APIS.values() for path in (api.folder / "schemas").rglob("*.json")}
+    return dict(sorted({**shared, **owned}.items()))
+
+
 def schema_paths() -> list[str]:
-    """Every schema document, as its path under SCHEMAS_DIR (`chat/chunk.json`); overlays are not schemas."""
-    return sorted(path.relative_to(SCHEMAS_DIR).as_posix() for path in SCHEMAS_DIR.rglob("*.json")
-                  if path.parent.name != "overlays")
+    """Every schema document, as its path (`chat/chunk.json`)."""
+    return list(schema_files())
 
 
 @cache
 def base_documents() -> dict[str, dict]:
     """Every schema document by `$id`; each `$id` is BASE_URI + its path, so a file is found from its id."""
     documents = {}
-    for relative in schema_paths():
-        document = json.loads((SCHEMAS_DIR / relative).read_text())
+    for relative, path in schema_files().items():
+        document = json.loads(path.read_text())
         if document.get("$id") != BASE_URI + relative:
             raise OverlayError(f"{relative}: $id is {document.get('$id')!r}, expected {BASE_URI + relative!r}")
         documents[BASE_URI + relative] = document

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from lmconform.target import HTTP, STDIO, Target
+from lmconform.apis import HTTP, STDIO
+from lmconform.target import Target
 from lmconform.wire.exchange import Exchange
 from lmconform.wire.http import HttpTransport
 from lmconform.wire.stdio import StdioTransport

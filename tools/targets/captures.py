@@ -25,8 +25,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from lmconform import __version__
-from lmconform.cases import FIRST, load_case
-from lmconform.cases.reader import CASES_DIR
+from lmconform.cases import FIRST, case_file, load_case
 from lmconform.checks.observed import Observed, PlayedTurn
 from lmconform.files import write_json_atomically
 from lmconform.reference import ReferenceServer
@@ -75,8 +74,7 @@ def _exchange(record: dict[str, Any]) -> HttpExchange:
 
 def observed(capture: dict[str, Any], target: Target) -> Observed:
     """A capture as the checks see it: the case, its answer and its turns' answers."""
-    api, slug = capture["case"].split("/", 1)
-    case = load_case(CASES_DIR / api / f"{slug}.json")
+    case = load_case(case_file(capture["case"]))
     by_name = {record["name"]: _exchange(record) for record in capture["exchanges"]}
     turns = {turn.name: PlayedTurn(turn, by_name[turn.name]) for turn in case.turns if turn.name in by_name}
     return Observed(case, target, by_name[FIRST], turns)
@@ -134,8 +132,7 @@ def capture(name: str) -> int:
         old.unlink()
     kept = 0
     for case_id, seen in sorted(run.observations().items()):
-        api, slug = case_id.split("/", 1)
-        if load_case(CASES_DIR / api / f"{slug}.json").source:  # a source of generated cases: no answer of its own
+        if load_case(case_file(case_id)).source:  # a source of generated cases: no answer of its own
             continue
         write_json_atomically(folder / f"{case_id}.json", capture_record(seen))
         kept += 1

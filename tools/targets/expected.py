@@ -36,7 +36,8 @@ from lmconform.checks.evaluate import Verdict
 from lmconform.checks.registry import unmatched_patterns
 from lmconform.expectations import ExpectationError, Expectations, load_expectations
 from lmconform.run import Run, run_suite
-from lmconform.target import DEFAULT_FUZZ_EXAMPLES, Target
+from lmconform.settings import DEFAULT_FUZZ_EXAMPLES, RunSettings
+from lmconform.target import Target
 from lmconform.vocabulary import Outcome
 from tools.targets.process import RunningTarget
 
@@ -71,9 +72,15 @@ class TargetFile:
                           label=self.label,
                           server_version=server_version)
         return Target(base_url=base_url, api_key=api_key, model=self.model, label=label or self.label,
-                      server_version=server_version, max_tokens=self.max_tokens, temperature=self.temperature,
-                      fuzz_examples=self.fuzz_examples, fuzz_sources=self.fuzz_sources,
-                      fuzz_shrink=self.fuzz_shrink)
+                      server_version=server_version)
+
+    @property
+    def settings(self) -> RunSettings:
+        """The run's settings: a bridge has its output cap and temperature on its own command line."""
+        if self.bridge:
+            return RunSettings()
+        return RunSettings(max_tokens=self.max_tokens, temperature=self.temperature, fuzz_examples=self.fuzz_examples,
+                           fuzz_sources=self.fuzz_sources, fuzz_shrink=self.fuzz_shrink)
 
 
     def bridge_command(self, base_url: str, api_key: str | None = None) -> tuple[str, ...]:
@@ -105,8 +112,8 @@ def load_target_file(path: Path) -> TargetFile:
     return TargetFile(path=path, label=data["label"], start=data["start"], model=run.get("model"),
                       max_tokens=run.get("max_tokens"), temperature=run.get("temperature"), apis=apis,
                       checks=checks, exclude=exclude, fuzz_examples=run.get("fuzz_examples", DEFAULT_FUZZ_EXAMPLES),
-                      fuzz_sources=tuple(run.get("fuzz_sources", Target.fuzz_sources)),
-                      fuzz_shrink=run.get("fuzz_shrink", Target.fuzz_shrink),
+                      fuzz_sources=tuple(run.get("fuzz_sources", RunSettings.fuzz_sources)),
+                      fuzz_shrink=run.get("fuzz_shrink", RunSettings.fuzz_shrink),
                       upstream=run.get("upstream", False), expectations=expectations, bridge=run.get("bridge", False))
 
 
@@ -121,7 +128,7 @@ def run_target_file(spec: TargetFile, running: RunningTarget, upstream_url: str 
                          None if spec.bridge else running.label)
     if running.build:
         target = replace(target, fingerprint={"build": running.build})  # kept beside what the run's probes find
-    return run_suite(target, spec.apis, spec.checks, spec.exclude, spec.expectations, upstream)
+    return run_suite(target, spec.apis, spec.checks, spec.exclude, spec.expectations, upstream, settings=spec.settings)
 
 
 @dataclass(frozen=True)

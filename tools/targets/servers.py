@@ -20,7 +20,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from lmconform import __version__ as LMCONFORM_VERSION
-from lmconform.reference.chat import DEFAULT_MODEL as REFERENCE_MODEL
+from lmconform.reference.wire import DEFAULT_MODEL as REFERENCE_MODEL
 from tools.targets.install import (
     CPU_VARIANT,
     CPU_VARIANT_FLAGS,

@@ -1,21 +1,48 @@
-"""The fault catalogue: each fault reproduces one real-world defect, and changes nothing else. Importing this
-package registers every fault in `FAULTS`, in catalogue order: those of chat, the model list and the HTTP framing,
-then those of the Responses API, of Anthropic's Messages API and of LM Studio's native chat; then the defects of
-docs/coverage.md (`coverage_*`), then the variants: valid forms real servers send differently from OpenAI, which no
-check may report above INFO; then those that change one member of one kind of object (schema.py).
+"""The fault catalogue: each fault reproduces one real-world defect, and changes nothing else. `FAULTS` (read from
+here) holds every fault, in catalogue order: the faults of each API of the table, in the table's order, as its
+`reference/faults` module declares them (the defects, those of docs/coverage.md, the variants — valid forms real
+servers send differently from OpenAI, which no check may report above INFO —, those that change one member of one
+kind of object, and those only generated requests reach), then those of the server as a whole (server.py).
 
 A check proves itself against the catalogue: it passes on the clean server and fails on exactly the faults
 about its defect. That only works if a fault is narrow, so each one names a single deviation from what LM
 Studio sends, and declares the checks it makes fail (`Fault.findings`), which the project's tests hold it to.
+
+The catalogue is gathered when first read, not when this package is imported: an API's stages and faults modules
+import the registry below it, and must not find themselves half-imported by a catalogue gathered meanwhile.
 """
 
-# In catalogue order: each module registers its faults when it is imported.
-from lmconform.reference.faults import chat, responses  # noqa: F401, I001  (registration)
-from lmconform.reference.faults import messages, native_chat  # noqa: F401
-from lmconform.reference.faults import coverage_chat, coverage_responses  # noqa: F401
-from lmconform.reference.faults import variants  # noqa: F401
-from lmconform.reference.faults import schema  # noqa: F401
-from lmconform.reference.faults import generated  # noqa: F401  (last in the catalogue)
-from lmconform.reference.faults.registry import FAULTS, Fault, Stage, apply, parse_faults
+from __future__ import annotations
 
-__all__ = ["FAULTS", "Fault", "Stage", "apply", "parse_faults"]
+from collections.abc import Iterable
+
+from lmconform.apis import APIS
+from lmconform.reference.faults import registry
+from lmconform.reference.faults.registry import Fault, Stage, apply
+
+
+def catalogue() -> dict[str, Fault]:
+    """Every fault: each API's faults module (and the server's own) imported, so registered, first."""
+    for api in APIS.values():
+        api.room("reference.faults")
+    from lmconform.reference.faults import server  # noqa: F401  (registration)
+
+    return registry.FAULTS
+
+
+def parse_faults(names: Iterable[str]) -> frozenset[str]:
+    """The faults named, each checked against the whole catalogue; ValueError for an unknown name."""
+    chosen, known = frozenset(names), catalogue()
+    for name in sorted(chosen):
+        if name not in known:
+            raise ValueError(f"unknown fault {name!r}; known: {', '.join(known)}")
+    return chosen
+
+
+def __getattr__(name: str) -> dict[str, Fault]:
+    if name == "FAULTS":
+        return catalogue()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+__all__ = ["FAULTS", "Fault", "Stage", "apply", "catalogue", "parse_faults"]

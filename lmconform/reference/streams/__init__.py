@@ -10,7 +10,7 @@ This is a way of rendering, not a fault: a fault changes what the server says, a
 
 from lmconform.reference.streams.form import FEATURES, PLAIN, Feature, Form, features_of, parse_form
 from lmconform.reference.streams.frames import AFTER_ID, EVENT_ON_CHAT, RETRY_ALONE, Trouble
-from lmconform.reference.streams.render import PLAIN_SHOWS, Rendered, render_chat, render_responses
+from lmconform.reference.streams.render import PLAIN_SHOWS, Rendered, rendered
 from lmconform.reference.streams.serve import (
     DEFAULT_PAUSE_S,
     FORM_HEADER,
@@ -26,4 +26,4 @@ from lmconform.reference.streams.serve import (
 
 __all__ = ["AFTER_ID", "DEFAULT_PAUSE_S", "EVENT_ON_CHAT", "FEATURES", "FORM_HEADER", "PLAIN", "PLAIN_SHOWS",
            "RETRY_ALONE", "SHOWS_HEADER", "TAG", "TROUBLES_HEADER", "Feature", "Form", "Rendered", "Trouble", "features_of",
-           "last_user_text", "parse_form", "render_chat", "render_responses", "requested_form", "streamed", "thought", "untagged"]
+           "last_user_text", "parse_form", "rendered", "requested_form", "streamed", "thought", "untagged"]

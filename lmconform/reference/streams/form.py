@@ -12,15 +12,13 @@ import random
 import re
 from dataclasses import dataclass
 
-CHAT, RESPONSES = "chat", "responses"
-BOTH = frozenset({CHAT, RESPONSES})
+from lmconform.apis import api_of
 
 
 @dataclass(frozen=True)
 class Feature:
     name: str
     shows: str  # how a cause reads: "CRLF line ends"
-    apis: frozenset[str] = BOTH
     group: str | None = None  # at most one feature of a group: the line ends
 
 
@@ -31,8 +29,8 @@ FEATURES: dict[str, Feature] = {feature.name: feature for feature in (
     Feature("no-space", "`data:` without the space"),
     Feature("comments", "comment lines in and between events"),
     Feature("keep-alives", "keep-alive comment blocks and blank lines between events"),
-    Feature("event-lines", "`event: message` lines", frozenset({CHAT})),
-    Feature("no-event-lines", "no `event:` lines", frozenset({RESPONSES})),
+    Feature("event-lines", "`event: message` lines"),
+    Feature("no-event-lines", "no `event:` lines"),
     Feature("event-after-data", "`event:` lines after the `data:` lines"),
     Feature("ids", "`id:` lines"),
     Feature("retry", "`retry:` lines"),
@@ -43,8 +41,8 @@ FEATURES: dict[str, Feature] = {feature.name: feature for feature in (
     Feature("one-byte-writes", "a stretch of the body sent one byte per write"),
     Feature("fragments", "deltas from one character to the whole string"),
     Feature("empty-deltas", "empty-content deltas"),
-    Feature("reasoning-content", "reasoning in `reasoning_content`", frozenset({CHAT})),
-    Feature("usage-null", "`usage: null` on every chunk", frozenset({CHAT})),
+    Feature("reasoning-content", "reasoning in `reasoning_content`"),
+    Feature("usage-null", "`usage: null` on every chunk"),
     Feature("extra-keys", "unknown extra keys"),
     Feature("key-order", "keys in any order"),
     Feature("json-space", "whitespace inside the JSON"),
@@ -57,7 +55,10 @@ SEED_PICKS = 0.4  # the chance a seed alone turns a feature on
 
 
 def features_of(api: str) -> tuple[str, ...]:
-    return tuple(name for name, feature in FEATURES.items() if api in feature.apis)
+    """The features the streams of `api` can take, as its folder's reference/streams.py lists them (none when the
+    reference server writes its streams in no generated form), in the catalogue's order."""
+    module = api_of(api).room("reference.streams")
+    return tuple(name for name in FEATURES if module is not None and name in module.FEATURES)
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from lmconform.reference.streams.form import CHAT, Form
+from lmconform.reference.streams.form import Form
 
 _COMMENTS = ("", " keep-alive", " ping - 2026-11-22 10:00:00.000000+00:00", " OPENROUTER PROCESSING",
              " \u2713 still working", " \t")
@@ -50,8 +50,8 @@ class Framed:
 
 
 class _Framer:
-    def __init__(self, form: Form, api: str) -> None:
-        self.form, self.api = form, api
+    def __init__(self, form: Form, event_lines: bool) -> None:
+        self.form, self.event_lines = form, event_lines
         self.colon = ":" if form.has("no-space") else ": "
         self.rngs = {name: form.rng(name) for name in ("comments", "keep-alives", "ids", "retry", "event-lines",
                                                        "event-after-data") if form.has(name)}
@@ -91,7 +91,7 @@ class _Framer:
         if self.chance("comments", _COMMENT_CHANCE if position else 1.0):
             before.append(":" + self.rngs["comments"].choice(_COMMENTS))
         lines = [self.field("data", line) for line in data.split("\n")]
-        if name is None and self.api == CHAT and self.chance("event-lines", _EVENT_LINE_CHANCE if position else 1.0):
+        if name is None and self.event_lines and self.chance("event-lines", _EVENT_LINE_CHANCE if position else 1.0):
             name = "message"
             if not done:
                 self.framed.troubles.add(EVENT_ON_CHAT)
@@ -112,12 +112,13 @@ class _Framer:
         return [*before, *lines, ""]
 
 
-def frame_events(events: list[tuple[str | None, str]], form: Form, api: str) -> Framed:
-    """`events` are (the name for an `event:` line or None, the data, line breaks included); the last one of a chat
-    stream is [DONE], after which openai-python reads nothing."""
-    framer = _Framer(form, api)
+def frame_events(events: list[tuple[str | None, str]], form: Form, event_lines: bool, ends_with_done: bool) -> Framed:
+    """`events` are (the name for an `event:` line or None, the data, line breaks included); `event_lines`: an
+    unnamed event may get an `event: message` line (the `event-lines` feature of a stream whose events have no
+    names); `ends_with_done`: the last one is [DONE], after which openai-python reads nothing."""
+    framer = _Framer(form, event_lines)
     for position, (name, data) in enumerate(events):
-        done = api == CHAT and position == len(events) - 1
+        done = ends_with_done and position == len(events) - 1
         framer.framed.blocks.append(framer.block(position, name, data, done))
     if form.has("retry") and "retry" not in framer.framed.effects:
         # The feature is on: one `retry:` field at least, inside the first event.

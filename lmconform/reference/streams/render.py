@@ -1,13 +1,12 @@
-"""A whole answer in a form: the plain chunks or events rewritten (answers), written as JSON (json_text), framed
-as an event stream (frames) and cut into writes (writes), with a sentence saying what the form did."""
+"""A whole answer in a form: the plain chunks or events rewritten (by the API's reference/streams.py, with answers),
+written as JSON (json_text), framed as an event stream (frames) and cut into writes (writes), with a sentence saying
+what the form did."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
-from lmconform.reference.streams.answers import chat_chunks, responses_events
-from lmconform.reference.streams.form import CHAT, FEATURES, LINE_ENDS, RESPONSES, Form
+from lmconform.reference.streams.form import FEATURES, LINE_ENDS, Form
 from lmconform.reference.streams.frames import Trouble, frame_events, line_ended
 from lmconform.reference.streams.json_text import JsonWriter
 from lmconform.reference.streams.writes import Write, cut_writes
@@ -33,31 +32,15 @@ class Rendered:
         return " + ".join(self.shows) or PLAIN_SHOWS
 
 
-def _rendered(form: Form, api: str, events: list[tuple[str | None, str]], effects: set[str],
-              writer: JsonWriter) -> Rendered:
-    framed = frame_events(events, form, api)
+def rendered(form: Form, events: list[tuple[str | None, str]], effects: set[str], writer: JsonWriter,
+             features: tuple[str, ...], ends_with_done: bool = False, always: frozenset[str] = frozenset()) -> Rendered:
+    """The events (each with the name for its `event:` line, or None) framed and cut into writes as `form` says,
+    among the `features` the API's streams can take; `always`: features that change every answer of the API."""
+    framed = frame_events(events, form, "event-lines" in features, ends_with_done)
     cut = cut_writes(line_ended(framed.blocks, form), form)
-    always = {"no-space", "key-order", "json-space", *LINE_ENDS, *({"no-event-lines"} if api == RESPONSES else ())}
+    always = {"no-space", "key-order", "json-space", *LINE_ENDS, *always}
     effective = effects | framed.effects | cut.effects | (always & form.features)
     effective |= {name for name, did in (("unicode-escapes", writer.escaped), ("multiline-data", writer.broken)) if did}
-    effective &= {name for name, feature in FEATURES.items() if api in feature.apis}
+    effective &= set(features)
     shows = tuple(cut.shows.get(name, FEATURES[name].shows) for name in FEATURES if name in effective)
     return Rendered(form, tuple(cut.writes), shows, frozenset(effective), frozenset(framed.troubles))
-
-
-def render_chat(plain: list[dict[str, Any]], reasoning: str | None, form: Form) -> Rendered:
-    """The chunks the plain server would stream (without [DONE]), with `reasoning` first if any, in the form."""
-    chunks, effects = chat_chunks(plain, reasoning, form)
-    writer = JsonWriter(form)
-    events = [(None, writer.dumps(chunk)) for chunk in chunks] + [(None, "[DONE]")]
-    return _rendered(form, CHAT, events, effects, writer)
-
-
-def render_responses(plain: list[dict[str, Any]], form: Form) -> Rendered:
-    """The events the plain server would stream (not yet numbered), in the form, each with its sequence_number."""
-    events, effects = responses_events(plain, form)
-    writer = JsonWriter(form)
-    named = not form.has("no-event-lines")
-    framed = [(event["type"] if named else None, writer.dumps({**event, "sequence_number": number}))
-              for number, event in enumerate(events)]
-    return _rendered(form, RESPONSES, framed, effects, writer)

@@ -1,0 +1,12 @@
+"""Chat completions: `POST /v1/chat/completions`, OpenAI's chat API as LM Studio and every compatible server offer it,
+streamed as `chat.completion.chunk` events or answered with one `chat.completion`."""
+
+from lmconform.apis.entry import HTTP, Api
+
+API = Api("chat", "Chat completions", HTTP, "POST", "/v1/chat/completions", output_cap="max_tokens",
+          enumerations=frozenset({"object", "role", "finish_reason", "type"}),
+          format_at=("response_format",), ends_with_done=True,
+          clients={"client.void": "Void", "client.openai_python": "openai SDK for Python"},
+          schemas={"request": "request.json", "body": "completion.json", "event": "stream-payload.json",
+                   "error": "error.json"},
+          noun="chat completion", lmstudio_errors="string", shows_http_faults=True)

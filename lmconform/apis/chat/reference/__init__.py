@@ -1,0 +1,1 @@
+"""The reference server's door for chat completions, and the faults it serves."""

@@ -1,0 +1,14 @@
+"""The stages of a chat completion that faults transform, in the order the door makes an answer."""
+
+from lmconform.reference.faults.registry import Stage
+
+REQUEST = Stage("the chat request body as parsed, before validation")
+REFUSAL = Stage("the 400 response to an invalid chat request")
+CONTEXT_OVERFLOW = Stage("the 400 response to a chat request whose prompt does not fit the context")
+PLAN = Stage("the model's Plan, before its tokens are counted")
+TOOL_CALLS = Stage("the message's tool_calls entries, which the stream cuts into deltas")
+TOOL_CALL_DELTAS = Stage("the streamed tool_calls entries of each call, its opening delta first")
+BODY = Stage("the non-stream chat.completion body, as returned")
+OBJECT = Stage("each chunk of a stream, or the non-stream body, as the server renders it")
+STREAM = Stage("what the data lines of a stream carry: chunk objects, then the string [DONE]")
+SSE = Stage("the bytes of a stream as they are sent, an event at a time; also given the server's stopping Event")

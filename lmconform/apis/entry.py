@@ -1,0 +1,73 @@
+"""What the table says of an API (`Api`, the entry each API's folder declares as `API`), and how the rest of
+lmconform reaches the rooms an API brings (`Api.room`). Nothing here imports any other part of lmconform: the
+entries stand on the ground floor, so that every floor can read the table."""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
+
+HTTP, STDIO = "http", "stdio"  # the transports a case may be sent over
+FOLDER = Path(__file__).resolve().parent
+
+
+@dataclass(frozen=True)
+class Api:
+    name: str  # its folder, and the first part of a case id: `chat/void-weather-tool`
+    title: str  # what reports call it: "Anthropic Messages"
+    transport: str  # how a case is sent: HTTP, or STDIO (JSON-RPC to a process, lmconform.wire.stdio)
+    method: str  # where its cases go, unless a case says otherwise (over stdio: the JSON-RPC method)
+    path: str  # "" over stdio
+    output_cap: str | None = None  # the request field a run's --max-tokens fills in
+    # String fields whose values are enumerations clients branch on: kept, not masked, in shape snapshots.
+    enumerations: frozenset[str] = frozenset({"object", "type"})
+    model_field: str = "model"  # the request field the target's model fills in
+    tools_at: tuple[str, ...] = ("tools",)  # where a request lists its tools
+    format_at: tuple[str, ...] = ()  # where a request names its output's format (the `type` inside it), if it can
+    ends_with_done: bool = False  # its event streams end with `data: [DONE]`, as OpenAI's chat completions do
+    # The clients lmconform replays its answers through, by the surface of their checks (`client.void`), each with
+    # the name reports give it ("Void").
+    clients: dict[str, str] = field(default_factory=dict, hash=False)
+    # A target may not offer it: its cases name the API as their `feature`, and a target without its route gets
+    # UNSUPPORTED for them, not FAILED.
+    optional: bool = False
+    noun: str = "response"  # what a request of it is called in the description of a recorded case
+    stored_path: str | None = None  # where the server gives back one of its answers by id, if it keeps them
+    # Its cases show the faults of the HTTP framing (status, content type, SSE bytes) in the proxy gate: the streams
+    # those faults change, and the routes' own answers (the model list, a route no server serves).
+    shows_http_faults: bool = False
+    # The request field by which a later request continues one of its answers kept by the server, where the
+    # recorder makes such a request a further turn of the first one's case (lmconform.record.recorder).
+    recorded_chain: str | None = None
+    # What LM Studio documents of it (--profile lmstudio): the version its route arrived in, in the changelog's words
+    # (a target held to an older one gets UNSUPPORTED for its cases), and the error body its route answers with
+    # ("string": `{"error": "…"}`, "object": OpenAI's error object).
+    lmstudio_since: tuple[tuple[int, ...], str] | None = None
+    lmstudio_errors: str | None = None
+    # The schema of each kind of payload (lmconform.schemas.KINDS: "request", "body", "event", "error"), as a path
+    # relative to the API's `schemas/` folder, as a `$ref` in it would say it: what the schema checks validate with.
+    schemas: dict[str, str] = field(default_factory=dict, hash=False)
+
+    @property
+    def folder(self) -> Path:
+        return FOLDER / self.name
+
+    @property
+    def slug(self) -> str:
+        """The endpoint in a file name: `/v1/chat/completions` → `chat-completions`, `/api/v1/chat` → `chat`."""
+        return re.sub(r"^/(api/)?v1/", "", self.path).replace("/", "-")
+
+    def room(self, room: str) -> ModuleType | None:
+        """The module this API brings for a room of lmconform (`normalize`, `checks`, `reference.door`…), imported
+        on first use; None when it brings none. The caller stands on the room's floor or above it:
+        tests/test_architecture.py reads every call, so `room` takes the room's name as written, never computed."""
+        name = f"{__package__}.{self.name}.{room}"
+        try:
+            found = importlib.util.find_spec(name)
+        except ModuleNotFoundError:  # a package the API does not bring (`reference` of an API without a door)
+            return None
+        return importlib.import_module(name) if found is not None else None

@@ -1,0 +1,12 @@
+"""Anthropic's Messages API: `POST /v1/messages` (LM Studio ≥ 0.4.1, llama-server, LiteLLM's Anthropic door). It keeps
+no conversation: a turn that answers a tool call sends the conversation again with the call and its result."""
+
+from lmconform.apis.entry import HTTP, Api
+
+API = Api("messages", "Anthropic Messages", HTTP, "POST", "/v1/messages", output_cap="max_tokens",
+          enumerations=frozenset({"role", "stop_reason", "type"}),
+          clients={"client.anthropic_python": "anthropic SDK for Python"},
+          schemas={"request": "request.json", "body": "message.json", "event": "events/event.json",
+                   "error": "error.json"},
+          optional=True, noun="message",
+          lmstudio_since=((0, 4, 1), "the Anthropic-compatible POST /v1/messages arrived in 0.4.1"))

@@ -1,0 +1,13 @@
+"""`/v1/responses` checks, by what they judge: tools, the response object, conversations kept by the server, the
+event stream, what the openai SDK makes of it, what a proxy changes of it, and the schemas of its objects. Importing
+this package registers them."""
+
+from lmconform.apis.responses.checks import (  # noqa: F401  (registration)
+    body,
+    chain,
+    clients,
+    proxy,
+    schema,
+    stream,
+    tools,
+)

@@ -1,0 +1,239 @@
+"""`/v1/responses` conversations kept by the server: each invariant of `previous_response_id`, stated once over a
+case's turns, whether the turns were written by hand (a chain probe, a tool result) or generated (lmconform.fuzz).
+
+A turn the server refused is the finding of the check that needed its answer; a turn that could not be sent (what it
+continues had no id, no call) leaves that check nothing to judge.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+
+from lmconform.apis.responses.checks.scope import (
+    responses_chain,
+    responses_function_call_output,
+    responses_recall,
+    responses_unknown_previous,
+)
+from lmconform.apis.responses.normalize import response_object
+from lmconform.cases import FIRST, HttpTurn
+from lmconform.checks.observed import Observed, PlayedTurn
+from lmconform.checks.refs import LMSTUDIO_CHAIN_NOT_FOUND, LMSTUDIO_RESPONSES, OPENAI_RESPONSES_CREATE
+from lmconform.checks.registry import check
+from lmconform.normalize.errors import error_object
+from lmconform.vocabulary import Failure, Level, NotApplicable, Requirement, Unsupported, shown
+from lmconform.wire.http import HttpExchange
+
+
+class _Refused(Exception):
+    """A turn whose answer a check needs was not answered 2xx: that is the check's finding."""
+
+    def __init__(self, played: PlayedTurn) -> None:
+        exchange = played.exchange
+        self.failure = Failure(f"the {played.turn.name} turn answered 2xx",
+                               f"HTTP {exchange.status} {exchange.error or ''}".strip(),
+                               f"{exchange.body_excerpt(300)}\nReproduce: {exchange.request.reproduction()}")
+
+
+def _sent(observed: Observed, played: PlayedTurn) -> PlayedTurn:
+    """The turn if it was sent; a turn that could not be sent leaves nothing to judge."""
+    if played.exchange is None:
+        raise NotApplicable(f"the turn {played.turn.name!r} was not sent: {played.skipped}")
+    return played
+
+
+def _answer(played: PlayedTurn) -> dict:
+    """The response object of a turn that was answered 2xx."""
+    exchange = played.exchange
+    if exchange.error or not exchange.status or not 200 <= exchange.status < 300:
+        raise _Refused(played)
+    return response_object(exchange)
+
+
+def _judged(function):
+    """Run a chain check over the turns it finds; a refused turn is its failure, and a check that found no turn it
+    could judge has nothing to say."""
+
+    def checked(observed: Observed) -> Iterator[Failure]:
+        observed.require_success()
+        judged = False
+        for played in function.turns(observed):
+            try:
+                yield from function(observed, _sent(observed, played))
+            except NotApplicable:
+                continue
+            except _Refused as refused:
+                yield refused.failure
+            judged = True
+        if not judged:
+            raise NotApplicable("no turn of this case could be judged for it")
+
+    checked.__name__, checked.__doc__ = function.__name__, function.__doc__
+    return checked
+
+
+def _over(select):
+    """Attach the turns a check judges (a function of the observation) to the check function."""
+
+    def attach(function):
+        function.turns = select
+        return _judged(function)
+
+    return attach
+
+
+def _chained(observed: Observed) -> list[PlayedTurn]:
+    """Turns that continue an earlier answer with new input (not the ones that answer a function call)."""
+    return [played for played in observed.turns.values() if played.turn.previous and not played.turn.answers_call_of]
+
+
+def _previous_id(observed: Observed, turn: HttpTurn) -> str:
+    return response_object(observed.answer_to(turn.previous)).get("id")
+
+
+def _input_tokens(response: dict) -> int | None:
+    usage = response.get("usage")
+    tokens = usage.get("input_tokens") if isinstance(usage, dict) else None
+    return tokens if isinstance(tokens, int) else None
+
+
+@check("responses.chain.previous_id_echoed", level=Level.MUST, applies=responses_chain, ref=OPENAI_RESPONSES_CREATE,
+       title="a chained response echoes the `previous_response_id` it was given", proven_by=("previous-id-echo-wrong",))
+@_over(_chained)
+def previous_id_echoed(observed: Observed, played: PlayedTurn) -> Iterator[Failure]:
+    parent, chained = _previous_id(observed, played.turn), _answer(played)
+    if chained.get("previous_response_id") != parent:
+        yield Failure(f"previous_response_id {shown(parent)}",
+                      f"previous_response_id {shown(chained.get('previous_response_id'))}",
+                      json.dumps({k: chained.get(k) for k in ("id", "previous_response_id")}))
+
+
+def _with_control(observed: Observed) -> list[PlayedTurn]:
+    """Chained turns whose input is also sent alone (the control)."""
+    alone = {json.dumps(played.turn.body, sort_keys=True) for played in observed.turns.values()
+             if not played.turn.previous and not played.turn.answers_call_of}
+    return [played for played in _chained(observed) if json.dumps(played.turn.body, sort_keys=True) in alone]
+
+
+def _control_of(observed: Observed, played: PlayedTurn) -> PlayedTurn:
+    body = json.dumps(played.turn.body, sort_keys=True)
+    return next(other for other in observed.turns.values() if not other.turn.previous
+                and not other.turn.answers_call_of and json.dumps(other.turn.body, sort_keys=True) == body)
+
+
+@check("responses.chain.history_used", level=Level.MUST, applies=responses_chain, ref=LMSTUDIO_RESPONSES,
+       title="a chained turn is answered with the earlier turns in context (more input tokens than alone)",
+       proven_by=("chain-ignored",))
+@_over(_with_control)
+def history_used(observed: Observed, played: PlayedTurn) -> Iterator[Failure]:
+    # Proof without trusting the model: the same input costs more input tokens when the history is prepended.
+    chained = _answer(played)
+    alone = _answer(_sent(observed, _control_of(observed, played)))
+    with_history, without = _input_tokens(chained), _input_tokens(alone)
+    if with_history is None or without is None:
+        raise Unsupported("the target reports no usage.input_tokens, so the history cannot be measured")
+    if with_history <= without:
+        yield Failure(f"more than {without} input tokens (the same input sent alone)",
+                      f"{with_history} input tokens with previous_response_id: the history was dropped",
+                      f"Reproduce: {played.exchange.request.reproduction()}")
+
+
+def _recalling(observed: Observed) -> list[PlayedTurn]:
+    return [played for played in observed.turns.values() if played.turn.recall]
+
+
+@check("responses.chain.recall_answered", level=Level.MUST, applies=responses_recall, ref=LMSTUDIO_RESPONSES,
+       requires=[Requirement.REFERENCE_PROFILE],
+       title="the reference model answers a recall question from the chained history", proven_by=("chain-ignored",))
+@_over(_recalling)
+def recall_answered(observed: Observed, played: PlayedTurn) -> Iterator[Failure]:
+    # Only the deterministic reference model can be held to an answer; real models are judged by history_used.
+    chained = _answer(played)
+    text = " ".join(part.get("text", "") for item in chained.get("output") or [] if isinstance(item, dict)
+                    for part in item.get("content") or [] if isinstance(part, dict))
+    if played.turn.recall not in text:
+        yield Failure(f"an answer containing {played.turn.recall!r}", repr(text[:200]),
+                      f"Reproduce: {played.exchange.request.reproduction()}")
+
+
+def _second_children(observed: Observed) -> list[PlayedTurn]:
+    """Turns that repeat an earlier child of the same parent with the same input: a fork."""
+    seen, repeats = set(), []
+    for played in _chained(observed):
+        key = (played.turn.previous, json.dumps(played.turn.body, sort_keys=True))
+        if key in seen:
+            repeats.append(played)
+        seen.add(key)
+    return repeats
+
+
+@check("responses.chain.fork_independent", level=Level.MUST, applies=responses_chain, ref=OPENAI_RESPONSES_CREATE,
+       title="two children of one response do not see each other (a fork, not a shared thread)",
+       proven_by=("fork-shares-state",))
+@_over(_second_children)
+def fork_independent(observed: Observed, played: PlayedTurn) -> Iterator[Failure]:
+    turns = list(observed.turns.values())
+    key = (played.turn.previous, played.turn.body)
+    first = next(other for other in turns if (other.turn.previous, other.turn.body) == key)
+    # Every child of the same parent between the two: refused ones are findings too, as in a thread they would leak.
+    for between in turns[turns.index(first):turns.index(played)]:
+        if between.turn.previous == played.turn.previous:
+            _answer(_sent(observed, between))
+    before, after = _input_tokens(_answer(first)), _input_tokens(_answer(played))
+    if before is None or after is None:
+        raise Unsupported("the target reports no usage.input_tokens, so a fork cannot be measured")
+    if after != before:
+        yield Failure(f"{before} input tokens, as for the same child before its sibling existed",
+                      f"{after} input tokens: a sibling's turn leaked into this child",
+                      f"Reproduce: {played.exchange.request.reproduction()}")
+
+
+def _call_answers(observed: Observed) -> list[PlayedTurn]:
+    return [played for played in observed.turns.values() if played.turn.answers_call_of]
+
+
+@check("responses.chain.function_call_output_round_trip", level=Level.MUST, applies=responses_function_call_output,
+       ref=OPENAI_RESPONSES_CREATE, title="a function_call_output answering the call's call_id continues the chain",
+       proven_by=("function-call-output-rejected",))
+@_over(_call_answers)
+def function_call_output_round_trip(observed: Observed, played: PlayedTurn) -> Iterator[Failure]:
+    answer = _answer(played)
+    if answer.get("status") not in (None, "completed") or not answer.get("output"):
+        yield Failure("a completed response with output", f"status {shown(answer.get('status'))}, "
+                      f"{len(answer.get('output') or [])} output items", json.dumps(answer)[:400])
+
+
+def _unknown_ids(observed: Observed) -> list[tuple[str, HttpExchange]]:
+    """The answers to a previous_response_id that was never issued: the case's request, or turns that send one."""
+    answers = [(FIRST, observed.exchange)] if observed.case.invalid and observed.case.previous_response_id else []
+    answers += [(played.turn.name, observed.answer_to(played.turn.name)) for played in observed.turns.values()
+                if played.turn.unknown_previous_id and played.exchange is not None]
+    if not answers:
+        raise NotApplicable("no request of this case names an unknown previous_response_id")
+    return answers
+
+
+@check("responses.chain.unknown_id_not_accepted", level=Level.MUST, applies=responses_unknown_previous,
+       ref=LMSTUDIO_CHAIN_NOT_FOUND, title="an unknown previous_response_id is refused, never answered without history",
+       proven_by=("unknown-previous-200",))
+def unknown_id_not_accepted(observed: Observed) -> Iterator[Failure]:
+    # The refusal is this check's property; what its body says is errors.body.*'s and
+    # responses.chain.unknown_id_is_400_not_found's.
+    for _, exchange in _unknown_ids(observed):
+        succeeded = exchange.status is not None and 200 <= exchange.status < 300
+        if not 400 <= (exchange.status or 0) < 500:
+            yield Failure("a 4xx error", f"HTTP {exchange.status}: the history was silently dropped"
+                          if succeeded else f"HTTP {exchange.status}", exchange.body_excerpt())
+
+
+@check("responses.chain.unknown_id_is_400_not_found", level=Level.SHOULD, applies=responses_unknown_previous,
+       ref=LMSTUDIO_CHAIN_NOT_FOUND, title="an unknown previous_response_id gets 400 `previous_response_not_found`",
+       proven_by=("unknown-previous-404",))
+def unknown_id_is_400_not_found(observed: Observed) -> Iterator[Failure]:
+    # SHOULD: OpenAI answers 400 with this code; 404 is a defensible reading that clients may not expect.
+    for _, exchange in _unknown_ids(observed):
+        code = error_object(exchange).get("code")
+        if exchange.status != 400 or code != "previous_response_not_found":
+            yield Failure("HTTP 400, code 'previous_response_not_found'", f"HTTP {exchange.status}, code {shown(code)}",
+                          exchange.body_excerpt())

@@ -1,0 +1,185 @@
+"""`/v1/responses` (a response object, or its event stream) into the generation vocabulary.
+
+The event stream is kept as parsed events too: the grammar of the Responses API (items opened and closed,
+indexes, sequence numbers) exists only at that level.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from lmconform.normalize.events import (
+    End,
+    Generation,
+    Source,
+    Text,
+    ToolCallArgumentsFragment,
+    ToolCallEnded,
+    ToolCallFailed,
+    ToolCallName,
+    ToolCallStarted,
+)
+from lmconform.normalize.reading import Reading
+from lmconform.wire.http import HttpExchange
+from lmconform.wire.sse import SSEEvent
+
+TERMINAL_EVENTS = ("response.completed", "response.failed", "response.incomplete")
+TEXT_DELTAS = {"response.output_text.delta": "content", "response.reasoning_text.delta": "reasoning",
+               "response.reasoning_summary_text.delta": "reasoning"}
+
+
+@dataclass(frozen=True)
+class ResponsesEvent:
+    event: SSEEvent
+    payload: Any  # the data as JSON, or NOT_JSON
+
+    @property
+    def type(self) -> str | None:
+        return self.payload.get("type") if isinstance(self.payload, dict) else None
+
+    @property
+    def source(self) -> Source:
+        return Source(self.event.label(), self.event.excerpt())
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self.payload.get(key, default) if isinstance(self.payload, dict) else default
+
+
+@dataclass
+class ResponsesStream:
+    events: list[ResponsesEvent] = field(default_factory=list)
+    generation: Generation = field(default_factory=Generation)
+
+    def final_response(self) -> dict | None:
+        """The response object of the terminal event, as clients that wait for the end read it."""
+        for event in reversed(self.events):
+            if event.type in TERMINAL_EVENTS and isinstance(event.get("response"), dict):
+                return event.get("response")
+        return None
+
+
+def response_object(exchange: HttpExchange) -> dict:
+    """The response object a client ends up with: the JSON body, or the stream's terminal event's response;
+    `{}` when there is none."""
+    if exchange.is_event_stream:
+        return exchange.view(normalize_responses_stream).final_response() or {}
+    return exchange.json if isinstance(exchange.json, dict) else {}
+
+
+def response_id(exchange: HttpExchange) -> str | None:
+    """The id a later turn chains to with previous_response_id; None when the answer has none."""
+    answer_id = response_object(exchange).get("id")
+    return answer_id if isinstance(answer_id, str) and answer_id else None
+
+
+def continuation(request: dict, turn: dict, previous_id: str | None, call: tuple[str, str] | None,
+                 answered: Any = None) -> dict:
+    """A further turn's body: the request's fields, but `turn`'s instead of its input and previous_response_id;
+    `call` (call_id, output) answers a function call with a function_call_output item. The answer that made the
+    call (`answered`) is the server's to remember: it is not sent again."""
+    body = {key: value for key, value in request.items() if key not in ("input", "previous_response_id")}
+    body.update(turn)
+    if call is not None:
+        body["input"] = [{"type": "function_call_output", "call_id": call[0], "output": call[1]}]
+    if previous_id is not None:
+        body["previous_response_id"] = previous_id
+    return body
+
+
+def normalize_responses(exchange: HttpExchange) -> Generation:
+    """A Responses answer in the generation vocabulary, from whichever form arrived (stream or body)."""
+    if exchange.is_event_stream:
+        return exchange.view(normalize_responses_stream).generation
+    return normalize_responses_body(exchange.json)
+
+
+def read_events(exchange: HttpExchange) -> list[ResponsesEvent]:
+    return [ResponsesEvent(event, payload) for event, payload in zip(exchange.sse.events, exchange.payloads)]
+
+
+def normalize_responses_stream(exchange: HttpExchange) -> ResponsesStream:
+    stream = ResponsesStream(read_events(exchange))
+    out = stream.generation.events
+    call_of_item: dict[Any, int] = {}  # item id (or output index) -> call number
+    fragments_seen: set[int] = set()
+    open_calls: list[int] = []
+
+    def item_key(event: ResponsesEvent) -> Any:
+        return event.get("item_id") or ("output_index", event.get("output_index"))
+
+    for event in stream.events:
+        kind = event.type
+        if kind == "response.output_item.added" and isinstance(event.get("item"), dict):
+            item = event.get("item")
+            if item.get("type") == "function_call":
+                call = len(call_of_item)
+                call_of_item[item.get("id") or ("output_index", event.get("output_index"))] = call
+                call_of_item.setdefault(("output_index", event.get("output_index")), call)
+                out.append(ToolCallStarted(call, event.get("output_index"), item.get("call_id"), item.get("type"),
+                                           event.source))
+                if item.get("name"):
+                    out.append(ToolCallName(call, item["name"], event.source))
+                open_calls.append(call)
+        elif kind in TEXT_DELTAS and isinstance(event.get("delta"), str) and event.get("delta"):
+            out.append(Text(event.get("delta"), TEXT_DELTAS[kind], event.source))
+        elif kind == "response.function_call_arguments.delta":
+            call = call_of_item.get(item_key(event), call_of_item.get(("output_index", event.get("output_index"))))
+            if call is not None and event.get("delta") not in (None, ""):
+                out.append(ToolCallArgumentsFragment(call, event.get("delta"), event.source))
+                fragments_seen.add(call)
+        elif kind == "response.output_item.done" and isinstance(event.get("item"), dict):
+            item = event.get("item")
+            call = call_of_item.get(item.get("id")) if item.get("id") else None
+            if call is None:
+                call = call_of_item.get(("output_index", event.get("output_index")))
+            if item.get("type") == "function_call" and call is not None and call in open_calls:
+                # A call whose arguments came whole (no deltas: "a tool with no arguments may send none")
+                # is still one fragment of the generation.
+                if call not in fragments_seen and item.get("arguments") not in (None, ""):
+                    out.append(ToolCallArgumentsFragment(call, item["arguments"], event.source))
+                out.append(ToolCallEnded(call, event.source))
+                open_calls.remove(call)
+        elif kind in TERMINAL_EVENTS:
+            response = event.get("response") if isinstance(event.get("response"), dict) else {}
+            for call in open_calls:
+                out.append(ToolCallFailed(call, f"{kind} before the call's item was done", event.source))
+            open_calls.clear()
+            out.append(End(response.get("status"), response.get("usage"), event.source))
+    return stream
+
+
+def normalize_responses_body(body: Any) -> Generation:
+    """A response object: its output items in order."""
+    generation = Generation()
+    out = generation.events
+    if not isinstance(body, dict):
+        return generation
+    output = body.get("output") if isinstance(body.get("output"), list) else []
+    call = 0
+    for position, item in enumerate(output):
+        if not isinstance(item, dict):
+            continue
+        source = Source(f"JSON body output[{position}]", json.dumps(item, ensure_ascii=False, default=repr)[:500])
+        if item.get("type") == "message":
+            for part in item.get("content") or []:
+                if isinstance(part, dict) and part.get("type") == "output_text" and part.get("text"):
+                    out.append(Text(part["text"], "content", source))
+        elif item.get("type") == "reasoning":
+            for part in (item.get("content") or []) + (item.get("summary") or []):
+                if isinstance(part, dict) and isinstance(part.get("text"), str) and part["text"]:
+                    out.append(Text(part["text"], "reasoning", source))
+        elif item.get("type") == "function_call":
+            out.append(ToolCallStarted(call, position, item.get("call_id"), item.get("type"), source))
+            if item.get("name") not in (None, ""):
+                out.append(ToolCallName(call, item["name"], source))
+            if "arguments" in item:
+                out.append(ToolCallArgumentsFragment(call, item["arguments"], source))
+            out.append(ToolCallEnded(call, source))
+            call += 1
+    out.append(End(body.get("status"), body.get("usage"), Source("JSON body", f"status {body.get('status')!r}")))
+    return generation
+
+
+READING = Reading(normalize_responses, continuation, response_id)

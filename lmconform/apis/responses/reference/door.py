@@ -1,0 +1,165 @@
+"""`POST /v1/responses` and `GET /v1/responses/{id}` as LM Studio answers them: the request validated
+(lmconform.apis.responses.reference.validation), conversations chained by `previous_response_id` through
+lmconform.reference.store, and the plan of lmconform.reference.model rendered as a response object or as its
+event stream (lmconform.apis.responses.reference.render).
+
+A conversation is kept as chat messages, so the chat model answers it unchanged; its recall rule is what makes
+a server's memory of earlier turns observable, and its word count of the whole conversation is the usage.
+
+`create_response` reads as the order in which an answer is made; each `apply` there is the one place where the
+faults of that stage (lmconform.apis.responses.reference.faults.defects) change it. The faults that are flags are asked about
+where they change what the server does: the chain faults here, the validation faults in their module.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import Response, StreamingResponse
+
+from lmconform.apis.responses import API
+from lmconform.apis.responses.reference import stages
+from lmconform.apis.responses.reference.faults.coverage import STRUCTURED_OUTPUT_IGNORED
+from lmconform.apis.responses.reference.faults.defects import (
+    CHAIN_IGNORED,
+    FORK_SHARES_STATE,
+    UNKNOWN_PREVIOUS_200,
+    UNKNOWN_PREVIOUS_404,
+)
+from lmconform.apis.responses.reference.render import (
+    as_json,
+    frame,
+    numbered,
+    output_items,
+    response_object,
+    stream_events,
+)
+from lmconform.apis.responses.reference.streams import render
+from lmconform.apis.responses.reference.validation import Rejected, Turn, call_message, json_body, turn_of
+from lmconform.reference.faults.registry import apply
+from lmconform.reference.model import content_text, decide, recall, usage
+from lmconform.reference.store import ResponseStore, store_of
+from lmconform.reference.streams import Form, requested_form, streamed, untagged
+from lmconform.reference.streams import thought as generated_thought
+from lmconform.reference.wire import SSE_HEADERS
+
+
+async def create_response(request: Request, faults: frozenset[str]) -> Response:
+    store = store_of(request, API.name)
+    try:
+        body = apply(stages.REQUEST, faults, await json_body(request))
+        turn = turn_of(body, faults)
+        earlier, root = _chain(store, turn.previous_id, faults)
+        _check_call_ids(earlier, turn.input)
+        form = _form(request, body, faults)
+    except Rejected as rejected:
+        rejected.error = apply(stages.ERROR, faults, rejected.error)
+        return apply(stages.REFUSAL, faults, rejected.response())
+
+    conversation = turn.input if CHAIN_IGNORED in faults else [*earlier, *turn.input]
+    if form is not None:
+        conversation = untagged(conversation)
+    instructions = [{"role": "system", "content": turn.instructions}] if turn.instructions else []
+    # An input of reasoning items alone leaves the model nothing to read: it answers as to an empty prompt.
+    chat_body = _chat_body(turn, [*instructions, *conversation] or [{"role": "user", "content": ""}])
+    if STRUCTURED_OUTPUT_IGNORED in faults:
+        chat_body.pop("response_format", None)
+    plan = recall(chat_body["messages"]) or decide(chat_body)
+    prompt = _last_user_text(chat_body["messages"])
+    # A generated form's answer also reasons when the prompt asks it to think (lmconform.reference.streams).
+    thought = f"Thinking about: {prompt}" if turn.reasoning else generated_thought(prompt) if form else None
+    output = output_items(plan, thought)
+    truncated = plan.finish_reason == "length"
+    response = apply(stages.OBJECT, faults, response_object(turn, output, usage(chat_body, plan), truncated))
+    if turn.store:
+        history = [*conversation, *_as_messages(output)]
+        store.add(response["id"], as_json(response), history, root or response["id"])
+    if not turn.stream:
+        return Response(as_json(apply(stages.BODY, faults, response)), media_type="application/json")
+    if form is not None:
+        return streamed(render(stream_events(response), form), SSE_HEADERS, request.app.state)
+    events = apply(stages.EVENTS, faults, stream_events(response))
+    frames = apply(stages.FRAMES, faults, numbered(events))
+    sent = apply(stages.SSE, faults, [frame(name, data) for name, data in frames])
+    return StreamingResponse(iter(sent), headers=SSE_HEADERS)
+
+
+async def get_response(request: Request, faults: frozenset[str]) -> Response:
+    response_id = request.url.path.rsplit("/", 1)[1]
+    entry = store_of(request, API.name).get(response_id)
+    if entry is None:
+        return Rejected(f"Response with id '{response_id}' not found.", None, None, 404).response()
+    return Response(entry.body, media_type="application/json")
+
+
+def _form(request: Request, body: Any, faults: frozenset[str]) -> Form | None:
+    try:
+        return requested_form(request, body, faults)
+    except ValueError as error:
+        raise Rejected(str(error), None, None) from None
+
+
+def _chain(store: ResponseStore, previous_id: str | None,
+           faults: frozenset[str]) -> tuple[Sequence[dict[str, Any]], str | None]:
+    """The conversation before this turn and the id that began it; nothing when this turn begins one."""
+    if previous_id is None:
+        return (), None
+    entry = store.get(previous_id)
+    if entry is None:
+        if UNKNOWN_PREVIOUS_200 in faults:
+            return (), None
+        raise Rejected(f"Previous response with id '{previous_id}' not found.", "previous_response_id",
+                       "previous_response_not_found", 404 if UNKNOWN_PREVIOUS_404 in faults else 400)
+    if FORK_SHARES_STATE in faults:
+        entry = store.newest_of_chain(entry)
+    return entry.history, entry.root
+
+
+def _check_call_ids(earlier: Sequence[dict[str, Any]], messages: list[dict[str, Any]]) -> None:
+    """A tool result must answer a call made earlier in the chain or echoed in this input."""
+    called = {call["id"] for message in (*earlier, *messages) for call in message.get("tool_calls") or ()}
+    for message in messages:
+        if message["role"] == "tool" and message["tool_call_id"] not in called:
+            raise Rejected(f"No tool call found for function call output with call_id {message['tool_call_id']}.",
+                           "input", None)
+
+
+def _chat_body(turn: Turn, messages: list[dict[str, Any]]) -> dict[str, Any]:
+    """The turn as the chat model reads it: tools in the chat form, and a forced function as the only tool,
+    required (the chat model knows no forced function)."""
+    tools, choice = turn.tools, turn.tool_choice
+    if isinstance(choice, dict):
+        tools, choice = [tool for tool in tools if tool["name"] == choice["name"]], "required"
+    functions = [{key: tool[key] for key in ("name", "description", "parameters") if key in tool} for tool in tools]
+    body = {"messages": messages, "tools": [{"type": "function", "function": function} for function in functions],
+            "tool_choice": choice, "parallel_tool_calls": turn.parallel_tool_calls,
+            "max_tokens": turn.max_output_tokens}
+    if turn.text_format is not None:  # the chat model knows the same formats as `response_format`
+        body["response_format"] = _as_response_format(turn.text_format)
+    return body
+
+
+def _as_response_format(text_format: dict[str, Any]) -> dict[str, Any]:
+    if text_format.get("type") == "json_schema":
+        return {"type": "json_schema", "json_schema": {"schema": text_format.get("schema")}}
+    return {"type": text_format.get("type")}
+
+
+def _last_user_text(messages: list[dict[str, Any]]) -> str:
+    return next((content_text(m.get("content")) for m in reversed(messages) if m["role"] == "user"), "")
+
+
+def _as_messages(output: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The output as the next turn's model reads it; reasoning is not carried over."""
+    messages = []
+    for item in output:
+        if item["type"] == "message":
+            messages.append({"role": "assistant", "content": item["content"][0]["text"]})
+        elif item["type"] == "function_call":
+            messages.append(call_message(item["call_id"], item["name"], item["arguments"]))
+    return messages
+
+
+ROUTES = {(API.method, API.path): create_response, ("GET", API.stored_path): get_response}

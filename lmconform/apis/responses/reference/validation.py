@@ -1,0 +1,255 @@
+"""A `POST /v1/responses` request as LM Studio reads it: the body, capped and parsed, then validated as Zod
+validates it, the first issue reported in an OpenAI-style error object.
+
+LM Studio reports Zod's message, code and dotted path. Its wording is on record for a nested tool (see `_tool`);
+the other messages are Zod's defaults for the same kinds of issue. Two faults are flags asked about here, not
+functions over the body, because each adds a rule at one point of that order: which issue a request with several
+gets reported depends on where the rule sits.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+
+from lmconform.apis.responses.reference.faults.coverage import (
+    EMPTY_PARAMETERS_REJECTED,
+    MULTI_ITEM_INPUT_REJECTED,
+    TEXT_FORMAT_REQUIRED,
+)
+from lmconform.apis.responses.reference.faults.defects import (
+    FLATTENED_TOOLS_REJECTED,
+    FUNCTION_CALL_OUTPUT_REJECTED,
+    is_nested_tool,
+)
+from lmconform.apis.responses.reference.faults.generated import UNKNOWN_TOOL_CHOICE_ACCEPTED
+from lmconform.reference.model import content_text
+from lmconform.reference.store import MAX_BODY_BYTES
+from lmconform.reference.wire import DEFAULT_MODEL, reject_json_constant
+
+ROLES = ("user", "system", "developer", "assistant")
+TOOL_CHOICES = ("none", "auto", "required")
+EFFORTS = ("low", "medium", "high")
+TEXT_PARTS = ("input_text", "output_text")
+ITEM_TYPES = ("message", "function_call", "function_call_output", "reasoning")
+TEXT_FORMATS = ("text", "json_object", "json_schema")
+
+_ABSENT = object()  # a key not in the body, which Zod reports as "Required" where null is a wrong type
+
+
+class Rejected(Exception):
+    """A request answered with an OpenAI-style error object instead of a response."""
+
+    def __init__(self, message: str, param: str | None, code: str | None, status: int = 400) -> None:
+        super().__init__(message)
+        self.error = {"message": message, "type": "invalid_request_error", "param": param, "code": code}
+        self.status = status
+
+    def response(self) -> Response:
+        return JSONResponse({"error": self.error}, status_code=self.status)
+
+
+@dataclass(frozen=True)
+class Turn:
+    """A valid request. `input` is in chat messages; `tools` and `tool_choice` are as given, to be echoed."""
+
+    input: list[dict[str, Any]]
+    instructions: str | None
+    tools: list[dict[str, Any]]
+    tool_choice: str | dict[str, Any]
+    parallel_tool_calls: bool | None
+    temperature: float | None  # echoed, as OpenAI does; null when the request sets none
+    top_p: float | None
+    metadata: dict[str, Any] | None
+    previous_id: str | None
+    reasoning: bool
+    store: bool
+    stream: bool
+    model: str
+    max_output_tokens: int | None = None
+    text_format: dict[str, Any] | None = None  # `text.format`, when it asks for more than text
+
+
+async def json_body(request: Request) -> Any:
+    """The parsed body, read no further than the cap: the store's memory bound rests on it."""
+    received = bytearray()
+    async for piece in request.stream():
+        received += piece
+        if len(received) > MAX_BODY_BYTES:
+            raise Rejected(f"Request body is larger than {MAX_BODY_BYTES} bytes.", None, "request_too_large", 413)
+    try:
+        return json.loads(received, parse_constant=reject_json_constant)
+    except (ValueError, RecursionError):
+        raise Rejected("Request body must be valid JSON.", None, None) from None
+
+
+def call_message(call_id: str, name: str, arguments: str) -> dict[str, Any]:
+    """The chat message of one function call: an input item, or an output item carried into the next turn."""
+    call = {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
+    return {"role": "assistant", "content": None, "tool_calls": [call]}
+
+
+def turn_of(body: Any, faults: frozenset[str]) -> Turn:
+    """The request as a Turn, or Rejected with the first issue Zod would report."""
+    if not isinstance(body, dict):
+        raise Rejected(f"Expected object, received {_zod_type(body)}", None, "invalid_type")
+    given = body.get("input", _ABSENT)
+    if given is _ABSENT:
+        raise Rejected("Required", "input", "invalid_type")
+    if isinstance(given, str):
+        messages = [{"role": "user", "content": given}]
+    elif isinstance(given, list) and len(given) > 1 and MULTI_ITEM_INPUT_REJECTED in faults:
+        raise Rejected("Only one input item is supported.", "input", "unsupported_value")
+    elif isinstance(given, list) and given:
+        messages = [message for i, item in enumerate(given) if (message := _input_item(i, item, faults))]
+    elif isinstance(given, list):
+        raise Rejected("Array must contain at least 1 element(s)", "input", "too_small")
+    else:
+        raise Rejected("Invalid input", "input", "invalid_union")
+    tools = [_tool(i, tool, faults) for i, tool in enumerate(_field(body, "tools", "array", "tools") or [])]
+    effort = (_field(body, "reasoning", "object", "reasoning") or {}).get("effort")
+    if effort is not None:
+        _enum(effort, EFFORTS, "reasoning.effort")
+    return Turn(
+        input=messages,
+        instructions=_field(body, "instructions", "string", "instructions"),
+        tools=tools,
+        tool_choice=_tool_choice(body.get("tool_choice"), tools, faults),
+        parallel_tool_calls=_field(body, "parallel_tool_calls", "boolean", "parallel_tool_calls"),
+        temperature=_field(body, "temperature", "number", "temperature"),
+        top_p=_field(body, "top_p", "number", "top_p"),
+        metadata=_field(body, "metadata", "object", "metadata"),
+        previous_id=_field(body, "previous_response_id", "string", "previous_response_id"),
+        reasoning=effort is not None,
+        store=_field(body, "store", "boolean", "store") is not False,
+        stream=_field(body, "stream", "boolean", "stream") is True,
+        model=_field(body, "model", "string", "model") or DEFAULT_MODEL,
+        max_output_tokens=_field(body, "max_output_tokens", "number", "max_output_tokens"),
+        text_format=_text_format(_field(body, "text", "object", "text"), faults),
+    )
+
+
+def _text_format(text: dict[str, Any] | None, faults: frozenset[str]) -> dict[str, Any] | None:
+    """`text.format` when it asks for JSON; a `text` without `format` means plain text."""
+    if text is None:
+        return None
+    text_format = text.get("format", _ABSENT)
+    if text_format is _ABSENT and TEXT_FORMAT_REQUIRED in faults:
+        raise Rejected("Required", "text.format", "missing_required_parameter")
+    if text_format is _ABSENT or text_format is None:
+        return None
+    if not isinstance(text_format, dict):
+        raise Rejected(f"Expected object, received {_zod_type(text_format)}", "text.format", "invalid_type")
+    kind = _enum(text_format.get("type", _ABSENT), TEXT_FORMATS, "text.format.type")
+    if kind == "json_schema":
+        _field(text_format, "schema", "object", "text.format.schema", required=True)
+    return text_format if kind != "text" else None
+
+
+def _zod_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int | float):
+        return "number"
+    return {str: "string", list: "array"}.get(type(value), "object")
+
+
+def _field(container: dict[str, Any], key: str, expected: str, param: str, required: bool = False) -> Any:
+    """The value of an optional (absent or null gives None) or required field of one JSON type."""
+    value = container.get(key, _ABSENT)
+    if value is _ABSENT and required:
+        raise Rejected("Required", param, "invalid_type")
+    if value is _ABSENT or (value is None and not required):
+        return None
+    if _zod_type(value) != expected:
+        raise Rejected(f"Expected {expected}, received {_zod_type(value)}", param, "invalid_type")
+    return value
+
+
+def _enum(value: Any, allowed: Sequence[str], param: str) -> str:
+    expected = " | ".join(f"'{option}'" for option in allowed)
+    if value is _ABSENT:
+        raise Rejected("Required", param, "invalid_type")
+    if not isinstance(value, str):
+        raise Rejected(f"Expected {expected}, received {_zod_type(value)}", param, "invalid_type")
+    if value not in allowed:
+        raise Rejected(f"Invalid enum value. Expected {expected}, received '{value}'", param, "invalid_enum_value")
+    return value
+
+
+def _input_item(i: int, item: Any, faults: frozenset[str]) -> dict[str, Any] | None:
+    """The chat message an input item stands for; None for a reasoning item, which clients that keep their own
+    history send back with the rest of the output, and which the model does not read."""
+    param = f"input.{i}"
+    if not isinstance(item, dict):
+        raise Rejected(f"Expected object, received {_zod_type(item)}", param, "invalid_type")
+    kind = item.get("type", "message")
+    if kind == "message":
+        role = _enum(item.get("role", _ABSENT), ROLES, f"{param}.role")
+        return {"role": role, "content": _message_text(item.get("content", _ABSENT), f"{param}.content")}
+    if kind == "function_call":
+        call_id, name, arguments = (_field(item, key, "string", f"{param}.{key}", required=True)
+                                    for key in ("call_id", "name", "arguments"))
+        return call_message(call_id, name, arguments)
+    if kind == "function_call_output":
+        if FUNCTION_CALL_OUTPUT_REJECTED in faults:
+            raise Rejected("Unsupported input item type: 'function_call_output'.", "input", "unsupported_value")
+        call_id = _field(item, "call_id", "string", f"{param}.call_id", required=True)
+        return {"role": "tool", "tool_call_id": call_id,
+                "content": _field(item, "output", "string", f"{param}.output", required=True)}
+    if kind == "reasoning":
+        return None
+    expected = " | ".join(f"'{option}'" for option in ITEM_TYPES)
+    raise Rejected(f"Invalid discriminator value. Expected {expected}", f"{param}.type", "invalid_union_discriminator")
+
+
+def _message_text(content: Any, param: str) -> str:
+    if isinstance(content, str):
+        return content
+    if content is _ABSENT:
+        raise Rejected("Required", param, "invalid_type")
+    if not isinstance(content, list):
+        raise Rejected("Invalid input", param, "invalid_union")
+    for j, part in enumerate(content):
+        if not isinstance(part, dict) or part.get("type") not in TEXT_PARTS or not isinstance(part.get("text"), str):
+            raise Rejected("Invalid input", f"{param}.{j}", "invalid_union")
+    return content_text(content)
+
+
+def _tool(i: int, tool: Any, faults: frozenset[str]) -> dict[str, Any]:
+    """A valid flattened tool. The chat form fails at the missing `name`, word for word as LM Studio reports it."""
+    param = f"tools.{i}"
+    if not isinstance(tool, dict):
+        raise Rejected(f"Expected object, received {_zod_type(tool)}", param, "invalid_type")
+    if tool.get("type") != "function":
+        raise Rejected("Invalid discriminator value. Expected 'function'", f"{param}.type",
+                       "invalid_union_discriminator")
+    if FLATTENED_TOOLS_REJECTED in faults and not is_nested_tool(tool):
+        raise Rejected("Required", f"{param}.function", "invalid_type")
+    if not _field(tool, "name", "string", f"{param}.name", required=True):
+        raise Rejected("String must contain at least 1 character(s)", f"{param}.name", "too_small")
+    _field(tool, "description", "string", f"{param}.description")
+    parameters = _field(tool, "parameters", "object", f"{param}.parameters")
+    if parameters == {} and EMPTY_PARAMETERS_REJECTED in faults:
+        raise Rejected("Invalid input", param, "custom")
+    return tool
+
+
+def _tool_choice(choice: Any, tools: list[dict[str, Any]], faults: frozenset[str]) -> str | dict[str, Any]:
+    if choice is None:
+        return "auto"
+    if choice in TOOL_CHOICES:
+        return choice
+    if isinstance(choice, dict) and choice.get("type") == "function" and isinstance(choice.get("name"), str):
+        if choice["name"] not in {tool.get("name") for tool in tools} and UNKNOWN_TOOL_CHOICE_ACCEPTED not in faults:
+            raise Rejected(f"Tool choice '{choice['name']}' not found in 'tools' parameter.", "tool_choice",
+                           "invalid_value")
+        return choice
+    raise Rejected("Invalid input", "tool_choice", "invalid_union")

@@ -1,0 +1,204 @@
+"""`make catalogue`: the fault × check table (fixtures/catalogue.toml), written from runs, never by hand.
+
+For each fault of the reference server's catalogue (lmconform.reference.faults), the checks that fail when the suite
+runs against the server with it (`findings`) and, for the faults that prove a differential check (its `proven_by`),
+those that fail in differential mode with the clean server as the upstream (`proxy_findings`); for each fault of the
+reference bridge (lmconform.bridge.faults), the vscodelm checks that fail with it in the strict cancel profile
+(`findings`) and, where they differ, in the symposium one (`symposium_findings`). tests/test_fault_catalogue.py and
+tests/test_bridge_catalogue.py run the same runs and compare them with the table exactly; a check names the faults
+that prove it (`proven_by`), and those tests hold each name to the table.
+
+Adding a check is the check, its fault, and `make catalogue`; the command then rewrites the real servers' expected
+verdicts too (tests/test_real_targets.py with LMCONFORM_WRITE_EXPECTED), which needs them installed (`make
+targets`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import socket
+import sys
+import tomllib
+from collections.abc import Iterable
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+from lmconform.bridge import FAULTS as BRIDGE_FAULTS
+from lmconform.checks import REGISTRY
+from lmconform.files import write_text_atomically
+from lmconform.fuzz import requests
+from lmconform.reference import FAULTS, ReferenceServer
+from lmconform.run import Run, RunPlan, run_suite
+from lmconform.run.plan import embedded_bridge
+from lmconform.settings import RunSettings
+from lmconform.target import Target
+from lmconform.vocabulary import FINDINGS
+
+ROOT = Path(__file__).resolve().parent.parent
+CATALOGUE = ROOT / "fixtures" / "catalogue.toml"
+BRIDGE_PROFILES = ("strict", "symposium")
+HEADER = """\
+# The fault × check table: for each fault of the reference server (lmconform.reference.faults), the checks that fail
+# when the suite runs against the server with it (findings) and, for a fault that proves a differential check, those
+# that fail in differential mode with the clean server as the upstream (proxy_findings); for each fault of the
+# reference bridge (lmconform.bridge.faults), the vscodelm checks that fail with it (findings), and in the symposium
+# cancel profile where they differ (symposium_findings). Written by `make catalogue` from those runs
+# (tools/catalogue.py); the tests run them again and compare. Not edited by hand.
+"""
+
+
+@dataclass(frozen=True)
+class Row:
+    findings: frozenset[str] = frozenset()
+    proxy_findings: frozenset[str] = frozenset()  # server faults only
+    symposium_findings: frozenset[str] | None = None  # bridge faults only, where the profile changes them
+
+    def proves(self, check: str) -> bool:
+        """Whether the fault makes the check fail in any of its runs."""
+        return check in self.findings | self.proxy_findings | (self.symposium_findings or frozenset())
+
+
+@dataclass(frozen=True)
+class Table:
+    server: dict[str, Row]
+    bridge: dict[str, Row]
+
+    def row(self, fault: str) -> Row | None:
+        return self.server.get(fault) or self.bridge.get(fault)
+
+
+def load(path: Path = CATALOGUE) -> Table:
+    data = tomllib.loads(path.read_text())
+
+    def rows(section: dict) -> dict[str, Row]:
+        return {name: Row(frozenset(row.get("findings", ())), frozenset(row.get("proxy_findings", ())),
+                          frozenset(row["symposium_findings"]) if "symposium_findings" in row else None)
+                for name, row in section.items()}
+
+    return Table(rows(data.get("server", {})), rows(data.get("bridge", {})))
+
+
+def dumps(table: Table) -> str:
+    """The table as TOML, the faults in catalogue order, each list sorted: a run writes the same text every time."""
+    lines = [HEADER.rstrip("\n")]
+    for section, rows in (("server", table.server), ("bridge", table.bridge)):
+        for name, row in rows.items():
+            lines += ["", f"[{section}.{name}]", f"findings = {_strings(row.findings)}"]
+            if row.proxy_findings:
+                lines.append(f"proxy_findings = {_strings(row.proxy_findings)}")
+            if row.symposium_findings is not None:
+                lines.append(f"symposium_findings = {_strings(row.symposium_findings)}")
+    return "\n".join(lines) + "\n"
+
+
+def _strings(values: Iterable[str]) -> str:
+    return "[" + ", ".join(json.dumps(value) for value in sorted(values)) + "]"
+
+
+# --- the runs ------------------------------------------------------------------------------------------------------
+
+def findings_of(run: Run) -> set[str]:
+    return {verdict.check.id for verdict in run.verdicts if verdict.outcome in FINDINGS}
+
+
+def server_run(base_url: str, fault: str | None, apis: tuple[str, ...] | None = None) -> Run:
+    """The suite against the reference server at `base_url` with `fault` (None: clean), on the cases of `apis` (all
+    by default). Generated requests (200 a run) are played against the clean server and the faults only they reach;
+    a fault the written cases and the chain programs find is proven on those, which keeps the catalogue to
+    minutes."""
+    # A 1 MiB cap proves the body-cap finding as well as the default would, without reading 32 MiB per case.
+    target = Target(base_url=base_url + (f"/faults/{fault}" if fault else ""), read_timeout=5, profile="reference",
+                    max_body_bytes=1 << 20)
+    plan = RunPlan(target, probe=True)
+    requests_too = fault is None or FAULTS[fault].generated_only
+    run = plan.start()
+    try:
+        for api in apis or plan.apis:
+            for case, check in plan.pairs(api):
+                if requests_too or case.source != requests.SOURCE:
+                    run.judge(case, check)
+    finally:
+        run.close()
+    return run
+
+
+def differential_faults() -> list[str]:
+    """The faults run in differential mode: those that prove a differential check, in catalogue order."""
+    named = {name for check in REGISTRY.values() if check.kind == "differential" for name in check.proven_by}
+    return [name for name in FAULTS if name in named]
+
+
+def proxy_run(base_url: str, fault: str | None) -> Run:
+    """The proxy checks in differential mode: the clean server as the upstream, the server with `fault` as the
+    proxy."""
+    proxy = base_url + (f"/faults/{fault}" if fault else "")
+    return run_suite(Target(base_url=proxy), include=["proxy.*"], upstream=Target(base_url=base_url),
+                     settings=RunSettings(fuzz_examples=0))
+
+
+def _refused_endpoint() -> str:
+    """The address of a loopback port nothing listens on (it was free a moment ago)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return f"http://127.0.0.1:{sock.getsockname()[1]}"
+
+
+def bridge_run(fault: str | None, profile: str) -> Run:
+    """The vscodelm cases against the reference bridge with `fault`, as the embedded run starts it; a fault shown only
+    by an agent failure runs the openai agent in front of an endpoint that refuses connections."""
+    command = embedded_bridge((fault,) if fault else (), profile)
+    if fault and BRIDGE_FAULTS[fault].needs_failing_agent:
+        command += ("--agent", "openai", "--endpoint", _refused_endpoint(), "--model", "m")
+    return run_suite(Target(base_url="", bridge_command=command, bridge_profile=profile, read_timeout=10),
+                     apis=("vscodelm",))
+
+
+_SERVER: ReferenceServer | None = None
+
+
+def _server_row(fault: str) -> tuple[str, Row]:
+    """One fault's row, in a worker process with a reference server of its own."""
+    global _SERVER
+    if _SERVER is None:
+        # A run stops reading a stream at the body cap, and the server's next writes fail: expected, not a line each.
+        logging.getLogger("asyncio").setLevel(logging.ERROR)
+        _SERVER = ReferenceServer().start()
+    found = findings_of(server_run(_SERVER.base_url, fault))
+    proxy = findings_of(proxy_run(_SERVER.base_url, fault)) if fault in differential_faults() else set()
+    return fault, Row(frozenset(found), frozenset(proxy))
+
+
+def _bridge_row(fault: str) -> tuple[str, Row]:
+    strict, symposium = (findings_of(bridge_run(fault, profile)) for profile in BRIDGE_PROFILES)
+    return fault, Row(frozenset(strict), symposium_findings=None if symposium == strict else frozenset(symposium))
+
+
+def build(workers: int) -> Table:
+    """Every row, from its runs: the server's faults in `workers` processes, the bridge's in threads (they wait on
+    the bridge's processes far more than they compute)."""
+    with ProcessPoolExecutor(workers) as pool:
+        server = dict(pool.map(_server_row, FAULTS))
+    with ThreadPoolExecutor(6) as pool:
+        bridge = dict(pool.map(_bridge_row, BRIDGE_FAULTS))
+    return Table(server, bridge)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tools.catalogue", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--workers", type=int, default=os.cpu_count() or 2, help="processes that run the faults")
+    args = parser.parse_args(argv)
+    before = load() if CATALOGUE.is_file() else Table({}, {})
+    table = build(args.workers)
+    write_text_atomically(CATALOGUE, dumps(table))
+    changed = [name for name in {**table.server, **table.bridge} if table.row(name) != before.row(name)]
+    print(f"{CATALOGUE.relative_to(ROOT)}: {len(table.server)} server faults, {len(table.bridge)} bridge faults"
+          f"{'; changed: ' + ', '.join(changed) if changed else ', unchanged'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
