@@ -25,7 +25,9 @@ from lmconform.reference.model import arguments_json, content_text
 TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,128}$")
 TOOL_CHOICES = ("auto", "any", "tool", "none")
 THINKING = ("enabled", "disabled", "adaptive")
-ROLES = ("user", "assistant")
+# A system turn among the messages is what Claude Code sends in the middle of a conversation; LM Studio accepts it
+# since 0.4.15 ("/v1/messages API now supports system messages in the messages array").
+ROLES = ("user", "assistant", "system")
 # Anthropic's error type for each status the reference server answers with.
 ERROR_TYPES = {400: "invalid_request_error", 404: "not_found_error", 500: "api_error"}
 
@@ -99,7 +101,7 @@ def _validate_messages(messages: Any) -> None:
     for position, message in enumerate(messages):
         where = f"messages.{position}"
         if not isinstance(message, dict) or message.get("role") not in ROLES:
-            raise Refused(f"{where}.role: Input should be 'user' or 'assistant'")
+            raise Refused(f"{where}.role: Input should be 'user', 'assistant' or 'system'")
         content = message.get("content")
         if isinstance(content, str):
             continue
@@ -186,6 +188,9 @@ def conversation(body: dict[str, Any]) -> Conversation:
         content = message["content"]
         blocks = content if isinstance(content, list) else [{"type": "text", "text": content}]
         texts = [block["text"] for block in blocks if block["type"] == "text" and isinstance(block.get("text"), str)]
+        if message["role"] == "system":
+            messages.append({"role": "system", "content": " ".join(texts)})
+            continue
         if message["role"] == "assistant":
             calls = [{"id": block["id"], "type": "function",
                       "function": {"name": block["name"], "arguments": arguments_json(block["input"])}}
