@@ -32,6 +32,10 @@ BRIDGE_PROFILE_REQUIREMENTS = {
     "strict": frozenset({Requirement.BRIDGE_STRICT}),
     "symposium": frozenset({Requirement.BRIDGE_SYMPOSIUM}),
 }
+# A coding agent's run (--agents): how long it may take, and how many requests it may send before it is stopped as
+# a loop. The task takes two generations; a real model on a laptop may take minutes over each.
+DEFAULT_AGENT_SECONDS = 300.0
+DEFAULT_AGENT_REQUESTS = 20
 HTTP, STDIO = "http", "stdio"  # the transports a target may name
 # Options whose next word is a credential, in a command line shown in reports and reproductions.
 _SECRET_OPTIONS = ("--api-key", "--key", "--token", "--password", "--secret")
@@ -70,6 +74,10 @@ class Target:
     bridge_command: tuple[str, ...] = ()
     bridge_model: str | None = None
     bridge_profile: str = "strict"
+    # The coding agents run against the target through lmconform's relay (lmconform.agents), and their limits.
+    agents: tuple[str, ...] = ()
+    agent_seconds: float = DEFAULT_AGENT_SECONDS
+    agent_requests: int = DEFAULT_AGENT_REQUESTS
 
     @property
     def profile_spec(self) -> Profile:

@@ -80,7 +80,7 @@ class Requirement(StrEnum):
 
 # The surfaces in the order HOUSE_STYLE.md lists them; a surface it does not list follows, alphabetically.
 SURFACE_ORDER = ("http", "sse", "chat", "responses", "messages", "native_chat", "models", "errors", "generation",
-                 "schema", "client.void", "client.openai_python", "client.anthropic_python", "vscodelm")
+                 "schema", "client.void", "client.openai_python", "client.anthropic_python", "agent", "vscodelm")
 
 
 # What reports call a surface, for people; a surface missing here is shown by its id.
@@ -88,6 +88,7 @@ SURFACE_NAMES = {
     "http": "HTTP", "sse": "Event streams", "chat": "Chat completions", "responses": "Responses",
     "models": "Model list", "errors": "Errors", "generation": "Answers", "proxy": "What the proxy changes",
     "client.void": "Void", "client.openai_python": "openai SDK for Python", "vscodelm": "VS Code language models",
+    "agent": "Coding agents",
 }
 
 
@@ -142,3 +143,8 @@ class NotApplicable(Exception):
 
 class Unsupported(Exception):
     """Raised by a check when the target does not offer the feature the case exercises."""
+
+
+class NoVerdict(Exception):
+    """Raised by a check when what it judges never came to an end it can judge (an agent stopped at its time
+    limit): an ERROR, with the reason."""

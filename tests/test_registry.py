@@ -7,7 +7,7 @@ from lmconform.checks.registry import ID_PATTERN, check, unmatched_patterns
 from lmconform.vocabulary import Level, Requirement, surface_of
 
 SURFACES = {"http", "sse", "chat", "responses", "messages", "native_chat", "models", "errors", "generation", "schema",
-            "client", "proxy", "vscodelm"}
+            "client", "proxy", "vscodelm", "agent"}
 
 
 def test_every_check_has_id_level_title_and_reference():
@@ -23,6 +23,7 @@ def test_what_a_check_is_and_needs_are_attributes_that_agree_with_its_id():
     for check_id, registered in REGISTRY.items():
         assert registered.surface == surface_of(check_id)
         assert (registered.kind == "client") == check_id.startswith("client."), check_id
+        assert (registered.kind == "agent") == check_id.startswith("agent."), check_id
         assert (registered.kind == "differential") == (Requirement.UPSTREAM in registered.requires), check_id
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import jsonschema
 
 from lmconform.apis import api_of
-from lmconform.cases.model import FIRST, Case, Turn
+from lmconform.cases.model import FIRST, AgentTask, Case, Turn
 from lmconform.target import HTTP
 
 CASES_DIR = Path(__file__).resolve().parent
@@ -64,6 +64,7 @@ def load_case(path: Path) -> Case:
         request_id=request.get("id"),
         expect_code=data["expect"].get("code"),
         omit=frozenset(data.get("omit", ())),
+        agent=AgentTask(**data["agent"]) if "agent" in data else None,
     )
 
 

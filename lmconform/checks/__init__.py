@@ -1,6 +1,7 @@
 """The checks. Importing this package registers every check in `REGISTRY`."""
 
 from lmconform.checks import (  # noqa: F401  (registration)
+    agents,
     chat,
     chat_message,
     chat_stream,

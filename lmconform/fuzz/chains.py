@@ -19,7 +19,7 @@ from lmconform.cases import FIRST, Case, Turn
 from lmconform.checks.observed import Observed
 from lmconform.fuzz.search import Search
 from lmconform.fuzz.search import search as generic_search
-from lmconform.target import DEFAULT_FUZZ_SHRINK
+from lmconform.target import Target
 
 SOURCE = "chains"
 STEPS = 8  # at most this many steps a program: each is one or two requests
@@ -124,10 +124,16 @@ def representative(source: Case) -> Case:
     return as_case(source, program.turns, 0)
 
 
+def plays(source: Case, target: Target) -> bool:
+    return SOURCE in target.fuzz_sources and target.fuzz_mode != "negative"
+
+
 def search(source: Case, play: Callable[[Case], Observed], has_finding: Callable[[Observed], bool],
-           examples: int, seed: int | None = None, shrink_plays: int = DEFAULT_FUZZ_SHRINK) -> Search:
-    """Up to `examples` programs (see `programs_for`), each played; the first with a finding shrunk."""
-    return generic_search(programs(source), play, has_finding, programs_for(examples), seed, shrink_plays)
+           target: Target) -> Search:
+    """Up to the target's budget of generated requests in programs (see `programs_for`), each played; the first with
+    a finding shrunk."""
+    return generic_search(programs(source), play, has_finding, programs_for(target.fuzz_examples), target.fuzz_seed,
+                          target.fuzz_shrink)
 
 
 def describe(observed: Observed) -> str:

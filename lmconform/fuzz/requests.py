@@ -22,7 +22,7 @@ from lmconform.fuzz.bodies import BODIES
 from lmconform.fuzz.search import Search
 from lmconform.fuzz.search import search as generic_search
 from lmconform.fuzz.violations import VIOLATIONS, Violation, invalid_bodies
-from lmconform.target import DEFAULT_FUZZ_SHRINK
+from lmconform.target import Target
 
 SOURCE = "requests"
 MODES = ("positive", "negative")
@@ -80,10 +80,15 @@ def representatives(source: Case) -> list[Case]:
     return [as_case(source, body, None) for body in bodies]
 
 
+def plays(source: Case, target: Target) -> bool:
+    return SOURCE in target.fuzz_sources and target.fuzz_mode in ("both", mode_of(source))
+
+
 def search(source: Case, play: Callable[[Case], Observed], has_finding: Callable[[Observed], bool],
-           examples: int, seed: int | None = None, shrink_plays: int = DEFAULT_FUZZ_SHRINK) -> Search:
+           target: Target) -> Search:
     """Valid requests in one search; invalid ones in a search per kind of violation, the budget shared between them,
     so that every kind is tried however the generator favours some (until one has a finding)."""
+    examples, seed, shrink_plays = target.fuzz_examples, target.fuzz_seed, target.fuzz_shrink
     if mode_of(source) == "positive":
         return generic_search(examples_of(source, seed), play, has_finding, examples, seed, shrink_plays)
     kinds = VIOLATIONS[source.api]

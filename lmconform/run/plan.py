@@ -14,6 +14,7 @@ from lmconform.checks import select
 from lmconform.checks.registry import Check
 from lmconform.expectations import Expectations
 from lmconform.fingerprint import fingerprint
+from lmconform.fuzz import SOURCES
 from lmconform.fuzz.streams import SOURCE as STREAMS
 from lmconform.run.run import Run, applies, discover, discover_bridge
 from lmconform.target import HTTP, STDIO, Target
@@ -59,10 +60,12 @@ class RunPlan:
     def pairs(self, api: str) -> list[tuple[Case, Check]]:
         """Every case of `api` with every selected check that judges it, in case then check order; none when the
         target has no address for the API's transport (an HTTP endpoint has no bridge, and a bridge no HTTP API).
-        The sources of generated wire forms take part only when the run sends some (--upstream-fuzz)."""
+        The sources of generated wire forms take part only when the run sends some (--upstream-fuzz), a coding
+        agent's only when the run runs it (--agents)."""
         if not self.target.reaches(APIS[api].transport):
             return []
-        cases = [case for case in load_cases(api) if case.source != STREAMS or self.target.stream_examples]
+        cases = [case for case in load_cases(api) if (case.source != STREAMS or self.target.stream_examples)
+                 and (case.agent is None or SOURCES[case.source].plays(case, self.target))]
         return [(case, check) for case in cases for check in self.checks if applies(check, case)]
 
     def start(self) -> Run:

@@ -126,9 +126,9 @@ class Run:
                 first = play(case, self.target, self.upstream)
                 self._examples[case.id] = [first]  # kept at once: the case may be its own feature's probe
                 first.feature_missing = self._feature_missing(case, first)
-                for _ in range(self.target.repeat - 1):
+                for repetition in range(1, self.target.repeat):
                     again = play(case, self.target, self.upstream)
-                    again.feature_missing = first.feature_missing
+                    again.feature_missing, again.play = first.feature_missing, repetition
                     self._examples[case.id].append(again)
         return self._examples[case.id]
 
@@ -145,10 +145,10 @@ class Run:
         return route_missing(self.observe(probe).exchange)
 
     def _searched(self, case: Case) -> list[Observed]:
-        """A source's examples: those that kept every invariant, and the shrunk one that did not."""
+        """A source's examples, when the run plays that source: those that kept every invariant, and the shrunk one
+        that did not (a source that makes its own examples, a coding agent's requests, has no finding to shrink)."""
         source = SOURCES[case.source]
-        if case.source not in self.target.fuzz_sources or \
-                self.target.fuzz_mode not in ("both", "negative" if case.invalid else "positive"):
+        if not source.plays(case, self.target):
             return []
         feature_missing = self._feature_missing(case)
 
@@ -158,13 +158,15 @@ class Run:
             observed.example = source.describe(observed)
             return observed
 
-        found = source.search(case, play_example, _FindingOf(), self.target.fuzz_examples, self.target.fuzz_seed,
-                              self.target.fuzz_shrink)
+        found = source.search(case, play_example, _FindingOf(), self.target)
         if found.finding is not None and self.target.fuzz_save:
             saved = save_finding(found.finding.case, Path(self.target.fuzz_save))
             found.finding.example += f"\nSaved as the case {saved}" if saved else f"\nNot saved under {self.target.fuzz_save}"
             found.finding.judged.clear()  # judged again when asked, with where it was saved
-        return [*found.kept, *([found.finding] if found.finding else [])]
+        examples = [*found.kept, *([found.finding] if found.finding else [])]
+        for observed in examples:
+            observed.feature_missing = feature_missing
+        return examples
 
     def _stream_searched(self, case: Case) -> list[Observed]:
         """A streams source's examples through the target (a proxy) and straight to the upstream: those without a
@@ -217,16 +219,17 @@ class Run:
         examples = self.examples(case)
         # An example of generated forms that the upstream's own answer fails too passed through (streams.judged).
         judge = streams.judged if case.source == streams.SOURCE else judged
-        verdicts = [verdict for verdict in (judge(check, observed) for observed in examples
-                                            if check.applies(observed.case)) if verdict is not None]
-        if not verdicts:
+        # The most severe verdict of each play speaks for it (a source's play has many examples); with --repeat,
+        # the plays together are pass^k.
+        plays: dict[int, Verdict] = {}
+        for observed in examples:
+            verdict = judge(check, observed) if check.applies(observed.case) else None
+            if verdict is not None and (observed.play not in plays
+                                        or verdict.outcome.severity > plays[observed.play].outcome.severity):
+                plays[observed.play] = verdict
+        if not plays:
             return None
-        if case.source:
-            verdict = max(verdicts, key=lambda verdict: verdict.outcome.severity)
-        elif self.target.repeat > 1:
-            verdict = worst_of(verdicts)
-        else:
-            (verdict,) = verdicts
+        verdict = worst_of(list(plays.values())) if len(plays) > 1 else next(iter(plays.values()))
         known = self.expectations.for_pair(case.id, check.id) if self.expectations else None
         if known is not None:
             verdict = replace(verdict, expected=known.record(self.expectations.source))
