@@ -21,7 +21,7 @@ FLOORS = (
     ("lmconform.apis", "lmconform.clients", "lmconform.fingerprint", "lmconform.openapi"),
     ("lmconform.cases", "lmconform.snapshots"),
     ("lmconform.checks", "lmconform.record"),
-    ("lmconform.fuzz", "lmconform.agents.source"),
+    ("lmconform.fuzz",),
     ("lmconform.run", "lmconform.options"),
     ("lmconform.gate", "lmconform.plugin", "lmconform.report"),
     ("lmconform.cli", "lmconform.suites"),

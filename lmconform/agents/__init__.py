@@ -3,7 +3,7 @@ completions), each pinned to an exact version (package.json and package-lock.jso
 by npm into the user's cache (lmconform.agents.install), and run on a task in a sandbox of its own
 (lmconform.agents.sandbox) against a relay that sends its requests on to the target through lmconform's capture
 (lmconform.agents.relay). What it showed its user is read from its own machine-readable output into an
-AgentOutcome; lmconform.agents.runner does one run; lmconform.agents.source makes the runs a source of cases.
+AgentOutcome; lmconform.agents.runner does one run; lmconform.fuzz.agents makes the runs a source of cases.
 """
 
 from lmconform.agents.agent import Agent

@@ -41,9 +41,11 @@ class Relay:
         self.limit_reached = threading.Event()
         self._exchanges: list[tuple[int, HttpExchange]] = []
         self._lock = threading.Lock()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
-        self._server.daemon_threads = True
-        self._server.block_on_close = True  # closing waits for every exchange in flight to be kept
+        self._server = _Server(("127.0.0.1", 0), _handler(self))
+        # Closing waits for every exchange in flight to be kept (socketserver joins only threads that are not
+        # daemons); each ends within the target's read timeout.
+        self._server.daemon_threads = False
+        self._server.block_on_close = True
         self._thread = threading.Thread(target=self._server.serve_forever, name="lmconform-relay", daemon=True)
 
     @property
@@ -71,6 +73,8 @@ class Relay:
     def admit(self) -> int | None:
         """The number of a new request, or None when it is past the limit (the run then ends as a loop)."""
         with self._lock:
+            if self.limit_reached.is_set():
+                return None  # the run is over: what the agent sends while it is being stopped is not counted
             self.requests += 1
             if self.requests > self.limit:
                 self.limit_reached.set()
@@ -80,6 +84,12 @@ class Relay:
     def keep(self, number: int, exchange: HttpExchange) -> None:
         with self._lock:
             self._exchanges.append((number, exchange))
+
+
+class _Server(ThreadingHTTPServer):
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """An agent that hangs up (it was stopped, or gave up on an answer) is no error of the relay's: the
+        exchange it left is kept all the same."""
 
 
 def _handler(relay: Relay) -> type[BaseHTTPRequestHandler]:

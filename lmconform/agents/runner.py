@@ -43,7 +43,7 @@ def run_agent(agent: Agent, target: Target, task: str, secret: str, limits: Limi
             launch = agent.launch(agent.binary(node_modules), sandbox, relay.base_url, target.model, asked)
             process = start(launch.argv, sandbox, launch.environment)
             why = "exited" if process.start_error else wait(process, limits.seconds, relay.limit_reached.is_set)
-            stop(process)
+            stop(process, ended=why == "exited")
         run.exchanges, run.requests = relay.exchanges, relay.requests
         run.ended = REQUEST_LIMIT if relay.limit_reached.is_set() else ENDINGS[why]
         run.exit_status = process.exit_status

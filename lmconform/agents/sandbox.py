@@ -20,7 +20,7 @@ from lmconform.wire.process import StdioProcess
 SECRET_FILE = "secret.txt"
 # What a run keeps of the agent's stdout (its JSON events): a runaway agent is cut off past it.
 MAX_STDOUT_BYTES = 32 * 1024 * 1024
-STOP_GRACE_S = 2.0  # after the agent's own end, or the limit, before its group is stopped
+STOP_GRACE_S = 2.0  # after the agent's own end, before its group is stopped
 POLL_S = 0.1  # how often a run looks whether the relay has stopped it
 
 
@@ -81,6 +81,7 @@ def wait(process: StdioProcess, seconds: float, stopped) -> str:
     return "stopped" if why is None else why
 
 
-def stop(process: StdioProcess) -> None:
-    """Give the agent a moment to end by itself, then stop its whole group; it is reaped either way."""
-    process.close(STOP_GRACE_S)
+def stop(process: StdioProcess, ended: bool) -> None:
+    """Stop the agent's whole group and reap it: at once when it was stopped at a limit, else after a moment to end
+    by itself (it closed its output, and is exiting)."""
+    process.close(STOP_GRACE_S if ended else 0.0)

@@ -15,7 +15,7 @@ def any_case(case: Case) -> bool:
 
 
 def agent_case(case: Case) -> bool:
-    """A coding agent's run, or a request it sent (lmconform.agents.source)."""
+    """A coding agent's run, or a request it sent (lmconform.fuzz.agents)."""
     return case.agent is not None
 
 

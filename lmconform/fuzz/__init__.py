@@ -4,7 +4,6 @@ run plays it (`plays`), the examples a check's scope is decided on (`representat
 (`search`, with a finding shrunk where the source generates them) and how one reads (`describe`). `chains` and
 `requests` generate requests; `agents` runs a real coding agent, whose requests are the examples."""
 
-from lmconform.agents import source as agents
-from lmconform.fuzz import chains, requests
+from lmconform.fuzz import agents, chains, requests
 
 SOURCES = {chains.SOURCE: chains, requests.SOURCE: requests, agents.SOURCE: agents}

@@ -14,16 +14,24 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 
 from lmconform.reference.chat import SSE_HEADERS
 from lmconform.reference.faults import Stage, apply
-from lmconform.reference.faults.messages import TOOL_RESULT_500
+from lmconform.reference.faults.messages import SYSTEM_TURN_REFUSED, TOOL_RESULT_500
 from lmconform.reference.messages_render import frame, message_object, stream_events
-from lmconform.reference.messages_validation import Refused, conversation, error_response, json_body, validate
+from lmconform.reference.messages_validation import (
+    ROLES,
+    TURN_ROLES,
+    Refused,
+    conversation,
+    error_response,
+    json_body,
+    validate,
+)
 from lmconform.reference.model import content_text, decide, recall, request_seed, usage
 
 
 async def create_message(request: Request, faults: frozenset[str]) -> Response:
     try:
         body = apply(Stage.MESSAGES_REQUEST, faults, await json_body(request))
-        validate(body)
+        validate(body, TURN_ROLES if SYSTEM_TURN_REFUSED in faults else ROLES)
     except Refused as refused:
         return apply(Stage.MESSAGES_REFUSAL, faults, refused.response())
     talk = conversation(body)

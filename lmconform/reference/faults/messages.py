@@ -26,10 +26,36 @@ TOOL_RESULT_500 = flag(
     findings={"messages.tool_result.turn_answered", "http.status.success_for_valid_request"})
 
 
+SYSTEM_TURN_REFUSED = flag(
+    "messages-system-turn-refused", api="messages",
+    summary="a system turn among the messages is refused: HTTP 400, `messages.N.role: Input should be 'user' or "
+            "'assistant'`",
+    seen_in="LM Studio before 0.4.15 and its standalone server llmster 0.0.20 (lmstudio-bug-tracker #2204), vLLM and "
+            "proxies translating the Messages API (CLIProxyAPI #3625): Claude Code sends one in its first request",
+    findings={"http.status.success_for_valid_request"},
+    agent_findings={"agent.request.accepted"})
+
+
 def _refusal_parts(refusal: Response) -> tuple[int, str]:
     body = json.loads(bytes(refusal.body))
     error = body.get("error") if isinstance(body, dict) else None
     return refusal.status_code, error.get("message", "") if isinstance(error, dict) else str(error)
+
+
+@fault("messages-tool-results-dropped", Stage.MESSAGES_REQUEST, api="messages",
+       summary="`tool_result` blocks never reach the model, which answers as if its call were still unanswered",
+       seen_in="servers that do not give the chat template the tool results (oMLX PR #789: the model repeats the "
+               "same call without end)",
+       findings=(), agent_findings={"agent.loop.bounded", "agent.answer.reached_user"})
+def tool_results_dropped(body: Any) -> Any:
+    messages = body.get("messages") if isinstance(body, dict) else None
+    if not isinstance(messages, list):
+        return body
+    kept = [{**message, "content": [block for block in message["content"] if not (
+                isinstance(block, dict) and block.get("type") == "tool_result")]}
+            if isinstance(message, dict) and isinstance(message.get("content"), list) else message
+            for message in messages]
+    return {**body, "messages": kept}
 
 
 @fault("messages-max-tokens-defaulted", Stage.MESSAGES_REQUEST, api="messages",
@@ -268,7 +294,8 @@ def delta_type_mismatch(events: list[Event]) -> list[Event]:
        summary="each `input_json_delta` re-sends all of the tool input so far (stream only)",
        seen_in="LiteLLM passing cumulative upstream fragments through",
        findings={"generation.tool_call.arguments_not_cumulative", "generation.tool_call.arguments_json_object",
-                 "messages.tool_result.turn_answered", SDK_RAISES})
+                 "messages.tool_result.turn_answered", SDK_RAISES},
+       agent_findings={"agent.tool.ran_with_arguments_sent", "agent.answer.reached_user"})
 def partial_json_cumulative(events: list[Event]) -> list[Event]:
     so_far: dict[int, str] = {}
 
@@ -300,7 +327,8 @@ def tool_start_without_input(events: list[Event]) -> list[Event]:
        summary="an `overloaded_error` event after the last delta, and the stream goes on to message_stop "
                "(stream only)",
        seen_in="proxies that report an upstream hiccup and carry on",
-       findings={"messages.stream.error_ends_stream", SDK_RAISES})
+       findings={"messages.stream.error_ends_stream", SDK_RAISES},
+       agent_findings={"agent.tool.ran_with_arguments_sent", "agent.answer.reached_user", "agent.error.none_shown"})
 def error_event_mid_stream(events: list[Event]) -> list[Event]:
     last = max(position for position, event in enumerate(events) if event["type"] == "content_block_delta")
     error = {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}

@@ -63,7 +63,9 @@ class Fault:
 
     `findings` are the checks that fail when the whole suite runs against the reference server with this fault;
     `proxy_findings` those that fail in differential mode, the clean server being the upstream and the server
-    with this fault the proxy. `transform` changes the value of `stage`; a flag has neither.
+    with this fault the proxy; `agent_findings` the agent checks that fail, and pass on the clean server, when the
+    coding agent of the fault's API does its task against it (tests/test_agents.py runs it; docs/agents.md shows
+    every fault against every agent). `transform` changes the value of `stage`; a flag has neither.
 
     A `variant` is no defect: a form real servers legitimately send differently from OpenAI (a `timings` key, a
     keep-alive comment). It is served like a fault so that the suite can be run against it, and its findings may
@@ -79,6 +81,7 @@ class Fault:
     transform: Callable[..., Any] | None = None
     variant: bool = False
     module: str = ""  # the module that declared it: its effect tests live beside that module's others
+    agent_findings: frozenset[str] = frozenset()
 
 
 FAULTS: dict[str, Fault] = {}
@@ -86,11 +89,12 @@ _BY_STAGE: dict[Stage, list[Fault]] = {stage: [] for stage in Stage}
 
 
 def fault(name: str, stage: Stage, *, api: str, summary: str, seen_in: str, findings: Iterable[str],
-          proxy_findings: Iterable[str] = ()) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+          proxy_findings: Iterable[str] = (), agent_findings: Iterable[str] = ()
+          ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Register the decorated function as fault `name`, applied to the value of `stage`."""
     def register(transform: Callable[..., Any]) -> Callable[..., Any]:
         _add(Fault(name, api, summary, seen_in, frozenset(findings), frozenset(proxy_findings), stage, transform,
-                   module=transform.__module__))
+                   module=transform.__module__, agent_findings=frozenset(agent_findings)))
         return transform
 
     return register
@@ -108,10 +112,11 @@ def variant(name: str, stage: Stage, *, api: str, summary: str, seen_in: str,
 
 
 def flag(name: str, *, api: str, summary: str, seen_in: str, findings: Iterable[str],
-         proxy_findings: Iterable[str] = ()) -> str:
+         proxy_findings: Iterable[str] = (), agent_findings: Iterable[str] = ()) -> str:
     """Register fault `name` as a flag, which an endpoint tests with `name in faults`; returns the name."""
     module = sys._getframe(1).f_globals.get("__name__", "")
-    _add(Fault(name, api, summary, seen_in, frozenset(findings), frozenset(proxy_findings), module=module))
+    _add(Fault(name, api, summary, seen_in, frozenset(findings), frozenset(proxy_findings), module=module,
+               agent_findings=frozenset(agent_findings)))
     return name
 
 
