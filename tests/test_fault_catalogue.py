@@ -72,10 +72,7 @@ def test_differential_mode_reports_what_the_proxy_changed(server, fault):
 
 
 def test_every_fault_declares_findings():
-    # A fault only a coding agent shows (it loops on tool results it never sees) declares agent findings alone:
-    # tests/test_agents.py proves those with the agent's own runs.
-    assert {name for name, fault in FAULTS.items()
-            if not fault.findings and not fault.agent_findings and not fault.variant} == NO_VERDICT_FAULTS
+    assert {name for name, fault in FAULTS.items() if not fault.findings and not fault.variant} == NO_VERDICT_FAULTS
 
 
 def test_a_variant_is_reported_at_info_level_at_most():

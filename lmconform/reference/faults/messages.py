@@ -46,7 +46,9 @@ def _refusal_parts(refusal: Response) -> tuple[int, str]:
        summary="`tool_result` blocks never reach the model, which answers as if its call were still unanswered",
        seen_in="servers that do not give the chat template the tool results (oMLX PR #789: the model repeats the "
                "same call without end)",
-       findings=(), agent_findings={"agent.loop.bounded", "agent.answer.reached_user"})
+       # It refuses no tool_result it never reads: one that answers no call of the turn before is taken.
+       findings={"errors.status.client_error_for_invalid_request", "errors.body.has_error_message"},
+       agent_findings={"agent.loop.bounded", "agent.answer.reached_user"})
 def tool_results_dropped(body: Any) -> Any:
     messages = body.get("messages") if isinstance(body, dict) else None
     if not isinstance(messages, list):
