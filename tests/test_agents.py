@@ -18,8 +18,12 @@ second or a few; the matrix runs only the faults that change what an agent is an
 from __future__ import annotations
 
 import difflib
+import getpass
 import json
 import os
+import platform
+import re
+import socket
 import sys
 import textwrap
 import time
@@ -35,10 +39,12 @@ from lmconform.agents.outcome import REQUEST_LIMIT, TIME_LIMIT, AgentOutcome, Li
 from lmconform.agents.relay import Relay
 from lmconform.agents.runner import run_agent
 from lmconform.agents.sandbox import Sandbox
+from lmconform.cases import CASES_DIR
 from lmconform.checks.evaluate import evaluate
 from lmconform.checks.registry import REGISTRY
 from lmconform.expectations import load_expectations
 from lmconform.fuzz.agents import observations
+from lmconform.record.scrub import LONG_HEX, PLACEHOLDER_UUID, SANDBOX, SESSION, SESSION_HEADERS, UUID
 from lmconform.reference import FAULTS
 from lmconform.run import RunPlan
 from lmconform.target import Target
@@ -67,17 +73,6 @@ PASSING = ("✓", "·")  # OK, or nothing to judge
 @pytest.fixture(scope="module")
 def node_modules() -> Path:
     return install(tuple(AGENTS.values()))
-
-
-def agent_verdicts(agent: Agent, run, target: Target) -> dict[str, Outcome]:
-    """The worst verdict of each agent check over the run's examples."""
-    examples = observations(agent_case(agent), run, target)
-    found = {}
-    for check in AGENT_CHECKS:
-        verdicts = [verdict for observed in examples if (verdict := evaluate(check, observed)) is not None]
-        if verdicts:
-            found[check.id] = max((verdict.outcome for verdict in verdicts), key=lambda outcome: outcome.severity)
-    return found
 
 
 # --- the agents on the clean reference server ----------------------------------------------------------------------
@@ -246,6 +241,37 @@ def test_an_agent_not_installed_is_unsupported_with_the_reason(server, tmp_path)
                 if check.applies(observed.case)]
     assert {verdict.outcome for verdict in verdicts if verdict} == {Outcome.UNSUPPORTED}
     assert "lmconform agents install" in verdicts[0].detail
+
+
+# --- what the agents are on record as sending ------------------------------------------------------------------------
+
+RECORDED = sorted(path for agent in AGENTS.values()
+                  for path in (CASES_DIR / agent.api).glob(f"recorded-{agent.name}-*.json"))
+
+
+def test_every_pinned_agent_is_on_record_at_its_version(node_modules):
+    for agent in AGENTS.values():
+        version = agent.version(node_modules)
+        found = [path for path in RECORDED if path.name.startswith(f"recorded-{agent.name}-{version}-")]
+        assert found, f"no recorded case of {agent.title} {version}: `make record-agents` records them"
+        clients = {json.loads(path.read_text())["provenance"]["client"] for path in found}
+        assert clients == {f"{agent.client} {version}"}
+
+
+def test_the_recorded_agent_cases_hold_nothing_of_the_recording_machine():
+    user, home, release, host = getpass.getuser(), str(Path.home()), platform.release(), socket.gethostname()
+    for path in RECORDED:
+        text = path.read_text()
+        if home not in ("/", ""):
+            assert not re.search(rf"(?<![\w/.-]){re.escape(home)}(?=[/\"'\s]|$)", text), path.name
+        assert f"/home/{user}" not in text and f"/Users/{user}" not in text, path.name
+        assert release not in text, path.name
+        assert len(host) < 4 or host not in text, path.name
+        assert all(uuid.startswith(PLACEHOLDER_UUID) for uuid in UUID.findall(text)), path.name
+        assert not [found for found in LONG_HEX.findall(text) if set(found) != {"0"}], path.name
+        assert set(SANDBOX.findall(text)) <= {"lmconform-agent-sandbox"}, path.name
+        headers = json.loads(text)["provenance"]["headers"]
+        assert all(headers[name] == SESSION for name in SESSION_HEADERS & set(headers)), path.name
 
 
 # --- the relay -----------------------------------------------------------------------------------------------------
