@@ -44,6 +44,7 @@ from lmconform.checks.evaluate import evaluate
 from lmconform.checks.registry import REGISTRY
 from lmconform.expectations import load_expectations
 from lmconform.fuzz.agents import observations
+from lmconform.record.kept import slug
 from lmconform.record.scrub import LONG_HEX, PLACEHOLDER_UUID, SANDBOX, SESSION, SESSION_HEADERS, UUID
 from lmconform.reference import FAULTS
 from lmconform.run import RunPlan
@@ -252,7 +253,7 @@ RECORDED = sorted(path for agent in AGENTS.values()
 def test_every_pinned_agent_is_on_record_at_its_version(node_modules):
     for agent in AGENTS.values():
         version = agent.version(node_modules)
-        found = [path for path in RECORDED if path.name.startswith(f"recorded-{agent.name}-{version}-")]
+        found = [path for path in RECORDED if path.name.startswith(f"recorded-{agent.name}-{slug(version)}-")]
         assert found, f"no recorded case of {agent.title} {version}: `make record-agents` records them"
         clients = {json.loads(path.read_text())["provenance"]["client"] for path in found}
         assert clients == {f"{agent.client} {version}"}

@@ -28,6 +28,7 @@ AGENT_KEY = "sk-lmconform-relay"
 HOP_HEADERS = frozenset({"host", "content-length", "connection", "keep-alive", "transfer-encoding", "te", "upgrade",
                          "proxy-connection", "accept-encoding", "content-encoding", "expect"})
 MAX_REQUEST_BYTES = 64 * 1024 * 1024
+SHUTDOWN_POLL_S = 0.02
 
 
 class Relay:
@@ -46,7 +47,9 @@ class Relay:
         # daemons); each ends within the target's read timeout.
         self._server.daemon_threads = False
         self._server.block_on_close = True
-        self._thread = threading.Thread(target=self._server.serve_forever, name="lmconform-relay", daemon=True)
+        # The server looks whether it is to stop this often: it is stopped as the run ends, and a run is seconds.
+        self._thread = threading.Thread(target=self._server.serve_forever, args=(SHUTDOWN_POLL_S,),
+                                        name="lmconform-relay", daemon=True)
 
     @property
     def base_url(self) -> str:

@@ -1,6 +1,7 @@
 """`lmconform agents install` installs the pinned coding agents (lmconform.agents.install); `lmconform agents record`
 re-records what each pinned agent sends, doing its case's task against the recording endpoint, as
-`<cases>/<api>/recorded-<agent>-<version>-N.json` (`make record-agents`).
+`<cases>/<api>/recorded-<agent>-<version>-N.json`, the version's dots as dashes as in every case's name
+(`recorded-claude-code-2-1-332-1.json`; `make record-agents`).
 
 These cases replay against any endpoint like every recorded case: a server is checked against what Claude Code
 2.1.332 sends without running Claude Code. The recorder names the client by its user agent (`claude-cli 2.1.332`)
@@ -27,6 +28,7 @@ from lmconform.apis import APIS
 from lmconform.cases import CASES_DIR, load_cases
 from lmconform.exit_status import USAGE_ERROR
 from lmconform.files import write_json_atomically
+from lmconform.record.kept import slug
 from lmconform.record.server import RecordingServer
 from lmconform.reference.chat import DEFAULT_MODEL
 from lmconform.target import Target
@@ -60,7 +62,7 @@ def record(agent: Agent, folder: Path, node_modules: Path, say=print) -> list[Pa
     for old in api_folder.glob(f"recorded-{agent.name}-*.json"):
         old.unlink()
     case = agent_case(agent)
-    with RecordingServer(folder, stem=f"recorded-{agent.name}-{version}", report=say) as server:
+    with RecordingServer(folder, stem=f"recorded-{agent.name}-{slug(version)}", report=say) as server:
         run = run_agent(agent, Target(base_url=server.base_url, model=DEFAULT_MODEL), case.agent.task,
                         case.agent.secret, RECORDING_LIMITS, node_modules)
         written = list(server.recorder.written)
