@@ -47,6 +47,8 @@ from lmconform.fuzz.agents import observations
 from lmconform.record.kept import slug
 from lmconform.record.scrub import LONG_HEX, PLACEHOLDER_UUID, SANDBOX, SESSION, SESSION_HEADERS, UUID
 from lmconform.reference import FAULTS
+from lmconform.report.headline import build_headline
+from lmconform.report.records import results_of
 from lmconform.run import RunPlan
 from lmconform.target import Target
 from lmconform.vocabulary import Outcome
@@ -242,6 +244,23 @@ def test_an_agent_not_installed_is_unsupported_with_the_reason(server, tmp_path)
                 if check.applies(observed.case)]
     assert {verdict.outcome for verdict in verdicts if verdict} == {Outcome.UNSUPPORTED}
     assert "lmconform agents install" in verdicts[0].detail
+
+
+# --- the report ----------------------------------------------------------------------------------------------------
+
+def test_each_agent_is_a_line_of_will_it_work_named_with_its_version():
+    def row(case: str, check: str, outcome: str, agent: str) -> dict:
+        return {"case": case, "check": check, "kind": "agent", "level": "MUST", "outcome": outcome, "title": check,
+                "message": f"[{check}] {check}\nActual:   HTTP 400", "evidence": "", "curl": "", "agent": agent}
+
+    rows = [row("messages/agent-claude-code", "agent.answer.reached_user", "OK", "Claude Code 2.1.332"),
+            row("responses/agent-codex", "agent.request.accepted", "FAILED", "Codex CLI 0.171.0")]
+    document = {"lmconform": "0.1.0", "target": {"url": "http://127.0.0.1:1234", "label": "reference"},
+                "started": "2026-11-26T10:00:00Z", "duration_s": 1.0, "results": rows}
+    lines = {line.name: line for line in build_headline(results_of(document, Path("run.json")).results).clients}
+    assert lines["Claude Code 2.1.332 · Anthropic Messages"].status == "works"
+    codex = lines["Codex CLI 0.171.0 · Responses"]
+    assert codex.status == "breaks" and "HTTP 400" in codex.why
 
 
 # --- what the agents are on record as sending ------------------------------------------------------------------------
