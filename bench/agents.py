@@ -17,7 +17,7 @@ from lmconform.reference.chat import DEFAULT_MODEL
 from lmconform.target import Target
 
 LIMITS = Limits(seconds=120, requests=20)
-ROUNDS = {"opencode": 3}  # seconds a run; the others take about one
+ROUNDS = {"opencode": 5}  # seconds a run; the others take about one
 DEFAULT_ROUNDS = 7
 
 
