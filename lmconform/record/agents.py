@@ -84,10 +84,12 @@ def record(agent: Agent, folder: Path, node_modules: Path, say=print) -> list[Pa
 
 def _install(args: argparse.Namespace) -> int:
     try:
-        install(tuple(AGENTS.values()))
+        node_modules = install(tuple(AGENTS.values()))
     except InstallError as error:
         print(f"lmconform agents: {error}", file=sys.stderr)
         return 1
+    names = ", ".join(f"{agent.title} {agent.version(node_modules)}" for agent in AGENTS.values())
+    print(f"lmconform agents: {names} in {node_modules}", file=sys.stderr)
     return 0
 
 
