@@ -34,6 +34,7 @@ import pytest
 
 from lmconform.agents import AGENTS
 from lmconform.agents.agent import Agent, Launch
+from lmconform.agents.codex import Codex
 from lmconform.agents.install import install
 from lmconform.agents.outcome import REQUEST_LIMIT, TIME_LIMIT, AgentOutcome, Limits
 from lmconform.agents.relay import Relay
@@ -103,6 +104,24 @@ def test_each_agent_does_its_task_as_fixtures_agents_reference_expects(server, n
         case = agent_case(AGENTS[name]).id
         assert all(judged[case, check.id].outcome is Outcome.OK for check in AGENT_CHECKS
                    if (case, check.id) in judged), name
+
+
+class CodexAsAdvised(Codex):
+    """Codex with the two tools LM Studio's dialect refuses turned off, as docs/agents.md advises its users."""
+
+    def launch(self, binary: Path, sandbox: Sandbox, base_url: str, model: str | None, task: str) -> Launch:
+        launch = super().launch(binary, sandbox, base_url, model, task)
+        program, command, *rest = launch.argv
+        return Launch((program, command, "--disable", "multi_agent", "-c", 'web_search="disabled"', *rest),
+                      launch.environment)
+
+
+def test_codex_does_its_task_with_the_tools_the_dialect_refuses_turned_off(server, node_modules):
+    target = Target(base_url=server.base_url, model="lmconform-reference")
+    run = run_agent(CodexAsAdvised(), target, TASK, "marigold", Limits(seconds=60, requests=10), node_modules)
+    assert all(exchange.status == 200 for exchange in run.exchanges) and len(run.exchanges) == 2
+    assert "marigold" in run.outcome.final_text and not run.outcome.errors
+    assert run.outcome.tool_runs[0].arguments["cmd"].startswith("cat ") and not run.outcome.tool_runs[0].failed
 
 
 # --- the fault × agent matrix ---------------------------------------------------------------------------------------
