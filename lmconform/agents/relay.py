@@ -18,7 +18,6 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from lmconform.target import Target
-from lmconform.wire.exchange import NOT_JSON
 from lmconform.wire.http import HttpExchange, send
 from lmconform.wire.redact import SECRET_HEADERS
 
@@ -124,12 +123,12 @@ class _RelayHandler(BaseHTTPRequestHandler):
         forwarded = {name.lower(): value for name, value in self.headers.items()
                      if name.lower() not in HOP_HEADERS and name.lower() not in SECRET_HEADERS}
         try:
-            parsed = json.loads(body) if body else None
-        except ValueError:
-            parsed = NOT_JSON
+            shown = json.loads(body) if body else None
+        except ValueError:  # kept as the text it is, and sent as the bytes it was
+            shown = body.decode("utf-8", errors="replace")
         answer = _Answer(self)
-        exchange = send(self.relay.target, self.command, self.path, None if parsed is NOT_JSON else parsed,
-                        body if body else None, forwarded=forwarded, listener=answer)
+        exchange = send(self.relay.target, self.command, self.path, shown, body or None, forwarded=forwarded,
+                        listener=answer)
         self.relay.keep(number, exchange)
         if not answer.started:
             self._refuse(502, f"lmconform's relay got no answer from the target: {exchange.error or 'none'}")
