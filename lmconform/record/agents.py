@@ -8,7 +8,8 @@ These cases replay against any endpoint like every recorded case: a server is ch
 and scrubs the recording machine from them (lmconform.record.scrub). What an agent sends runs to tens of kilobytes
 (a system prompt, a dozen tools with long descriptions); every text longer than TRIM_CHARS is cut there, which keeps
 every key, every tool and every schema, keeps the package small, and lets a server with a small context answer
-them as it would a user's first turns. The cut is marked in the text and said in the provenance.
+them as it would a user's first turns. The cut is marked in the text and said in the provenance, as is the output
+cap, which is RECORDED_CAP here.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from lmconform.agents.agent import Agent
 from lmconform.agents.install import InstallError, install
 from lmconform.agents.outcome import Limits
 from lmconform.agents.runner import run_agent
-from lmconform.apis import APIS
+from lmconform.apis import APIS, api_of
 from lmconform.cases import CASES_DIR, load_cases
 from lmconform.exit_status import USAGE_ERROR
 from lmconform.files import write_json_atomically
@@ -35,6 +36,9 @@ from lmconform.target import Target
 
 TRIM_CHARS = 300
 TRIMMED = "…[cut by lmconform]"
+# The output cap a recorded request asks for. The agents ask for all a model can give (Claude Code and opencode ask
+# for 32,000 tokens), and a real model asked so talks until its context is full: minutes a request on a laptop.
+RECORDED_CAP = 64
 RECORDING_LIMITS = Limits(seconds=120, requests=20)
 
 
@@ -68,11 +72,16 @@ def record(agent: Agent, folder: Path, node_modules: Path, say=print) -> list[Pa
         written = list(server.recorder.written)
     if run.unavailable:
         raise InstallError(run.unavailable)
+    cap = api_of(agent.api).output_cap
     for path in written:
         document = json.loads(path.read_text())
         document["request"] = trimmed(document["request"])
         document["provenance"]["note"] += (f"; recorded doing the task of {case.id}; every text of the request longer "
                                            f"than {TRIM_CHARS} characters is cut there (marked {TRIMMED!r})")
+        body = document["request"].get("body")
+        if isinstance(body, dict) and cap in body:
+            document["provenance"]["note"] += f"; `{cap}` {body[cap]} as sent, {RECORDED_CAP} here"
+            body[cap] = RECORDED_CAP
         if document["expect"]["status"] == "client_error":
             # What an agent sends, it sends to every server; the reference server's LM Studio dialect refusing it
             # (Codex's tool types) makes it a request servers legitimately differ on, not an invalid one.
