@@ -11,6 +11,11 @@ of its clean run at every step. That holds because the reference server's defect
 (its events, its fields, its status), never on the values a run varies (session ids, the sandbox's folder), so a
 defect that leaves the clean run's answers alone leaves those of any run of the same task alone. Every other defect
 is run, a few agents at a time.
+
+The page also records a digest of what its rows follow from (INPUTS: the pins, and the code that answers the agents,
+runs them and judges them). A page made from the very inputs of a run says what that run's agents would do, given
+the same answers, and the test then runs only the clean rows again; when any input changed, it runs the whole
+matrix (about 65 runs, three minutes).
 """
 
 from __future__ import annotations
