@@ -132,14 +132,14 @@ def test_the_fault_agent_matrix_is_what_docs_agents_publishes(server, node_modul
     others, the whole matrix is (the faults that change an agent's answers: about 65 runs, a few minutes)."""
     versions = {name: agent.version(node_modules) for name, agent in AGENTS.items()}
     if os.environ.get(WRITE_MATRIX):
-        write_page(PAGE, build(server.base_url), versions)
+        write_page(PAGE, build(server.base_url, page=PAGE.read_text()), versions)
     page = PAGE.read_text()
     if made_from(page) == inputs_digest():
         for name, (clean, *_) in build(server.base_url, faults=False).items():
             assert f"### {AGENTS[name].title} {versions[name]}" in page and row_line(clean) in page, (
                 f"{name} on the clean server no longer does what docs/agents.md says: {row_line(clean)}")
     else:
-        now = page_with(page, build(server.base_url), versions, made_from(page) or "")
+        now = page_with(page, build(server.base_url, page=page), versions, made_from(page) or "")
         diff = "\n".join(difflib.unified_diff(page.splitlines(), now.splitlines(), "committed", "now", lineterm=""))
         assert not diff, f"docs/agents.md no longer says what the agents do; `make agents-matrix` rewrites it:\n{diff}"
     # Each fault's declared agent findings: what its agent shows against it and does not on the clean server.
