@@ -4,6 +4,7 @@ known to fail, and, once started, what the target is (its discovered models and 
 
 from __future__ import annotations
 
+import fnmatch
 import sys
 from dataclasses import dataclass, field, replace
 from functools import cached_property
@@ -51,6 +52,7 @@ class RunPlan:
     faults: tuple[str, ...] = ()  # of the embedded reference server
     bridge_faults: tuple[str, ...] = ()  # of the embedded reference bridge
     probe: bool = True  # fingerprint the target when the run starts (a few GET requests)
+    exclude_cases: tuple[str, ...] = ()  # globs over case ids the run leaves out
     _servers: list = field(default_factory=list, compare=False, repr=False)
 
     @cached_property
@@ -65,7 +67,8 @@ class RunPlan:
         if not self.target.reaches(APIS[api].transport):
             return []
         cases = [case for case in load_cases(api) if (case.source != STREAMS or self.target.stream_examples)
-                 and (case.agent is None or SOURCES[case.source].plays(case, self.target))]
+                 and (case.agent is None or SOURCES[case.source].plays(case, self.target))
+                 and not any(fnmatch.fnmatchcase(case.id, pattern) for pattern in self.exclude_cases)]
         return [(case, check) for case in cases for check in self.checks if applies(check, case)]
 
     def start(self) -> Run:
@@ -114,6 +117,9 @@ class RunPlan:
 
 
 def run_suite(target: Target, apis: tuple[str, ...] = tuple(APIS), include=(), exclude=(),
-              expectations: Expectations | None = None, upstream: Target | None = None, probe: bool = True) -> Run:
-    """Every case of `apis` x every selected check that applies, against a running target."""
-    return RunPlan(target, upstream, tuple(include), tuple(exclude), expectations, tuple(apis), probe=probe).run_all()
+              expectations: Expectations | None = None, upstream: Target | None = None, probe: bool = True,
+              exclude_cases: tuple[str, ...] = ()) -> Run:
+    """Every case of `apis` (but those `exclude_cases` names) x every selected check that applies, against a running
+    target."""
+    return RunPlan(target, upstream, tuple(include), tuple(exclude), expectations, tuple(apis), probe=probe,
+                   exclude_cases=tuple(exclude_cases)).run_all()

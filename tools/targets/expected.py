@@ -12,6 +12,7 @@
     fuzz_examples = 0        # generated requests per generated case (0: none)
     fuzz_sources = ["chains"] # which sources of generated cases play (default: all)
     fuzz_shrink = 20         # requests shrinking a finding may send (default DEFAULT_FUZZ_SHRINK)
+    exclude_cases = ["…"]    # globs over case ids the run leaves out
     upstream = true          # a proxy: also compare each answer with its upstream's (the proxy.diff checks)
     bridge = true            # the target is lmconform's reference VS Code bridge in front of the server (apis:
                              # ["vscodelm"]), started with the model, max_tokens and temperature above
@@ -41,7 +42,7 @@ from lmconform.vocabulary import Outcome
 from tools.targets.process import RunningTarget
 
 RUN_KEYS = {"model", "max_tokens", "temperature", "apis", "checks", "exclude", "fuzz_examples", "fuzz_sources",
-            "fuzz_shrink", "upstream", "bridge"}
+            "fuzz_shrink", "upstream", "bridge", "exclude_cases"}
 
 
 @dataclass(frozen=True)
@@ -61,6 +62,7 @@ class TargetFile:
     upstream: bool
     expectations: Expectations
     bridge: bool = False
+    exclude_cases: tuple[str, ...] = ()
 
     def target(self, base_url: str, api_key: str | None = None, server_version: str | None = None,
                label: str | None = None) -> Target:
@@ -107,7 +109,8 @@ def load_target_file(path: Path) -> TargetFile:
                       checks=checks, exclude=exclude, fuzz_examples=run.get("fuzz_examples", DEFAULT_FUZZ_EXAMPLES),
                       fuzz_sources=tuple(run.get("fuzz_sources", Target.fuzz_sources)),
                       fuzz_shrink=run.get("fuzz_shrink", Target.fuzz_shrink),
-                      upstream=run.get("upstream", False), expectations=expectations, bridge=run.get("bridge", False))
+                      upstream=run.get("upstream", False), expectations=expectations, bridge=run.get("bridge", False),
+                      exclude_cases=tuple(run.get("exclude_cases", ())))
 
 
 def run_target_file(spec: TargetFile, running: RunningTarget, upstream_url: str | None = None) -> Run:
@@ -121,7 +124,8 @@ def run_target_file(spec: TargetFile, running: RunningTarget, upstream_url: str 
                          None if spec.bridge else running.label)
     if running.build:
         target = replace(target, fingerprint={"build": running.build})  # kept beside what the run's probes find
-    return run_suite(target, spec.apis, spec.checks, spec.exclude, spec.expectations, upstream)
+    return run_suite(target, spec.apis, spec.checks, spec.exclude, spec.expectations, upstream,
+                     exclude_cases=spec.exclude_cases)
 
 
 @dataclass(frozen=True)
