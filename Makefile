@@ -8,9 +8,11 @@ STAMP  := $(VENV)/.installed
 ENDPOINT ?=
 API_KEY  ?=
 MODEL    ?=
+AGENTS   ?=
 REPORTS  := reports
 
-.PHONY: report matrix matrix-real snapshots-real check catalogue test test-real fuzz-self targets bench bench-real install clean
+.PHONY: report matrix matrix-real snapshots-real check catalogue test test-real fuzz-self targets bench bench-real \
+        install clean agents-matrix record-agents
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -20,11 +22,13 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
-# Without ENDPOINT the suite starts the embedded reference server on a free loopback port.
+# Without ENDPOINT the suite starts the embedded reference server on a free loopback port; AGENTS=claude-code,codex,
+# opencode (or all) also runs those coding agents against it (docs/agents.md).
 report: $(STAMP)
 	mkdir -p $(REPORTS)
 	LMCONFORM_API_KEY='$(API_KEY)' $(BIN)/python -m pytest suites -p no:cacheprovider \
 	    $(if $(ENDPOINT),--endpoint '$(ENDPOINT)') $(if $(MODEL),--model '$(MODEL)') \
+	    $(if $(AGENTS),--agents '$(AGENTS)') \
 	    --results-json $(REPORTS)/results.json --report $(REPORTS)/report.html \
 	    --html $(REPORTS)/pytest.html --self-contained-html --junitxml $(REPORTS)/junit.xml
 
@@ -53,7 +57,8 @@ matrix: $(STAMP)
 # apart from .venv in the user's cache (~/.cache/lmconform/targets, or LMCONFORM_TARGETS_CACHE): llama-cpp-python
 # with Gemma 3 270M (built from source the first time, about 5 minutes on 2 cores; pip's wheel cache makes later
 # installs take seconds), llama.cpp's llama-server in a Debian sid chroot (root needed, as in CI), and the LiteLLM
-# proxy. Each step is skipped once done.
+# proxy; and the coding agents the tests run (lmconform agents install: npm, about 1.2 GB, in
+# ~/.cache/lmconform/agents). Each step is skipped once done.
 targets: $(STAMP)
 	$(BIN)/python -m tools.targets install
 
@@ -90,6 +95,16 @@ catalogue: $(STAMP) targets
 	$(BIN)/python -m tools.catalogue
 	LMCONFORM_WRITE_EXPECTED=1 $(BIN)/python -m pytest tests/test_real_targets.py -p no:cacheprovider -q -s \
 	    -k verdicts_are_exactly_the_expected_ones
+
+# The coding agents (Claude Code, Codex CLI, opencode at their pinned versions): the fault × agent matrix of
+# docs/agents.md, which `make test` compares with what the agents do (about three minutes), and the requests each
+# agent sends, re-recorded as lmconform/apis/<api>/cases/recorded-<agent>-<version>-<n>.json.
+agents-matrix: $(STAMP) targets
+	LMCONFORM_WRITE_AGENTS_MATRIX=1 $(BIN)/python -m pytest tests/test_agents.py -p no:cacheprovider -q \
+	    -k fault_agent_matrix
+
+record-agents: $(STAMP) targets
+	$(BIN)/lmconform agents record
 
 # Only the real servers, with every test's outcome listed.
 test-real: $(STAMP) targets

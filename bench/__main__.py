@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import sys
 
-from bench import fuzz, parser, pipeline, real, schema, server
+from bench import agents, fuzz, parser, pipeline, real, schema, server
 
 BENCHES = {"parser": parser.bench, "pipeline": pipeline.bench, "server": server.bench, "schema": schema.bench,
-           "fuzz": fuzz.bench, "real": real.bench}
-DEFAULT = ("parser", "pipeline", "server", "schema", "fuzz")
+           "fuzz": fuzz.bench, "agents": agents.bench, "real": real.bench}
+DEFAULT = ("parser", "pipeline", "server", "schema", "fuzz", "agents")
 
 
 def main(argv: list[str]) -> int:

@@ -1,6 +1,6 @@
 """`lmconform` command line: the reference server and its faults, the checks, fingerprints, snapshot diffs, a run's
-report and matrices, recording, the proxy gate, the OpenAPI document of the schemas, and the reference VS Code
-language-model bridge.
+report and matrices, recording, the coding agents, the proxy gate, the OpenAPI document of the schemas, and the
+reference VS Code language-model bridge.
 
 The conformance suite itself runs under pytest (`pytest suites --endpoint URL`), so CI tooling that already
 speaks pytest (JUnit XML, HTML reports, selection) works unchanged.
@@ -17,6 +17,7 @@ from lmconform.exit_status import USAGE_ERROR
 from lmconform.gate import register as register_gate
 from lmconform.openapi import register as register_openapi
 from lmconform.record import register as register_record
+from lmconform.record.agents import register as register_agents
 from lmconform.reference.store import DEFAULT_STORE_SIZE
 from lmconform.reference.streams import DEFAULT_PAUSE_S
 from lmconform.report.commands import register as register_reports
@@ -78,6 +79,7 @@ def build_parser() -> argparse.ArgumentParser:
     snapshots_diff.register(commands)
     register_reports(commands)
     register_record(commands)
+    register_agents(commands)
     register_gate(commands)
     register_openapi(commands)
     register_bridge(commands)

@@ -9,10 +9,18 @@ from dataclasses import replace
 
 import pytest
 
+from lmconform.agents import AGENTS
 from lmconform.exit_status import USAGE_ERROR
 from lmconform.fuzz.chains import PROGRAM_COST
 from lmconform.profiles import parse_profile
-from lmconform.settings import DEFAULT_FUZZ_EXAMPLES, DEFAULT_FUZZ_SHRINK, FUZZ_MODES, RunSettings
+from lmconform.settings import (
+    DEFAULT_AGENT_REQUESTS,
+    DEFAULT_AGENT_SECONDS,
+    DEFAULT_FUZZ_EXAMPLES,
+    DEFAULT_FUZZ_SHRINK,
+    FUZZ_MODES,
+    RunSettings,
+)
 from lmconform.target import (
     BRIDGE_PROFILES,
     DEFAULT_MAX_BODY_BYTES,
@@ -92,6 +100,16 @@ def add_options(parser: pytest.Parser) -> None:
     group.addoption("--bridge-profile", metavar="|".join(BRIDGE_PROFILES), default="strict",
                     help="what the bridge does with a cancelled request: strict, one lm/responseComplete and the "
                          "result; symposium, neither, as Symposium's bridge does (default strict)")
+    group.addoption("--agents", metavar="claude-code,codex,opencode|all",
+                    help="also run these coding agents against the target, each on a small task through lmconform's "
+                         "relay (`lmconform agents install` installs them): each request they send is judged like "
+                         "any case, and the agent checks judge what the agent showed its user (default: none)")
+    group.addoption("--agent-timeout", default=str(DEFAULT_AGENT_SECONDS), metavar="SECONDS",
+                    help=f"wall-clock limit of an agent's run; an agent still running is stopped, and its checks are "
+                         f"ERROR with its last output (default {DEFAULT_AGENT_SECONDS:g})")
+    group.addoption("--agent-requests", default=str(DEFAULT_AGENT_REQUESTS), metavar="N",
+                    help=f"requests an agent's run may send; one more ends it as a loop (default "
+                         f"{DEFAULT_AGENT_REQUESTS})")
     group.addoption("--bridge-fault", action="append", default=[], metavar="NAME",
                     help="reproduce this defect in the embedded reference bridge (see `lmconform bridge "
                          "--list-faults`)")
@@ -137,6 +155,19 @@ def _temperature(config: pytest.Config) -> float | None:
     if not 0 <= value <= 2:
         usage_error(f"--temperature takes a number from 0 to 2, not {raw!r}")
     return value
+
+
+def _agents(config: pytest.Config) -> tuple[str, ...]:
+    text = config.getoption("agents")
+    if not text:
+        return ()
+    names = [name.strip() for name in text.split(",") if name.strip()]
+    if names == ["all"]:
+        return tuple(AGENTS)
+    unknown = [name for name in names if name not in AGENTS]
+    if unknown or not names:
+        usage_error(f"--agents takes agents among {', '.join(AGENTS)} (comma-separated) or all, not {text!r}")
+    return tuple(dict.fromkeys(names))
 
 
 def upstream_from_options(config: pytest.Config, target: Target, settings: RunSettings) -> Target | None:
@@ -207,6 +238,9 @@ def settings_from_options(config: pytest.Config) -> RunSettings:
         fuzz_shrink=_count(config, "fuzz_shrink", "--fuzz-shrink"),
         stream_examples=_count(config, "upstream_fuzz", "--upstream-fuzz"),
         stream_seed=_count(config, "upstream_fuzz_seed", "--upstream-fuzz-seed"),
+        agents=_agents(config),
+        agent_seconds=_positive_number(config, "agent_timeout", "--agent-timeout", float),
+        agent_requests=_positive_number(config, "agent_requests", "--agent-requests", int),
     )
 
 

@@ -13,6 +13,10 @@ DEFAULT_FUZZ_EXAMPLES = 50
 # target (a real model, where each request is a generation) is given fewer.
 DEFAULT_FUZZ_SHRINK = 500
 FUZZ_MODES = ("positive", "negative", "both")
+# A coding agent's run (--agents): how long it may take, and how many requests it may send before it is stopped as
+# a loop. The task takes two generations; a real model on a laptop may take minutes over each.
+DEFAULT_AGENT_SECONDS = 300.0
+DEFAULT_AGENT_REQUESTS = 20
 
 
 @dataclass(frozen=True)
@@ -30,3 +34,7 @@ class RunSettings:
     # server), and the seed that draws them; 0 leaves the `streams` source cases out of the run.
     stream_examples: int = 0
     stream_seed: int = 0
+    # The coding agents run against the target through lmconform's relay (lmconform.agents), and their limits.
+    agents: tuple[str, ...] = ()
+    agent_seconds: float = DEFAULT_AGENT_SECONDS
+    agent_requests: int = DEFAULT_AGENT_REQUESTS

@@ -5,8 +5,8 @@ A case that names no source is played as it is written (once, or K times with --
 requests, answers in generated wire forms, or any other way of getting exchanges with the target. The run asks every
 source the same four things, and nothing else about it:
 
-- `takes_part(settings)`: whether its cases are part of a run with these settings at all (the streams source's are
-  only with --upstream-fuzz);
+- `takes_part(case, settings)`: whether the case is part of a run with these settings at all (the streams source's
+  cases are only with --upstream-fuzz, a coding agent's only when the run runs that agent);
 - `representatives(case)`: examples that hold every kind of step it makes, from which the run decides, before
   anything is sent, which checks judge the case;
 - `examples(case, context)`: the observations to judge. A source sends what it makes through `context.play` (the
@@ -14,8 +14,8 @@ source the same four things, and nothing else about it:
   through `context.written`, and reads the run's target and settings from `context`;
 - `judged(check, observed)`: a check's verdict on one of its observations (most sources give the check's own).
 
-A source is any object or module that answers these (lmconform/fuzz/chains.py, requests.py and streams.py are
-three); adding one is that and a line in lmconform.run.sources.SOURCES.
+A source is any object or module that answers these (lmconform/fuzz/chains.py, requests.py, streams.py and agents.py
+are four); adding one is that and a line in lmconform.run.sources.SOURCES.
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ class SourceContext:
 
 
 class Source(Protocol):
-    def takes_part(self, settings: RunSettings) -> bool: ...
+    def takes_part(self, case: Case, settings: RunSettings) -> bool: ...
 
     def representatives(self, case: Case) -> list[Case]: ...
 

@@ -14,6 +14,7 @@ SURFACE_NAMES: dict[str, str] = {
     **{api.name: api.title for api in APIS.values()},
     **SHARED,
     **{surface: name for api in APIS.values() for surface, name in api.clients.items()},
+    "agent": "Coding agents",  # the real agents lmconform runs against a target (lmconform.agents)
 }
 SURFACE_ORDER = tuple(SURFACE_NAMES)
 

@@ -120,3 +120,8 @@ class NotApplicable(Exception):
 
 class Unsupported(Exception):
     """Raised by a check when the target does not offer the feature the case exercises."""
+
+
+class NoVerdict(Exception):
+    """Raised by a check when what it judges never came to an end it can judge (an agent stopped at its time
+    limit): an ERROR, with the reason."""

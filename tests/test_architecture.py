@@ -22,7 +22,7 @@ FLOORS = (
     ("lmconform.vocabulary", "lmconform.exit_status", "lmconform.files", "lmconform.wire.redact",
      "lmconform.reference", "lmconform.schemas", "lmconform.apis", "lmconform.surfaces"),
     ("lmconform.target", "lmconform.settings", "lmconform.profiles", "lmconform.expectations", "lmconform.bridge"),
-    ("lmconform.wire",),
+    ("lmconform.wire", "lmconform.agents"),
     ("lmconform.normalize",),
     ("lmconform.clients", "lmconform.fingerprint", "lmconform.openapi"),
     ("lmconform.cases", "lmconform.snapshots"),

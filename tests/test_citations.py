@@ -2,6 +2,7 @@
 placeholders, `lmconform/cases/<api>/<slug>.json`, matches at least one), a Markdown link leads to a file and, with
 a fragment, to a heading or an anchor of it, and every `lmconform` command and `make` target shown exists."""
 
+import json
 import re
 from functools import cache
 from pathlib import Path
@@ -11,11 +12,13 @@ import pytest
 from lmconform.cli import build_parser
 
 ROOT = Path(__file__).resolve().parent.parent
-# Where citations are made: code, cases and docs. The compatibility pages are written from runs (make matrix-real).
+# Where citations are made: code, cases and docs. The compatibility pages are written from runs (make matrix-real);
+# npm writes the agents' lock.
 CITING = sorted({*ROOT.glob("*.md"), *ROOT.glob("docs/*.md"), *ROOT.glob("examples/**/*.*"),
                  *ROOT.glob("lmconform/**/*.py"), *ROOT.glob("lmconform/**/*.json"), *ROOT.glob("tests/*.py"),
                  *ROOT.glob("tools/**/*.py"), *ROOT.glob("bench/*.py"), ROOT / "Makefile", ROOT / "pyproject.toml",
-                 ROOT / ".ci" / "run"} - {ROOT / "docs" / "compatibility.md", Path(__file__)})
+                 ROOT / ".ci" / "run"} - {ROOT / "docs" / "compatibility.md", ROOT / "lmconform/agents/package-lock.json",
+                                          Path(__file__)})
 # A path from the checkout's root, as code and docs write one: a top folder, then a file or folder name; what is in
 # angle or curly brackets, or a star, stands for any name. A path whose second part the checkout lacks is another
 # project's, named as such (vLLM's tests/tool_use/…, llama.cpp's tools/server/…).
@@ -68,10 +71,21 @@ def relative(path: Path) -> str:
     return str(path.relative_to(ROOT))
 
 
+def cited_text(path: Path) -> str:
+    """What a file says in its own words: a case's request and turns are what a client sent (a recorded agent's
+    system prompt names its own CLAUDE.md), quoted rather than cited."""
+    text = path.read_text(encoding="utf-8")
+    if path.suffix == ".json" and path.parent.name == "cases":
+        case = json.loads(text)
+        if isinstance(case, dict):
+            return json.dumps({key: value for key, value in case.items() if key not in ("request", "turns")})
+    return text
+
+
 def citations_of(path: Path, text: str | None = None) -> list[tuple[str, str]]:
     """(what is cited, why it is missing) for every citation in the file (or in `text`, as if it were the file's)
     that leads nowhere."""
-    text = path.read_text(encoding="utf-8") if text is None else text
+    text = cited_text(path) if text is None else text
     missing = []
     for cited in PATH.findall(text):
         if not exists(cited):

@@ -104,6 +104,8 @@ def test_an_endless_body_is_cut_off_at_the_default_cap_with_a_finding(server, tm
         (["--timeout", "soon"], "--read-timeout takes a positive number"),
         (["--checks", "chat.nothing.like_this"], "no check id matches"),
         (["--reference-fault", "no-such-fault"], "unknown fault 'no-such-fault'"),
+        (["--agents", "claude,cursor"], "--agents takes agents among claude-code, codex, opencode"),
+        (["--agents", "all", "--agent-requests", "0"], "--agent-requests takes a positive number"),
     ],
 )
 def test_a_bad_option_is_a_usage_error_with_exit_2(args, complaint):

@@ -173,6 +173,9 @@ def test_an_upstream_elsewhere_is_refused(url):
      ("openai-node", "6.49.0")),
     ({**PYTHON_SDK, "user-agent": "Agents/Python 0.24.0"}, ("openai-agents", "0.24.0 (openai-python 3.54.0)")),
     ({"user-agent": "curl/8.5.0"}, ("curl", "8.5.0")),
+    # An application built on an SDK names itself: Claude Code runs on the anthropic TypeScript SDK.
+    ({"user-agent": "claude-cli/2.1.332 (external, sdk-cli)", "x-stainless-lang": "js",
+      "x-stainless-package-version": "0.128.0"}, ("claude-cli", "2.1.332")),
     ({}, ("unknown-client", "unknown version")),
 ])
 def test_the_client_is_named_from_its_headers(headers, identity):

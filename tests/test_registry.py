@@ -21,6 +21,7 @@ def test_what_a_check_is_and_needs_are_attributes_that_agree_with_its_id():
     for check_id, registered in REGISTRY.items():
         assert registered.surface == surface_of(check_id)
         assert (registered.kind == "client") == check_id.startswith("client."), check_id
+        assert (registered.kind == "agent") == check_id.startswith("agent."), check_id
         assert (registered.kind == "differential") == (Requirement.UPSTREAM in registered.requires), check_id
 
 

@@ -561,8 +561,8 @@ MUTATIONS = [
     # Anthropic Messages: requests
     Mutation("messages/request.json", "max_tokens as a string", "messages", "request", _has("messages", 0),
              _set(["max_tokens"], "64"), Level.MUST),
-    Mutation("messages/request.json", "a system role", "messages", "request", _has("messages", 0),
-             _set(["messages", 0, "role"], "system"), Level.MUST),
+    Mutation("messages/request.json", "a tool role", "messages", "request", _has("messages", 0),
+             _set(["messages", 0, "role"], "tool"), Level.MUST),
     Mutation("messages/request.json", "temperature 2", "messages", "request", _has("messages", 0),
              _set(["temperature"], 2), Level.SHOULD),
     Mutation("messages/request.json", "a forced tool without its name", "messages", "request", _has("tools", 0),

@@ -96,6 +96,19 @@ def call_answer(output: str) -> tuple[Turn, ...]:
 
 
 @dataclass(frozen=True)
+class AgentTask:
+    """What the `agents` source asks a coding agent to do: `task`, whose `{file}` is a file of the agent's sandbox
+    holding `secret`, which its answer must quote."""
+
+    name: str  # the agent (lmconform.agents)
+    task: str
+    secret: str
+
+    def document(self) -> dict:
+        return {"name": self.name, "task": self.task, "secret": self.secret}
+
+
+@dataclass(frozen=True)
 class Case:
     id: str  # "<api>/<slug>"
     api: str
@@ -116,6 +129,7 @@ class Case:
     request_id: Any = None
     expect_code: int | None = None
     omit: frozenset[str] = frozenset()  # fields the run must not fill in: the case is about their absence
+    agent: AgentTask | None = None  # a case of the `agents` source, and each request its agent sent
 
     @property
     def streamed(self) -> bool:
@@ -163,7 +177,8 @@ class Case:
                    **({"raw_body": self.raw_body} if self.raw_body is not None else {"body": self.body})}
         document = {"description": description or self.description, "provenance": self.provenance,
                     "feature": self.feature, "request": request, "expect": {"status": self.expect_status},
-                    "turns": [turn.document() for turn in self.turns] or None, "source": self.source}
+                    "turns": [turn.document() for turn in self.turns] or None, "source": self.source,
+                    "agent": self.agent.document() if self.agent else None}
         return {key: value for key, value in document.items() if value is not None}
 
     def body_for(self, model: str | None, max_tokens: int | None = None, temperature: float | None = None) -> Any:

@@ -11,7 +11,7 @@ from pathlib import Path
 import jsonschema
 
 from lmconform.apis import APIS, HTTP, STDIO, api_of
-from lmconform.cases.model import FIRST, Case, HttpTurn, StdioTurn
+from lmconform.cases.model import FIRST, AgentTask, Case, HttpTurn, StdioTurn
 
 CASE_SCHEMA = Path(__file__).resolve().parent / "case.schema.json"
 # The cases lmconform ships: each API's in the `cases/` folder of the API's own folder.
@@ -78,6 +78,7 @@ def load_case(path: Path) -> Case:
         request_id=request.get("id"),
         expect_code=data["expect"].get("code"),
         omit=frozenset(data.get("omit", ())),
+        agent=AgentTask(**data["agent"]) if "agent" in data else None,
     )
 
 

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field, replace
 
 from lmconform.checks.observed import Observed
 from lmconform.checks.registry import Check
-from lmconform.vocabulary import FINDING_OUTCOME, Failure, NotApplicable, Note, Outcome, Unsupported
+from lmconform.vocabulary import FINDING_OUTCOME, Failure, NotApplicable, Note, NoVerdict, Outcome, Unsupported
 from lmconform.wire.exchange import Exchange
 from lmconform.wire.redact import redact_text
 
@@ -27,6 +27,7 @@ class Verdict:
     detail: str = ""  # the reason for ERROR / UNSUPPORTED
     curl: str = ""
     example: str = ""  # for a generated case: the example judged, and the requests that replay it
+    agent: str = ""  # for a case of a coding agent: the agent and its version, `Claude Code 2.1.332`
     secrets: tuple[str, ...] = field(default=(), repr=False)
 
     @property
@@ -76,6 +77,7 @@ class Verdict:
             "curl": redact_text(self.curl, self.secrets),
             **({"expected": self.expected} if self.expected else {}),
             **({"pass_k": f"{self.repetitions[0]}/{self.repetitions[1]}"} if self.repetitions else {}),
+            **({"agent": self.agent} if self.agent else {}),
         }
 
 
@@ -83,14 +85,17 @@ def evaluate(check: Check, observed: Observed) -> Verdict | None:
     """The verdict of `check` on `observed`, or None when the check has nothing to judge in this answer."""
     exchange = observed.exchange
     common = dict(case_id=observed.case.id, check=check, curl=exchange.request.reproduction(), secrets=observed.secrets,
-                  example=observed.example)
+                  example=observed.example, agent=observed.agent_run.label if observed.agent_run else "")
+    if observed.unsupported:
+        return Verdict(outcome=Outcome.UNSUPPORTED, detail=observed.unsupported, **common)
+    judges_run = check.kind == "agent"  # an agent's coping with a failed or cut answer is what it judges
     failed = _no_answer(observed)
-    if failed is not None and not (check.judges_lost_process and failed.error_kind in LOST_PROCESS):
+    if failed is not None and not judges_run and not (check.judges_lost_process and failed.error_kind in LOST_PROCESS):
         return Verdict(outcome=Outcome.ERROR, detail=failed.error, **common)
     if observed.feature_missing:
         detail = f"the target has no {observed.case.feature} route (HTTP {exchange.status}: {exchange.body_excerpt(200)})"
         return Verdict(outcome=Outcome.UNSUPPORTED, detail=detail, **common)
-    if exchange.truncated and not check.judges_cut_bodies:
+    if exchange.truncated and not check.judges_cut_bodies and not judges_run:
         detail = f"the body passed the {exchange.max_body_bytes} byte cap and was cut off; nothing after it was read"
         return Verdict(outcome=Outcome.ERROR, detail=detail, **common)
     try:
@@ -99,6 +104,8 @@ def evaluate(check: Check, observed: Observed) -> Verdict | None:
         return None
     except Unsupported as reason:
         return Verdict(outcome=Outcome.UNSUPPORTED, detail=str(reason), **common)
+    except NoVerdict as reason:
+        return Verdict(outcome=Outcome.ERROR, detail=str(reason), **common)
     except Exception as error:  # a check must never take the run down; a crash is a verdict-less ERROR
         return Verdict(outcome=Outcome.ERROR, detail=f"the check crashed: {type(error).__name__}: {error}", **common)
     failures = tuple(item for item in found if isinstance(item, Failure))

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from lmconform.agents.outcome import AgentRun
 from lmconform.cases import FIRST, Case, Turn
 from lmconform.normalize.events import Generation, ToolCall
 from lmconform.normalize.reading import reading
@@ -52,6 +53,12 @@ class Observed:
     # Verdicts already given on this observation, by check id: a generated example is judged once while it is
     # searched, and the run's verdict reuses that judgement.
     judged: dict = field(default_factory=dict, repr=False)
+    play: int = 0  # which of the case's --repeat plays it belongs to
+    # For a request a coding agent sent: the agent's run, and whether this is the run's last example (where the
+    # checks of the whole run judge it).
+    agent_run: AgentRun | None = None
+    agent_final: bool = False
+    unsupported: str | None = None  # why the target cannot be judged on the case at all (an agent not installed)
 
     @property
     def request_body(self) -> Any:

@@ -22,7 +22,9 @@ if TYPE_CHECKING:
 
 CheckFunction = Callable[["Observed"], Iterable[Failure | Note]]
 ID_PATTERN = re.compile(r"^[a-z][a-z0-9_]*(\.[a-z0-9_]+){2,}$")
-KINDS = ("wire", "client", "differential")
+# "agent": judged from a coding agent's run (what it showed its user, and the exchanges relayed for it), even when
+# an exchange of the run failed: how the agent copes with that is what the check is about.
+KINDS = ("wire", "client", "differential", "agent")
 
 
 @dataclass(frozen=True)
@@ -34,7 +36,7 @@ class Check:
     applies: Callable[[Case], bool]
     function: CheckFunction
     surface: str  # what part of the API it judges: `chat`, `sse`, `client.void`…, the head of its id
-    kind: str = "wire"  # "wire": the exchange as sent; "client": replayed through a client; "differential"
+    kind: str = "wire"  # "wire": the exchange as sent; "client": replayed through a client; "differential"; "agent"
     requires: frozenset[Requirement] = frozenset()  # what the run must have for the check to be part of it
     judges_cut_bodies: bool = False  # judged on an answer cut at the body cap (other checks then have no verdict)
     # Judged when a process the case talks to (a bridge on stdio) exits or stops answering, which leaves the case's

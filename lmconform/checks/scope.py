@@ -12,6 +12,11 @@ def any_case(case: Case) -> bool:
     return True
 
 
+def agent_case(case: Case) -> bool:
+    """A coding agent's run, or a request it sent (lmconform.fuzz.agents)."""
+    return case.agent is not None
+
+
 def over_http(case: Case) -> bool:
     return api_of(case.api).transport == HTTP
 

@@ -109,7 +109,7 @@ def describe(observed: Observed) -> str:
 judged = evaluate_judged
 
 
-def takes_part(settings: RunSettings) -> bool:
+def takes_part(case: Case, settings: RunSettings) -> bool:
     return True
 
 

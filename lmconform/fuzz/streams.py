@@ -317,7 +317,7 @@ def findings_by(checks: list[Check]) -> Callable[[Observed], frozenset[str]]:
 
 
 # What the run asks of a source (lmconform.source).
-def takes_part(settings: RunSettings) -> bool:
+def takes_part(case: Case, settings: RunSettings) -> bool:
     """Its cases are part of a run that sends generated answers through the target (--upstream-fuzz)."""
     return settings.stream_examples > 0
 

@@ -32,22 +32,24 @@ _AGENTS_USER_AGENT = re.compile(r"Agents/Python (\S+)")
 _STAINLESS_LANGUAGES = {"python": "python", "js": "node"}
 # The SDK families Stainless builds, by the product their user agent names (`Anthropic/Python 2.12.0`).
 _STAINLESS_FAMILIES = {"anthropic": "anthropic"}
+_SDK_PRODUCTS = frozenset({"openai", "anthropic"})
 
 
 def client_identity(headers: Mapping[str, str]) -> tuple[str, str]:
     """The client's name and version as its headers tell them: `("openai-python", "3.54.0")`,
     `("anthropic-python", "2.12.0")`. The agents SDK drives the openai SDK, so its version says which openai SDK
-    too: `("openai-agents", "0.24.0 (openai-python 3.54.0)")`."""
+    too: `("openai-agents", "0.24.0 (openai-python 3.54.0)")`. An application built on an SDK names itself in its
+    user agent (`claude-cli/2.1.332`), and is named so, not after the SDK inside it."""
     agent = headers.get("user-agent", "")
     language, package = headers.get("x-stainless-lang"), headers.get("x-stainless-package-version")
     family = _STAINLESS_FAMILIES.get(agent.split("/", 1)[0].lower(), "openai")
     sdk = (f"{family}-{_STAINLESS_LANGUAGES.get(language, language)}", package) if language and package else None
     if found := _AGENTS_USER_AGENT.match(agent):
         return "openai-agents", f"{found[1]} ({' '.join(sdk)})" if sdk else found[1]
-    if sdk:
-        return sdk
     product = agent.split(" ", 1)[0]
     name, _, version = product.partition("/")
+    if sdk and (name.lower() in _SDK_PRODUCTS or not version):
+        return sdk
     return name or "unknown-client", version or "unknown version"
 
 

@@ -9,7 +9,9 @@ What is kept of a request, and why:
 - the body without `model`: the suite fills in the target's model;
 - the headers as provenance only (the runner sends its own): credentials as `[Filtered]`, transport headers and
   the ones that differ from machine to machine or from try to try left out;
-- every credential the request carried, wherever else it appears (a key echoed into a body), as `[Filtered]`.
+- every credential the request carried, wherever else it appears (a key echoed into a body), as `[Filtered]`;
+- nothing of the machine or the user that recorded it (folders, user and host names, OS version, session and device
+  ids: lmconform.record.scrub), each replaced by a placeholder of its kind.
 
 A chained Responses turn names a response id that only the server that issued it knows, so it cannot be
 replayed as sent. It becomes the turns of the first turn's case, chained to the target's own answer when the case
@@ -55,6 +57,7 @@ from lmconform.record.kept import (
     response_id_of,
     slug,
 )
+from lmconform.record.scrub import Scrubber
 from lmconform.reference.store import MAX_BODY_BYTES
 
 
@@ -67,10 +70,13 @@ class Recorder:
     """
 
     def __init__(self, folder: Path, answerer: ASGIApp, client: str | None = None, answered_by: str = "",
-                 report: Callable[[str], None] | None = None) -> None:
+                 report: Callable[[str], None] | None = None, stem: str | None = None) -> None:
+        """`stem`: the files' names, `<stem>-<n>.json`, instead of `recorded-<client>-<endpoint>-<n>.json`."""
         self.folder = folder
         self.answerer = answerer
         self.client = client
+        self.stem = stem
+        self.scrubber = Scrubber()  # one for the recording: an id keeps its placeholder across its cases
         self.answered_by = answered_by
         self.report = report or (lambda line: print(line, file=sys.stderr, flush=True))
         self.written: list[Path] = []
@@ -178,7 +184,7 @@ class Recorder:
         case["provenance"]["note"] += (f"; turns: the next turn, sent chained with previous_response_id "
                                        f"(keys: {sent}); its other fields are this turn's; the control, sibling "
                                        f"and repeated turns are lmconform's")
-        write_json_atomically(parent, redacted(case, credentials(captured.headers)))
+        write_json_atomically(parent, self.scrubber.value(redacted(case, credentials(captured.headers))))
         self.report(f"turns added to {parent.parent.name}/{parent.name}")
 
     def _write_case(self, captured: Captured, answer: Answer, api: str, endpoint_slug: str, body: Any,
@@ -199,7 +205,7 @@ class Recorder:
             answered += f": {error_message(bytes(answer.body))}"
         folder = cases_folder(self.folder, api)
         folder.mkdir(parents=True, exist_ok=True)
-        stem = f"recorded-{slug(name)}-{endpoint_slug}"
+        stem = self.stem or f"recorded-{slug(name)}-{endpoint_slug}"
         document = {
             "description": "",
             "provenance": {
@@ -207,7 +213,7 @@ class Recorder:
                 "client": f"{name} {version}",
                 "recorded": date.today().isoformat(),
                 "note": "; ".join(part for part in (note, answered) if part),
-                "headers": kept_headers(captured.headers),
+                "headers": self.scrubber.headers(kept_headers(captured.headers)),
             },
             **({"feature": api} if APIS[api].optional else {}),
             "request": request,
@@ -218,7 +224,7 @@ class Recorder:
         while True:
             document["description"] = description(name, captured, request.get("body"), index, taken)
             path = folder / f"{stem}-{index}.json"
-            if create(path, redacted(document, credentials(captured.headers))):
+            if create(path, self.scrubber.value(redacted(document, credentials(captured.headers)))):
                 break
             index += 1  # another recorder took this name meanwhile
         self.written.append(path)

@@ -27,13 +27,13 @@ class RecordingServer(ReferenceServer):
     """
 
     def __init__(self, folder: Path, client: str | None = None, upstream: str | None = None, port: int = 0,
-                 report: Callable[[str], None] | None = None) -> None:
+                 report: Callable[[str], None] | None = None, stem: str | None = None) -> None:
         super().__init__(port=port)
         if upstream is None:
             answerer, answered_by = self.app, "the embedded reference server"
         else:
             answerer, answered_by = Upstream(upstream), "a loopback upstream"
-        self.recorder = Recorder(folder, answerer, client, answered_by, report)
+        self.recorder = Recorder(folder, answerer, client, answered_by, report, stem)
         stopping = self.app.state.stopping  # set on shutdown, so that the reference app's held-open streams end
         self.app = Starlette(routes=[Route("/{path:path}", self.recorder)])
         self.app.state.stopping = stopping

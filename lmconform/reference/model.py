@@ -96,6 +96,9 @@ def _structured(body: dict[str, Any], prompt: str) -> str | None:
 
 def _answer(body: dict[str, Any]) -> Plan:
     messages = body["messages"]
+    scripted = agent_turn(body)
+    if scripted is not None:
+        return scripted
     last = messages[-1]
     # A tool's result is answered in words, unless the request requires a tool call still (OpenAI's "required").
     if last["role"] == "tool" and not (body.get("tools") and body.get("tool_choice") == "required"):
@@ -119,6 +122,63 @@ def _answer(body: dict[str, Any]) -> Plan:
             return Plan("", calls, "tool_calls")
     structured = _structured(body, prompt)
     return Plan(structured if structured is not None else f"You said: {prompt}")
+
+
+# A coding agent's task, as lmconform's agent cases phrase it, and the line of the file that answers it.
+AGENT_TASK = re.compile(r"Read the file (\S+?)[.,;:]? and reply with the secret word it holds", re.IGNORECASE)
+_SECRET_LINE = re.compile(r"secret word is\W+(\w+)", re.IGNORECASE)
+# An agent's own tool for reading a file, by name; an agent with none has a shell to print it with.
+READING_TOOLS = ("read", "read_file", "readfile", "view", "view_file")
+SHELL_TOOLS = ("exec_command", "shell", "bash", "local_shell", "run_command")
+_PATH_PROPERTY = re.compile(r"path|file", re.IGNORECASE)
+_COMMAND_PROPERTY = re.compile(r"^(cmd|command)$", re.IGNORECASE)
+
+
+def agent_turn(body: dict[str, Any]) -> Plan | None:
+    """A coding agent's whole loop in two generations, for an agent asked what a file says: first one call of the
+    agent's own file-reading tool (or of its shell, printing the file), then, once the tool's result is in the
+    conversation, text that quotes the secret word the result holds. None when the conversation holds no such
+    task, or the request offers no tool to read a file with."""
+    messages = body["messages"]
+    asked = next((position for position in range(len(messages) - 1, -1, -1) if messages[position]["role"] == "user"
+                  and AGENT_TASK.search(content_text(messages[position].get("content")))), None)
+    if asked is None:
+        return None
+    results = [message for message in messages[asked + 1:] if message["role"] == "tool"]
+    if results:
+        said = content_text(results[-1].get("content"))
+        found = _SECRET_LINE.search(said)
+        if found:
+            return Plan(f'The secret word is "{found[1]}".')
+        return Plan(f"The file did not give me the secret word; the tool said: {said[:200]}")
+    path = AGENT_TASK.search(content_text(messages[asked].get("content")))[1]
+    call = _reading_call(body.get("tools") or [], path)
+    if call is None:
+        return None
+    name, arguments = call
+    return Plan("", (ToolCall(f"{request_seed(body) % 10**9:09d}", name, arguments),), "tool_calls")
+
+
+def _reading_call(tools: list[dict[str, Any]], path: str) -> tuple[str, dict[str, Any]] | None:
+    """The call that shows the file at `path`: the reading tool with the path in its path-like property, or a shell
+    tool running `cat`; every other required property gets an example of its schema, optional ones are left out."""
+    functions = [tool["function"] for tool in tools if isinstance(tool.get("function"), dict)]
+    for names, fits, value in ((READING_TOOLS, _PATH_PROPERTY.search, lambda schema: path),
+                               (SHELL_TOOLS, _COMMAND_PROPERTY.match, lambda schema: ["cat", path] if isinstance(
+                                   schema, dict) and schema.get("type") == "array" else f"cat {path}")):
+        function = next((function for function in functions if str(function.get("name")).lower() in names), None)
+        parameters = function.get("parameters") if function else None
+        properties = parameters.get("properties") if isinstance(parameters, dict) else None
+        if not isinstance(properties, dict):
+            continue
+        slot = next((name for name in properties if fits(name)), None)
+        if slot is None:
+            continue
+        required = parameters.get("required") if isinstance(parameters.get("required"), list) else []
+        arguments = {name: _example(properties[name], "") for name in required if name in properties}
+        arguments[slot] = value(properties[slot])
+        return function["name"], arguments
+    return None
 
 
 _REMEMBER = re.compile(r"remember (?:the word )?['\"]?(\w+)", re.IGNORECASE)

@@ -116,9 +116,12 @@ def build_headline(rows: Iterable[CaseResult], stable: bool = False) -> Headline
     clients: dict[tuple[str, str], list[CaseResult]] = {}
     surfaces: dict[str, list[CaseResult]] = {}
     surface_order: dict[str, tuple] = {}
+    agents: dict[tuple[str, str], list[CaseResult]] = {}
     for row in rows:
         if row.kind == "client":
             clients.setdefault((row.surface, row.api), []).append(row)
+        elif row.kind == "agent":  # a coding agent is a client too, named with its version
+            agents.setdefault((row.agent, row.api), []).append(row)
         else:
             topic = topic_of(row.check, row.surface)
             surfaces.setdefault(topic, []).append(row)
@@ -130,7 +133,9 @@ def build_headline(rows: Iterable[CaseResult], stable: bool = False) -> Headline
     return Headline(
         clients=tuple(line_of(f"client-{fragment(surface.removeprefix('client.'))}-{fragment(api)}",
                               client_line(surface, api), clients[surface, api], stable)
-                      for surface, api in client_keys),
+                      for surface, api in client_keys)
+        + tuple(line_of(f"agent-{fragment(agent)}-{fragment(api)}", client_line(agent or "coding agent", api),
+                        agents[agent, api], stable) for agent, api in sorted(agents)),
         surfaces=tuple(line_of(f"surface-{fragment(topic)}", topic, surfaces[topic], stable)
                        for topic in sorted(surfaces, key=lambda topic: (surface_order[topic], topic))),
     )

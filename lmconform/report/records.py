@@ -12,7 +12,7 @@ from pathlib import Path
 
 from lmconform.vocabulary import Outcome, surface_of
 
-KINDS = ("wire", "client", "differential")
+KINDS = ("wire", "client", "differential", "agent")
 
 
 class RecordError(Exception):
@@ -41,8 +41,9 @@ class CaseResult:
     message: str = ""
     curl: str = ""
     evidence: str = ""
-    kind: str = "wire"  # "wire", "client" (replayed through a client) or "differential"
+    kind: str = "wire"  # "wire", "client" (replayed through a client), "differential" or "agent" (a coding agent)
     known: Known | None = None
+    agent: str = ""  # for a case of a coding agent: the agent and its version, `Claude Code 2.1.332`
 
     @property
     def surface(self) -> str:
@@ -170,6 +171,7 @@ def case_result(row: object, path: Path, where: str) -> CaseResult:
         evidence=text_field(row, "evidence", path, where, required=False),
         kind=kind,
         known=known_of(row.get("expected")),
+        agent=text_field(row, "agent", path, where, required=False),
     )
 
 

@@ -4,6 +4,7 @@ known to fail, and, once started, what the target is (its discovered models and 
 
 from __future__ import annotations
 
+import fnmatch
 import sys
 from dataclasses import dataclass, field, replace
 from functools import cached_property
@@ -47,6 +48,7 @@ class RunPlan:
     bridge_faults: tuple[str, ...] = ()  # of the embedded reference bridge
     probe: bool = True  # fingerprint the target when the run starts (a few GET requests)
     settings: RunSettings = RunSettings()
+    exclude_cases: tuple[str, ...] = ()  # globs over case ids the run leaves out
     _servers: list = field(default_factory=list, compare=False, repr=False)
 
     @cached_property
@@ -56,10 +58,13 @@ class RunPlan:
     def pairs(self, api: str) -> list[tuple[Case, Check]]:
         """Every case of `api` with every selected check that judges it, in case then check order; none when the
         target has no address for the API's transport (an HTTP endpoint has no bridge, and a bridge no HTTP API).
-        A case a source makes examples of takes part when its source does with the run's settings."""
+        A case a source makes examples of takes part when its source does with the run's settings (a coding agent's
+        when the run runs that agent, --agents); a case `exclude_cases` names does not."""
         if not self.target.reaches(APIS[api].transport):
             return []
-        cases = [case for case in load_cases(api) if not case.source or SOURCES[case.source].takes_part(self.settings)]
+        cases = [case for case in load_cases(api)
+                 if (not case.source or SOURCES[case.source].takes_part(case, self.settings))
+                 and not any(fnmatch.fnmatchcase(case.id, pattern) for pattern in self.exclude_cases)]
         return [(case, check) for case in cases for check in self.checks if applies(check, case)]
 
     def start(self) -> Run:
@@ -111,7 +116,8 @@ class RunPlan:
 
 def run_suite(target: Target, apis: tuple[str, ...] = tuple(APIS), include=(), exclude=(),
               expectations: Expectations | None = None, upstream: Target | None = None, probe: bool = True,
-              settings: RunSettings = RunSettings()) -> Run:
-    """Every case of `apis` x every selected check that applies, against a running target."""
+              settings: RunSettings = RunSettings(), exclude_cases: tuple[str, ...] = ()) -> Run:
+    """Every case of `apis` (but those `exclude_cases` names) x every selected check that applies, against a running
+    target."""
     return RunPlan(target, upstream, tuple(include), tuple(exclude), expectations, tuple(apis), probe=probe,
-                   settings=settings).run_all()
+                   settings=settings, exclude_cases=tuple(exclude_cases)).run_all()

@@ -88,9 +88,9 @@ class Run:
         first = play(case, self.target, self.upstream, self.settings)
         self._examples[case.id] = [first]  # kept at once: the case may be its own feature's probe
         first.feature_missing = self._feature_missing(case, first)
-        for _ in range(self.settings.repeat - 1):
+        for repetition in range(1, self.settings.repeat):
             again = play(case, self.target, self.upstream, self.settings)
-            again.feature_missing = first.feature_missing
+            again.feature_missing, again.play = first.feature_missing, repetition
             self._examples[case.id].append(again)
         return self._examples[case.id]
 
@@ -153,16 +153,17 @@ class Run:
     def _verdict(self, case: Case, check: Check) -> Verdict | None:
         examples = self.examples(case)
         judge = SOURCES[case.source].judged if case.source else judged
-        verdicts = [verdict for verdict in (judge(check, observed) for observed in examples
-                                            if check.applies(observed.case)) if verdict is not None]
-        if not verdicts:
+        # The most severe verdict of each play speaks for it (a source's play has many examples); with --repeat,
+        # the plays together are pass^k.
+        plays: dict[int, Verdict] = {}
+        for observed in examples:
+            verdict = judge(check, observed) if check.applies(observed.case) else None
+            if verdict is not None and (observed.play not in plays
+                                        or verdict.outcome.severity > plays[observed.play].outcome.severity):
+                plays[observed.play] = verdict
+        if not plays:
             return None
-        if case.source:
-            verdict = max(verdicts, key=lambda verdict: verdict.outcome.severity)
-        elif self.settings.repeat > 1:
-            verdict = worst_of(verdicts)
-        else:
-            (verdict,) = verdicts
+        verdict = worst_of(list(plays.values())) if len(plays) > 1 else next(iter(plays.values()))
         known = self.expectations.for_pair(case.id, check.id) if self.expectations else None
         if known is not None:
             verdict = replace(verdict, expected=known.record(self.expectations.source))

@@ -8,7 +8,7 @@ import json
 import time
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
+from typing import Any, Protocol
 
 import httpx
 
@@ -120,20 +120,36 @@ def _close_clients() -> None:
         client.close()
 
 
-def send(target: Target, method: str, path: str, body: Any = None, raw_body: str | None = None) -> HttpExchange:
-    """Never raises for what the target does: refusals, timeouts and broken streams end up in `Exchange.error`."""
+class Listener(Protocol):
+    """Someone the answer is passed on to as it arrives (a client lmconform relays for): its status and headers,
+    then each read."""
+
+    def start(self, status: int, headers: dict[str, str]) -> None: ...
+
+    def read(self, data: bytes) -> None: ...
+
+
+def send(target: Target, method: str, path: str, body: Any = None, raw_body: str | bytes | None = None,
+         forwarded: dict[str, str] | None = None, listener: Listener | None = None) -> HttpExchange:
+    """Never raises for what the target does: refusals, timeouts and broken streams end up in `Exchange.error`.
+    A relayed request brings its client's own headers (`forwarded`, which take the place of lmconform's) and its
+    body as the client sent it (`raw_body`, with `body` its JSON for the record); `listener` is given the answer
+    read by read, as it is kept."""
     headers = {"User-Agent": USER_AGENT}
     content: bytes | None = None
     if raw_body is not None:
-        content = raw_body.encode()
+        content = raw_body if isinstance(raw_body, bytes) else raw_body.encode()
         headers["Content-Type"] = "application/json"
     elif body is not None:
         content = json.dumps(body, ensure_ascii=False).encode()
         headers["Content-Type"] = "application/json"
+    if forwarded:
+        headers = {name: value for name, value in headers.items() if name.lower() not in
+                   {other.lower() for other in forwarded}} | forwarded
     if target.api_key:
         headers["Authorization"] = f"Bearer {target.api_key}"
     url = target.url(path)
-    shown_body = body if raw_body is None else raw_body
+    shown_body = body if raw_body is None or body is not None else raw_body
     exchange = HttpExchange(
         request=HttpRequest(method, url, redact_headers(headers), shown_body), max_body_bytes=target.max_body_bytes
     )
@@ -145,10 +161,14 @@ def send(target: Target, method: str, path: str, body: Any = None, raw_body: str
                                                                      content=content) as response:
             exchange.status = response.status_code
             exchange.headers = {name.lower(): value for name, value in response.headers.items()}
+            if listener is not None:
+                listener.start(exchange.status, exchange.headers)
             for data in response.iter_bytes():
                 now = time.monotonic() - started
                 room = target.max_body_bytes - received
                 exchange.chunks.append(BodyChunk(now, data[:room]))
+                if listener is not None:
+                    listener.read(data[:room])
                 received += min(len(data), room)
                 if received >= target.max_body_bytes:
                     exchange.truncated = True

@@ -53,7 +53,10 @@ def correlation(value: Any) -> Any:
 
 
 class StdioProcess:
-    def __init__(self, command: tuple[str, ...], max_stdout_bytes: int, secrets: tuple[str, ...] = ()) -> None:
+    def __init__(self, command: tuple[str, ...], max_stdout_bytes: int, secrets: tuple[str, ...] = (),
+                 env: dict[str, str] | None = None, cwd: str | None = None, input_closed: bool = False) -> None:
+        """`env` and `cwd` as for any process (default: this one's); `input_closed`: its stdin reads nothing, for a
+        process that is given its task on its command line and would otherwise wait for more on stdin."""
         self.command = command
         self.shown = shown_command(command, secrets)
         self.max_stdout_bytes = max_stdout_bytes
@@ -74,8 +77,8 @@ class StdioProcess:
         self._readers: list[threading.Thread] = []
         try:
             self.process: subprocess.Popen | None = subprocess.Popen(
-                list(command), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, bufsize=0,
-                start_new_session=True)
+                list(command), stdin=subprocess.DEVNULL if input_closed else subprocess.PIPE, stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE, bufsize=0, start_new_session=True, env=env, cwd=cwd)
         except (OSError, ValueError) as error:
             self.process = None
             self.start_error = f"cannot start `{self.shown}`: {getattr(error, 'strerror', None) or error}"
@@ -153,7 +156,7 @@ class StdioProcess:
 
     def write(self, data: bytes, request_id: Any = None, is_request: bool = False) -> bool:
         """Write one line; False when the process can no longer read (it has exited or closed its stdin)."""
-        if self.process is None:
+        if self.process is None or self.process.stdin is None:
             return False
         with self._write_lock:
             with self._condition:
@@ -249,7 +252,8 @@ class StdioProcess:
         if self.process is None:
             return
         try:
-            self.process.stdin.close()
+            if self.process.stdin is not None:
+                self.process.stdin.close()
         except OSError:
             pass
         if not self._exited_within(grace):

@@ -12,6 +12,8 @@
     fuzz_examples = 0        # generated requests per generated case (0: none)
     fuzz_sources = ["chains"] # which sources of generated cases play (default: all)
     fuzz_shrink = 20         # requests shrinking a finding may send (default DEFAULT_FUZZ_SHRINK)
+    exclude_cases = ["…"]    # globs over case ids the run leaves out
+    agents = ["claude-code"] # coding agents run against the target on their task (lmconform.agents; --agents)
     upstream = true          # a proxy: also compare each answer with its upstream's (the proxy.diff checks)
     bridge = true            # the target is lmconform's reference VS Code bridge in front of the server (apis:
                              # ["vscodelm"]), started with the model, max_tokens and temperature above
@@ -31,6 +33,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from lmconform.agents import AGENTS
 from lmconform.apis import APIS
 from lmconform.checks.evaluate import Verdict
 from lmconform.checks.registry import unmatched_patterns
@@ -42,7 +45,7 @@ from lmconform.vocabulary import Outcome
 from tools.targets.process import RunningTarget
 
 RUN_KEYS = {"model", "max_tokens", "temperature", "apis", "checks", "exclude", "fuzz_examples", "fuzz_sources",
-            "fuzz_shrink", "upstream", "bridge"}
+            "fuzz_shrink", "upstream", "bridge", "exclude_cases", "agents"}
 
 
 @dataclass(frozen=True)
@@ -62,6 +65,8 @@ class TargetFile:
     upstream: bool
     expectations: Expectations
     bridge: bool = False
+    exclude_cases: tuple[str, ...] = ()
+    agents: tuple[str, ...] = ()
 
     def target(self, base_url: str, api_key: str | None = None, server_version: str | None = None,
                label: str | None = None) -> Target:
@@ -80,7 +85,7 @@ class TargetFile:
         if self.bridge:
             return RunSettings()
         return RunSettings(max_tokens=self.max_tokens, temperature=self.temperature, fuzz_examples=self.fuzz_examples,
-                           fuzz_sources=self.fuzz_sources, fuzz_shrink=self.fuzz_shrink)
+                           fuzz_sources=self.fuzz_sources, fuzz_shrink=self.fuzz_shrink, agents=self.agents)
 
 
     def bridge_command(self, base_url: str, api_key: str | None = None) -> tuple[str, ...]:
@@ -106,6 +111,8 @@ def load_target_file(path: Path) -> TargetFile:
     if run.get("bridge", False) and (apis != ("vscodelm",) or run.get("upstream", False)):
         raise ExpectationError(f"{path}: a bridge runs apis = [\"vscodelm\"] and has no upstream")
     checks, exclude = tuple(run.get("checks", ())), tuple(run.get("exclude", ()))
+    if not set(run.get("agents", ())) <= set(AGENTS):
+        raise ExpectationError(f"{path}: [run] agents must be among {', '.join(AGENTS)}")
     typos = list(unmatched_patterns(checks + exclude))
     if typos:
         raise ExpectationError(f"{path}: [run] globs match no check: {', '.join(typos)}")
@@ -114,7 +121,8 @@ def load_target_file(path: Path) -> TargetFile:
                       checks=checks, exclude=exclude, fuzz_examples=run.get("fuzz_examples", DEFAULT_FUZZ_EXAMPLES),
                       fuzz_sources=tuple(run.get("fuzz_sources", RunSettings.fuzz_sources)),
                       fuzz_shrink=run.get("fuzz_shrink", RunSettings.fuzz_shrink),
-                      upstream=run.get("upstream", False), expectations=expectations, bridge=run.get("bridge", False))
+                      upstream=run.get("upstream", False), expectations=expectations, bridge=run.get("bridge", False),
+                      exclude_cases=tuple(run.get("exclude_cases", ())), agents=tuple(run.get("agents", ())))
 
 
 def run_target_file(spec: TargetFile, running: RunningTarget, upstream_url: str | None = None) -> Run:
@@ -128,7 +136,8 @@ def run_target_file(spec: TargetFile, running: RunningTarget, upstream_url: str 
                          None if spec.bridge else running.label)
     if running.build:
         target = replace(target, fingerprint={"build": running.build})  # kept beside what the run's probes find
-    return run_suite(target, spec.apis, spec.checks, spec.exclude, spec.expectations, upstream, settings=spec.settings)
+    return run_suite(target, spec.apis, spec.checks, spec.exclude, spec.expectations, upstream, settings=spec.settings,
+                     exclude_cases=spec.exclude_cases)
 
 
 @dataclass(frozen=True)

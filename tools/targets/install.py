@@ -17,6 +17,11 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from lmconform.agents import AGENTS
+from lmconform.agents.install import InstallError as AgentsInstallError
+from lmconform.agents.install import install as install_agents
+from lmconform.agents.install import user_cache_dir
+
 # Pinned so that a recorded verdict names the version it was seen on; sid's llama.cpp cannot be pinned and is
 # recorded from dpkg instead (see Chroot.llama_cpp_version).
 LLAMA_CPP_PYTHON = "llama-cpp-python==0.3.36"
@@ -38,12 +43,6 @@ SID_MIRROR = "http://deb.debian.org/debian"
 
 class InstallError(RuntimeError):
     pass
-
-
-def user_cache_dir() -> Path:
-    """lmconform's folder in the user's cache: shared by every checkout on the machine, so a fresh clone does not
-    install the servers and clients again."""
-    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "lmconform"
 
 
 def default_cache_dir() -> Path:
@@ -279,8 +278,14 @@ def sid_chroot(cache: Path) -> Chroot:
 
 
 def install_all(cache: Path | None = None) -> None:
+    """Every real server, then the coding agents the tests run against them (lmconform.agents.install, which puts
+    them beside the servers' folder)."""
     cache = cache or default_cache_dir()
     llama_cpp_python_venv(cache).ensure()
     model(cache)
     sid_chroot(cache).ensure()
     litellm_venv(cache).ensure()
+    try:
+        install_agents(tuple(AGENTS.values()), say=_say)
+    except AgentsInstallError as error:
+        raise InstallError(str(error)) from None

@@ -14,9 +14,17 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 
 from lmconform.apis.messages import API
 from lmconform.apis.messages.reference import stages
-from lmconform.apis.messages.reference.faults import TOOL_RESULT_500
+from lmconform.apis.messages.reference.faults import SYSTEM_TURN_REFUSED, TOOL_RESULT_500
 from lmconform.apis.messages.reference.render import frame, message_object, stream_events
-from lmconform.apis.messages.reference.validation import Refused, conversation, error_response, json_body, validate
+from lmconform.apis.messages.reference.validation import (
+    ROLES,
+    TURN_ROLES,
+    Refused,
+    conversation,
+    error_response,
+    json_body,
+    validate,
+)
 from lmconform.reference.faults.registry import apply
 from lmconform.reference.model import content_text, decide, recall, request_seed, usage
 from lmconform.reference.wire import SSE_HEADERS
@@ -25,7 +33,7 @@ from lmconform.reference.wire import SSE_HEADERS
 async def create_message(request: Request, faults: frozenset[str]) -> Response:
     try:
         body = apply(stages.REQUEST, faults, await json_body(request))
-        validate(body)
+        validate(body, TURN_ROLES if SYSTEM_TURN_REFUSED in faults else ROLES)
     except Refused as refused:
         return apply(stages.REFUSAL, faults, refused.response())
     talk = conversation(body)

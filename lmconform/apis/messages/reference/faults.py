@@ -23,10 +23,33 @@ TOOL_RESULT_500 = flag(
             "behind LM Studio's door, free-claude-code PR #979)")
 
 
+SYSTEM_TURN_REFUSED = flag(
+    "messages-system-turn-refused", api="messages",
+    summary="a system turn among the messages is refused: HTTP 400, `messages.N.role: Input should be 'user' or "
+            "'assistant'`",
+    seen_in="LM Studio before 0.4.15 and its standalone server llmster 0.0.20 (lmstudio-bug-tracker #2204), vLLM and "
+            "proxies translating the Messages API (CLIProxyAPI #3625): Claude Code sends one in its first request")
+
+
 def _refusal_parts(refusal: Response) -> tuple[int, str]:
     body = json.loads(bytes(refusal.body))
     error = body.get("error") if isinstance(body, dict) else None
     return refusal.status_code, error.get("message", "") if isinstance(error, dict) else str(error)
+
+
+@fault("messages-tool-results-dropped", stages.REQUEST, api="messages",
+       summary="`tool_result` blocks never reach the model, which answers as if its call were still unanswered",
+       seen_in="servers that do not give the chat template the tool results (oMLX PR #789: the model repeats the "
+               "same call without end)")
+def tool_results_dropped(body: Any) -> Any:
+    messages = body.get("messages") if isinstance(body, dict) else None
+    if not isinstance(messages, list):
+        return body
+    kept = [{**message, "content": [block for block in message["content"] if not (
+                isinstance(block, dict) and block.get("type") == "tool_result")]}
+            if isinstance(message, dict) and isinstance(message.get("content"), list) else message
+            for message in messages]
+    return {**body, "messages": kept}
 
 
 @fault("messages-max-tokens-defaulted", stages.REQUEST, api="messages",

@@ -25,7 +25,10 @@ from lmconform.reference.wire import reject_json_constant
 TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,128}$")
 TOOL_CHOICES = ("auto", "any", "tool", "none")
 THINKING = ("enabled", "disabled", "adaptive")
-ROLES = ("user", "assistant")
+# A system turn among the messages is what Claude Code sends in the middle of a conversation; LM Studio accepts it
+# since 0.4.15 ("/v1/messages API now supports system messages in the messages array").
+ROLES = ("user", "assistant", "system")
+TURN_ROLES = ("user", "assistant")  # what a server that refuses a system turn accepts
 # Anthropic's error type for each status the reference server answers with.
 ERROR_TYPES = {400: "invalid_request_error", 404: "not_found_error", 500: "api_error"}
 
@@ -55,8 +58,8 @@ async def json_body(request: Request) -> Any:
         raise Refused("The request body is not valid JSON.") from None
 
 
-def validate(body: Any) -> None:
-    """Raise Refused naming the first rule `body` breaks."""
+def validate(body: Any, roles: tuple[str, ...] = ROLES) -> None:
+    """Raise Refused naming the first rule `body` breaks; `roles` are those a message may have."""
     if not isinstance(body, dict):
         raise Refused("The request body must be a JSON object.")
     for name in ("model", "max_tokens", "messages"):
@@ -67,7 +70,7 @@ def validate(body: Any) -> None:
     if isinstance(body["max_tokens"], bool) or not isinstance(body["max_tokens"], int) or body["max_tokens"] < 1:
         raise Refused("max_tokens: Input should be an integer greater than or equal to 1")
     _validate_system(body.get("system"))
-    _validate_messages(body["messages"])
+    _validate_messages(body["messages"], roles)
     tools = body.get("tools", [])
     if not isinstance(tools, list):
         raise Refused("tools: Input should be a valid list")
@@ -93,13 +96,14 @@ def _is_text_block(block: Any) -> bool:
     return isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str)
 
 
-def _validate_messages(messages: Any) -> None:
+def _validate_messages(messages: Any, roles: tuple[str, ...]) -> None:
     if not isinstance(messages, list) or not messages:
         raise Refused("messages: Input should be a non-empty list")
     for position, message in enumerate(messages):
         where = f"messages.{position}"
-        if not isinstance(message, dict) or message.get("role") not in ROLES:
-            raise Refused(f"{where}.role: Input should be 'user' or 'assistant'")
+        if not isinstance(message, dict) or message.get("role") not in roles:
+            named = [f"'{role}'" for role in roles]
+            raise Refused(f"{where}.role: Input should be {', '.join(named[:-1])} or {named[-1]}")
         content = message.get("content")
         if isinstance(content, str):
             continue
@@ -186,6 +190,9 @@ def conversation(body: dict[str, Any]) -> Conversation:
         content = message["content"]
         blocks = content if isinstance(content, list) else [{"type": "text", "text": content}]
         texts = [block["text"] for block in blocks if block["type"] == "text" and isinstance(block.get("text"), str)]
+        if message["role"] == "system":
+            messages.append({"role": "system", "content": " ".join(texts)})
+            continue
         if message["role"] == "assistant":
             calls = [{"id": block["id"], "type": "function",
                       "function": {"name": block["name"], "arguments": arguments_json(block["input"])}}

@@ -1,0 +1,80 @@
+"""What lmconform knows of one coding agent: which npm package it comes in (and so its exact version), where that
+package keeps its native binary for this machine, how it is pointed at a base URL and a model inside a sandbox, and
+how its machine-readable output reads as an AgentOutcome."""
+
+from __future__ import annotations
+
+import json
+import platform
+import sys
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from lmconform.agents.outcome import AgentOutcome
+from lmconform.agents.sandbox import Sandbox
+
+_ARCHES = {"x86_64": "x64", "amd64": "x64", "aarch64": "arm64", "arm64": "arm64"}
+
+
+def machine() -> tuple[str, str]:
+    """(os, arch) as npm's platform packages name them: `("linux", "x64")`."""
+    return sys.platform, _ARCHES.get(platform.machine().lower(), platform.machine().lower())
+
+
+def cpu_has_avx2() -> bool:
+    try:
+        return " avx2" in Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return True  # not Linux: the platform package has no baseline build to fall back to
+
+
+@dataclass(frozen=True)
+class Launch:
+    """How the agent is started for one run: its command line and its whole environment."""
+
+    argv: tuple[str, ...]
+    environment: dict[str, str]
+
+
+class Agent(ABC):
+    name: str  # lmconform's name for it: `claude-code`
+    title: str  # its users' name for it: `Claude Code`
+    package: str  # the npm package whose version the verdicts name
+    api: str  # the API it speaks (lmconform.apis)
+    client: str  # the product its user agent names, as recorded cases name their client: `claude-cli`
+
+    @abstractmethod
+    def binaries(self, os_name: str, arch: str) -> tuple[str, ...]:
+        """Where its platform package keeps the native binary, under node_modules, best first."""
+
+    @abstractmethod
+    def launch(self, binary: Path, sandbox: Sandbox, base_url: str, model: str | None, task: str) -> Launch:
+        """Its configuration written into the sandbox, and how it is started to do `task` against `base_url`."""
+
+    @abstractmethod
+    def outcome(self, events: list[Any]) -> AgentOutcome:
+        """What it showed its user, from the JSON events it wrote on stdout."""
+
+    def binary(self, node_modules: Path) -> Path | None:
+        for relative in self.binaries(*machine()):
+            for found in sorted(node_modules.glob(relative)):
+                if found.is_file():
+                    return found
+        return None
+
+    def version(self, node_modules: Path) -> str | None:
+        try:
+            return json.loads((node_modules / self.package / "package.json").read_text())["version"]
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+
+
+def text_of(content: Any) -> str:
+    """The text of an event's content: a string, or the text of its text parts."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(text_of(part.get("text") if isinstance(part, dict) else part) for part in content)
+    return ""

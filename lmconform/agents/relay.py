@@ -1,0 +1,206 @@
+"""The relay an agent talks to: a loopback HTTP server started for one agent run, whose every request is sent on to
+the target through lmconform's own capture (lmconform.wire.http: each read kept with its time, the caps, the read
+timeout, the key redacted) and whose answer is passed back to the agent read by read, as it arrives, so the agent
+sees a stream as the target sends it, not a whole answer held back.
+
+The agent is given a dummy key; the relay sends the target's own (the agent's credentials never reach the
+target). The path and query are kept as the agent sent them (`/v1/messages?beta=true`). Each request is kept as an
+`HttpExchange`, in the order the agent sent them. Past `limit` requests the relay stops forwarding: the next
+request is refused, and the run is over as a loop.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from lmconform.target import Target
+from lmconform.wire.http import HttpExchange, send
+from lmconform.wire.redact import SECRET_HEADERS
+
+# The agent's key is a dummy that never leaves the machine: it is what `AGENT_KEY` says.
+AGENT_KEY = "sk-lmconform-relay"
+# Headers of the hop between the agent and the relay (or the relay and the target), not of the request or answer.
+HOP_HEADERS = frozenset({"host", "content-length", "connection", "keep-alive", "transfer-encoding", "te", "upgrade",
+                         "proxy-connection", "accept-encoding", "content-encoding", "expect"})
+MAX_REQUEST_BYTES = 64 * 1024 * 1024
+SHUTDOWN_POLL_S = 0.02
+
+
+class Relay:
+    """`with Relay(target, limit) as relay:` the agent's base URL is `relay.base_url`; afterwards
+    `relay.exchanges` holds what was relayed, and `relay.limit_reached` whether the agent asked for more."""
+
+    def __init__(self, target: Target, limit: int) -> None:
+        self.target = target
+        self.limit = limit
+        self.requests = 0  # every request the agent sent, the refused one past the limit included
+        self.limit_reached = threading.Event()
+        self._exchanges: list[tuple[int, HttpExchange]] = []
+        self._lock = threading.Lock()
+        self._server = _Server(("127.0.0.1", 0), _handler(self))
+        # Closing waits for every exchange in flight to be kept (socketserver joins only threads that are not
+        # daemons); each ends within the target's read timeout.
+        self._server.daemon_threads = False
+        self._server.block_on_close = True
+        # The server looks whether it is to stop this often: it is stopped as the run ends, and a run is seconds.
+        self._thread = threading.Thread(target=self._server.serve_forever, args=(SHUTDOWN_POLL_S,),
+                                        name="lmconform-relay", daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}"
+
+    @property
+    def exchanges(self) -> tuple[HttpExchange, ...]:
+        with self._lock:
+            return tuple(exchange for _, exchange in sorted(self._exchanges, key=lambda pair: pair[0]))
+
+    def __enter__(self) -> Relay:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc_info: Any) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join(timeout=5)
+
+    def admit(self) -> int | None:
+        """The number of a new request, or None when it is past the limit (the run then ends as a loop)."""
+        with self._lock:
+            if self.limit_reached.is_set():
+                return None  # the run is over: what the agent sends while it is being stopped is not counted
+            self.requests += 1
+            if self.requests > self.limit:
+                self.limit_reached.set()
+                return None
+            return self.requests
+
+    def keep(self, number: int, exchange: HttpExchange) -> None:
+        with self._lock:
+            self._exchanges.append((number, exchange))
+
+
+class _Server(ThreadingHTTPServer):
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """An agent that hangs up (it was stopped, or gave up on an answer) is no error of the relay's: the
+        exchange it left is kept all the same."""
+
+
+def _handler(relay: Relay) -> type[BaseHTTPRequestHandler]:
+    class Handler(_RelayHandler):
+        pass
+
+    Handler.relay = relay
+    return Handler
+
+
+class _RelayHandler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"  # keep-alive and chunked answers, as the agents' HTTP clients expect
+    relay: Relay
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 (the base class's name)
+        pass  # the exchanges are the log
+
+    def do_GET(self) -> None:  # noqa: N802 (http.server's naming)
+        self._relay()
+
+    do_POST = do_PUT = do_DELETE = do_PATCH = do_GET
+
+    def _relay(self) -> None:
+        body = self._body()
+        number = self.relay.admit()
+        if number is None:
+            self._refuse(503, f"lmconform stopped relaying after {self.relay.limit} requests of this agent run")
+            return
+        forwarded = {name.lower(): value for name, value in self.headers.items()
+                     if name.lower() not in HOP_HEADERS and name.lower() not in SECRET_HEADERS}
+        try:
+            shown = json.loads(body) if body else None
+        except ValueError:  # kept as the text it is, and sent as the bytes it was
+            shown = body.decode("utf-8", errors="replace")
+        answer = _Answer(self)
+        exchange = send(self.relay.target, self.command, self.path, shown, body or None, forwarded=forwarded,
+                        listener=answer)
+        self.relay.keep(number, exchange)
+        if not answer.started:
+            self._refuse(502, f"lmconform's relay got no answer from the target: {exchange.error or 'none'}")
+        elif exchange.error or exchange.truncated:
+            self.close_connection = True  # the answer was cut: the agent sees it end as the target ended it
+        else:
+            answer.finish()
+
+    def _body(self) -> bytes:
+        if self.headers.get("transfer-encoding", "").lower() == "chunked":
+            received = bytearray()
+            while True:
+                size = int(self.rfile.readline().split(b";", 1)[0].strip() or b"0", 16)
+                if size == 0:
+                    while self.rfile.readline() not in (b"\r\n", b"\n", b""):
+                        pass  # trailers
+                    return bytes(received)
+                received += self.rfile.read(size)
+                self.rfile.readline()
+                if len(received) > MAX_REQUEST_BYTES:
+                    self.close_connection = True
+                    return bytes(received)
+        length = int(self.headers.get("content-length") or 0)
+        return self.rfile.read(min(length, MAX_REQUEST_BYTES)) if length else b""
+
+    def _refuse(self, status: int, message: str) -> None:
+        data = json.dumps({"error": {"message": message, "type": "lmconform_relay"}}).encode()
+        try:
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+        except OSError:
+            self.close_connection = True
+
+
+class _Answer:
+    """The target's answer passed on to the agent as it arrives, in chunked transfer coding (its length is not
+    known until it ends). An agent that hangs up is no reason to stop keeping what the target sends."""
+
+    def __init__(self, handler: _RelayHandler) -> None:
+        self.handler = handler
+        self.started = False
+        self.gone = False
+
+    def start(self, status: int, headers: dict[str, str]) -> None:
+        self.started = True
+        self._write(lambda: self._head(status, headers))
+
+    def read(self, data: bytes) -> None:
+        if data:
+            self._write(lambda: self.handler.wfile.write(b"%x\r\n%s\r\n" % (len(data), data)))
+
+    def finish(self) -> None:
+        self._write(lambda: self.handler.wfile.write(b"0\r\n\r\n"))
+
+    def _head(self, status: int, headers: dict[str, str]) -> None:
+        self.handler.send_response_only(status)
+        for name, value in headers.items():
+            if name not in HOP_HEADERS and name not in ("date", "server"):
+                self.handler.send_header(name, value)
+        self.handler.send_header("Date", self.handler.date_time_string(time.time()))
+        self.handler.send_header("Transfer-Encoding", "chunked")
+        self.handler.end_headers()
+
+    def _write(self, write) -> None:
+        if self.gone:
+            return
+        try:
+            write()
+            self.handler.wfile.flush()
+        except OSError:
+            self.gone = True
+            self.handler.close_connection = True

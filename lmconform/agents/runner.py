@@ -1,0 +1,65 @@
+"""One run of one agent on one task against a target: a sandbox holding the task's file, a relay in front of the
+target, the agent started with its configuration pointing at the relay, and everything kept when it ends — what
+it showed (its AgentOutcome), the relayed exchanges, how it ended, its exit status and stderr. Whatever happens,
+the agent's whole process group is stopped and reaped, the relay closed and the sandbox removed."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from lmconform.agents import AGENTS
+from lmconform.agents.agent import Agent
+from lmconform.agents.install import install_dir, pinned_version, unavailable
+from lmconform.agents.outcome import (
+    EXITED,
+    LAST_OUTPUT_LINES,
+    OUTPUT_LIMIT,
+    REQUEST_LIMIT,
+    TIME_LIMIT,
+    AgentRun,
+    Limits,
+)
+from lmconform.agents.relay import Relay
+from lmconform.agents.sandbox import create_sandbox, remove_sandbox, start, stop, wait
+from lmconform.target import Target
+
+FILE_PLACEHOLDER = "{file}"  # where a task names the absolute path of the sandbox's file
+ENDINGS = {"exited": EXITED, "deadline": TIME_LIMIT, "stopped": REQUEST_LIMIT, "flood": OUTPUT_LIMIT}
+
+
+def default_node_modules() -> Path:
+    return install_dir(tuple(AGENTS.values())) / "node_modules"
+
+
+def run_agent(agent: Agent, target: Target, task: str, secret: str, limits: Limits,
+              node_modules: Path | None = None) -> AgentRun:
+    """`agent` asked to do `task` (its `{file}` the sandbox's file, which holds `secret`) against `target`."""
+    node_modules = node_modules or default_node_modules()
+    run = AgentRun(agent.name, agent.title, agent.version(node_modules) or pinned_version(agent), task, secret, limits)
+    run.unavailable = unavailable(agent, node_modules)
+    if run.unavailable:
+        return run
+    sandbox = create_sandbox(secret)
+    started = time.monotonic()
+    try:
+        asked = task.replace(FILE_PLACEHOLDER, str(sandbox.secret_file))
+        run.sandbox = str(sandbox.root)
+        run.task = run.shown(asked)
+        with Relay(target, limits.requests) as relay:
+            launch = agent.launch(agent.binary(node_modules), sandbox, relay.base_url, target.model, asked)
+            process = start(launch.argv, sandbox, launch.environment)
+            why = "exited" if process.start_error else wait(process, limits.seconds, relay.limit_reached.is_set)
+            stop(process, ended=why == "exited")
+        run.exchanges, run.requests = relay.exchanges, relay.requests
+        run.ended = REQUEST_LIMIT if relay.limit_reached.is_set() else ENDINGS[why]
+        run.exit_status = process.exit_status
+        run.exit_text = process.start_error or process.exit_text()
+        run.stderr = process.stderr_text()
+        run.last_output = "\n".join(f"{line.stream}: {line.text[:300]}"
+                                    for line in process.lines[-LAST_OUTPUT_LINES:])
+        run.outcome = agent.outcome([message.value for message in process.stdout.messages])
+    finally:
+        remove_sandbox(sandbox)
+        run.duration_s = time.monotonic() - started
+    return run

@@ -1,0 +1,334 @@
+"""Real coding agents in the loop: Claude Code, Codex CLI and opencode, each at its pinned version, run in a sandbox
+through lmconform's relay against the reference server's scripted model.
+
+- Each agent does its task on the clean server, and every verdict of its case is what fixtures/agents/reference.toml
+  expects: every agent check OK for the agents LM Studio's dialect admits, and for Codex, whose default tools it
+  refuses, the refusal itself, from the exchange.
+- The fault × agent matrix of docs/agents.md is what the agents do now (tools/agents/matrix.py), and each fault's
+  declared agent findings are what its agent shows against it.
+- Bad agents: one that hangs is stopped at its limit (ERROR, with its last output) and leaves no process behind; one
+  that exits non-zero has its stderr as evidence; one that loops is stopped after its requests; one that is not
+  installed is UNSUPPORTED with the reason.
+- The relay passes an answer on as it arrives and sends the target's key, never the agent's.
+
+The agents are installed once per machine (`make targets`; the module installs what is missing). Each run takes a
+second or a few; the matrix runs only the faults that change what an agent is answered, a few agents at a time.
+"""
+
+from __future__ import annotations
+
+import difflib
+import getpass
+import json
+import os
+import platform
+import re
+import socket
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from lmconform.agents import AGENTS
+from lmconform.agents.agent import Agent, Launch
+from lmconform.agents.codex import Codex
+from lmconform.agents.install import install
+from lmconform.agents.outcome import REQUEST_LIMIT, TIME_LIMIT, AgentOutcome, Limits
+from lmconform.agents.relay import Relay
+from lmconform.agents.runner import run_agent
+from lmconform.agents.sandbox import Sandbox
+from lmconform.cases import CASES_DIR, cases_folder
+from lmconform.checks.evaluate import evaluate
+from lmconform.checks.registry import REGISTRY
+from lmconform.expectations import load_expectations
+from lmconform.fuzz.agents import observations
+from lmconform.record.kept import slug
+from lmconform.record.scrub import LONG_HEX, PLACEHOLDER_UUID, SANDBOX, SESSION, SESSION_HEADERS, UUID
+from lmconform.reference import FAULTS
+from lmconform.report.headline import build_headline
+from lmconform.report.records import results_of
+from lmconform.run import RunPlan
+from lmconform.settings import RunSettings
+from lmconform.target import Target
+from lmconform.vocabulary import Outcome
+from tools.agents.matrix import (
+    AGENT_CHECKS,
+    agent_case,
+    build,
+    inputs_digest,
+    made_from,
+    page_with,
+    published_outcomes,
+    row_line,
+    write_page,
+)
+from tools.targets.expected import differences, table
+
+ROOT = Path(__file__).resolve().parent.parent
+EXPECTED = ROOT / "fixtures" / "agents" / "reference.toml"
+PAGE = ROOT / "docs" / "agents.md"
+WRITE_MATRIX = "LMCONFORM_WRITE_AGENTS_MATRIX"
+TASK = "Read the file {file} and reply with the secret word it holds."
+PASSING = ("✓", "·")  # OK, or nothing to judge
+
+
+@pytest.fixture(scope="module")
+def node_modules() -> Path:
+    return install(tuple(AGENTS.values()))
+
+
+# --- the agents on the clean reference server ----------------------------------------------------------------------
+
+def test_each_agent_does_its_task_as_fixtures_agents_reference_expects(server, node_modules):
+    target = Target(base_url=server.base_url)
+    settings = RunSettings(agents=tuple(AGENTS), agent_seconds=60, fuzz_examples=0)
+    plan = RunPlan(target, expectations=load_expectations(EXPECTED), apis=tuple({a.api for a in AGENTS.values()}),
+                   settings=settings)
+    run = plan.start()
+    try:
+        for api in plan.apis:
+            for case, check in plan.pairs(api):
+                if case.agent is not None:
+                    run.judge(case, check)
+    finally:
+        run.close()
+    found = differences(run.verdicts, plan.expectations)
+    assert not found, f"the agents' verdicts differ from {EXPECTED.name}:\n{table(found)}"
+    judged = {(verdict.case_id, verdict.check.id): verdict for verdict in run.verdicts}
+    assert {verdict.agent for verdict in run.verdicts} == {f"{agent.title} {agent.version(node_modules)}"
+                                                           for agent in AGENTS.values()}
+    # Codex's default tools are refused by LM Studio's dialect: the verdict says so, from the exchange.
+    refused = judged["responses/agent-codex", "agent.request.accepted"]
+    assert refused.outcome is Outcome.FAILED and "tools.4.type" in refused.message and "HTTP 400" in refused.message
+    for name in ("claude-code", "opencode"):
+        case = agent_case(AGENTS[name]).id
+        assert all(judged[case, check.id].outcome is Outcome.OK for check in AGENT_CHECKS
+                   if (case, check.id) in judged), name
+
+
+class CodexAsAdvised(Codex):
+    """Codex with the two tools LM Studio's dialect refuses turned off, as docs/agents.md advises its users."""
+
+    def launch(self, binary: Path, sandbox: Sandbox, base_url: str, model: str | None, task: str) -> Launch:
+        launch = super().launch(binary, sandbox, base_url, model, task)
+        program, command, *rest = launch.argv
+        return Launch((program, command, "--disable", "multi_agent", "-c", 'web_search="disabled"', *rest),
+                      launch.environment)
+
+
+def test_codex_does_its_task_with_the_tools_the_dialect_refuses_turned_off(server, node_modules):
+    target = Target(base_url=server.base_url, model="lmconform-reference")
+    run = run_agent(CodexAsAdvised(), target, TASK, "marigold", Limits(seconds=60, requests=10), node_modules)
+    assert all(exchange.status == 200 for exchange in run.exchanges) and len(run.exchanges) == 2
+    assert "marigold" in run.outcome.final_text and not run.outcome.errors
+    assert run.outcome.tool_runs[0].arguments["cmd"].startswith("cat ") and not run.outcome.tool_runs[0].failed
+
+
+# --- the fault × agent matrix ---------------------------------------------------------------------------------------
+
+def test_the_fault_agent_matrix_is_what_docs_agents_publishes(server, node_modules):
+    """The page says which inputs it was made from (the pins, and the code that answers, runs and judges the agents).
+    Made from these very inputs, its fault rows stand, and only the clean rows are run again (three runs); made from
+    others, the whole matrix is (the faults that change an agent's answers: about 65 runs, a few minutes)."""
+    versions = {name: agent.version(node_modules) for name, agent in AGENTS.items()}
+    if os.environ.get(WRITE_MATRIX):
+        write_page(PAGE, build(server.base_url, page=PAGE.read_text()), versions)
+    page = PAGE.read_text()
+    if made_from(page) == inputs_digest():
+        for name, (clean, *_) in build(server.base_url, faults=False).items():
+            assert f"### {AGENTS[name].title} {versions[name]}" in page and row_line(clean) in page, (
+                f"{name} on the clean server no longer does what docs/agents.md says: {row_line(clean)}")
+    else:
+        now = page_with(page, build(server.base_url, page=page), versions, made_from(page) or "")
+        diff = "\n".join(difflib.unified_diff(page.splitlines(), now.splitlines(), "committed", "now", lineterm=""))
+        assert not diff, f"docs/agents.md no longer says what the agents do; `make agents-matrix` rewrites it:\n{diff}"
+    # Each agent check fails, against each fault its proven_by names, for some agent of that fault's API, and passes
+    # for that agent on the clean server: what the page shows, as these runs made it.
+    published = published_outcomes(page)
+    for position, check in enumerate(AGENT_CHECKS):
+        for fault in check.proven_by:
+            shown = [AGENTS[name].title for name, agent in AGENTS.items() if agent.api == FAULTS[fault].api]
+            assert any(fault in published[title] and published[title][fault][position] not in PASSING
+                       and published[title][None][position] in PASSING
+                       for title in shown), f"{check.id}: no agent shows {fault} failing it"
+
+
+def test_every_agent_check_names_the_faults_that_prove_it():
+    for check in AGENT_CHECKS:
+        assert check.proven_by and all(FAULTS[name].api != "http" for name in check.proven_by), check.id
+
+
+# --- agents that misbehave: stand-ins that do it on purpose --------------------------------------------------------
+
+STAND_IN = textwrap.dedent("""
+    import json, os, subprocess, sys, time, urllib.request
+    what, base_url, marker = sys.argv[1], sys.argv[2], sys.argv[3]
+    print(json.dumps({"said": "started"}), flush=True)
+    if what == "hang":
+        subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)", marker])  # a child in its group
+        time.sleep(600)
+    elif what == "fail":
+        print("stand-in: the server said no", file=sys.stderr, flush=True)
+        sys.exit(3)
+    elif what == "loop":
+        while True:
+            request = urllib.request.Request(base_url + "/v1/models", headers={"x-api-key": "sk-stand-in"})
+            try:
+                urllib.request.urlopen(request).read()
+            except OSError:
+                pass
+""")
+
+
+class StandIn(Agent):
+    """An agent that hangs, fails or loops, as `what` says, speaking to the relay like an agent."""
+
+    name, title, package, api, client = "stand-in", "Stand-in", "stand-in", "chat", "stand-in"
+
+    def __init__(self, what: str, marker: str) -> None:
+        self.what, self.marker = what, marker
+
+    def binaries(self, os_name: str, arch: str) -> tuple[str, ...]:
+        return ("stand-in/agent.py",)
+
+    def version(self, node_modules: Path) -> str:
+        return "1.0"
+
+    def launch(self, binary: Path, sandbox: Sandbox, base_url: str, model: str | None, task: str) -> Launch:
+        return Launch((sys.executable, str(binary), self.what, base_url, self.marker), sandbox.environment())
+
+    def outcome(self, events: list) -> AgentOutcome:
+        return AgentOutcome(final_text=None)
+
+
+@pytest.fixture
+def stand_in_modules(tmp_path) -> Path:
+    folder = tmp_path / "node_modules" / "stand-in"
+    folder.mkdir(parents=True)
+    (folder / "agent.py").write_text(STAND_IN)
+    return tmp_path / "node_modules"
+
+
+def processes_with(marker: str) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and marker.encode() in (entry / "cmdline").read_bytes():
+                found.append(int(entry.name))
+        except OSError:
+            continue
+    return found
+
+
+def whole_run_verdicts(agent: Agent, run, target: Target) -> dict[str, object]:
+    case = agent_case(AGENTS["opencode"])  # the stand-in speaks chat completions, as opencode does
+    final = observations(case, run, target)[-1]
+    return {check.id: evaluate(check, final) for check in AGENT_CHECKS}
+
+
+def test_an_agent_that_hangs_is_stopped_at_its_limit_and_leaves_no_process(server, stand_in_modules):
+    marker = f"lmconform-stand-in-{os.getpid()}-hang"
+    target = Target(base_url=server.base_url)
+    started = time.monotonic()
+    run = run_agent(StandIn("hang", marker), target, TASK, "word", Limits(seconds=2, requests=5), stand_in_modules)
+    assert run.ended == TIME_LIMIT and time.monotonic() - started < 30
+    assert processes_with(marker) == [], "the agent's child outlived its run"
+    verdict = whole_run_verdicts(StandIn("hang", marker), run, target)["agent.answer.reached_user"]
+    assert verdict.outcome is Outcome.ERROR and "did not end within 2 s" in verdict.message
+    assert '"said": "started"' in verdict.message  # its last output
+
+
+def test_an_agent_that_exits_non_zero_has_its_stderr_as_evidence(server, stand_in_modules):
+    target = Target(base_url=server.base_url)
+    run = run_agent(StandIn("fail", "x"), target, TASK, "word", Limits(seconds=20, requests=5), stand_in_modules)
+    verdicts = whole_run_verdicts(StandIn("fail", "x"), run, target)
+    assert run.exit_status == 3
+    for check in ("agent.error.none_shown", "agent.answer.reached_user"):
+        assert verdicts[check].outcome is Outcome.FAILED
+        assert "stand-in: the server said no" in verdicts[check].message, check
+
+
+def test_an_agent_that_loops_is_stopped_after_its_requests(server, stand_in_modules):
+    target = Target(base_url=server.base_url)
+    run = run_agent(StandIn("loop", "x"), target, TASK, "word", Limits(seconds=30, requests=4), stand_in_modules)
+    assert run.ended == REQUEST_LIMIT and run.requests == 5 and len(run.exchanges) == 4
+    verdict = whole_run_verdicts(StandIn("loop", "x"), run, target)["agent.loop.bounded"]
+    assert verdict.outcome is Outcome.FAILED and "request 5" in verdict.message
+
+
+def test_an_agent_not_installed_is_unsupported_with_the_reason(server, tmp_path):
+    target = Target(base_url=server.base_url)
+    run = run_agent(AGENTS["claude-code"], target, TASK, "word", Limits(10, 5), tmp_path / "nothing")
+    examples = observations(agent_case(AGENTS["claude-code"]), run, target)
+    verdicts = [evaluate(check, observed) for observed in examples for check in REGISTRY.values()
+                if check.applies(observed.case)]
+    assert {verdict.outcome for verdict in verdicts if verdict} == {Outcome.UNSUPPORTED}
+    assert "lmconform agents install" in verdicts[0].detail
+
+
+# --- the report ----------------------------------------------------------------------------------------------------
+
+def test_each_agent_is_a_line_of_will_it_work_named_with_its_version():
+    def row(case: str, check: str, outcome: str, agent: str) -> dict:
+        return {"case": case, "check": check, "kind": "agent", "level": "MUST", "outcome": outcome, "title": check,
+                "message": f"[{check}] {check}\nActual:   HTTP 400", "evidence": "", "curl": "", "agent": agent}
+
+    rows = [row("messages/agent-claude-code", "agent.answer.reached_user", "OK", "Claude Code 2.1.332"),
+            row("responses/agent-codex", "agent.request.accepted", "FAILED", "Codex CLI 0.171.0")]
+    document = {"lmconform": "0.1.0", "target": {"url": "http://127.0.0.1:1234", "label": "reference"},
+                "started": "2026-11-26T10:00:00Z", "duration_s": 1.0, "results": rows}
+    lines = {line.name: line for line in build_headline(results_of(document, Path("run.json")).results).clients}
+    assert lines["Claude Code 2.1.332 · Anthropic Messages"].status == "works"
+    codex = lines["Codex CLI 0.171.0 · Responses"]
+    assert codex.status == "breaks" and "HTTP 400" in codex.why
+
+
+# --- what the agents are on record as sending ------------------------------------------------------------------------
+
+RECORDED = sorted(path for agent in AGENTS.values()
+                  for path in cases_folder(CASES_DIR, agent.api).glob(f"recorded-{agent.name}-*.json"))
+
+
+def test_every_pinned_agent_is_on_record_at_its_version(node_modules):
+    for agent in AGENTS.values():
+        version = agent.version(node_modules)
+        found = [path for path in RECORDED if path.name.startswith(f"recorded-{agent.name}-{slug(version)}-")]
+        assert found, f"no recorded case of {agent.title} {version}: `make record-agents` records them"
+        clients = {json.loads(path.read_text())["provenance"]["client"] for path in found}
+        assert clients == {f"{agent.client} {version}"}
+
+
+def test_the_recorded_agent_cases_hold_nothing_of_the_recording_machine():
+    user, home, release, host = getpass.getuser(), str(Path.home()), platform.release(), socket.gethostname()
+    for path in RECORDED:
+        text = path.read_text()
+        if home not in ("/", ""):
+            assert not re.search(rf"(?<![\w/.-]){re.escape(home)}(?=[/\"'\s]|$)", text), path.name
+        assert f"/home/{user}" not in text and f"/Users/{user}" not in text, path.name
+        assert release not in text, path.name
+        assert len(host) < 4 or host not in text, path.name
+        assert all(uuid.startswith(PLACEHOLDER_UUID) for uuid in UUID.findall(text)), path.name
+        assert not [found for found in LONG_HEX.findall(text) if set(found) != {"0"}], path.name
+        assert set(SANDBOX.findall(text)) <= {"lmconform-agent-sandbox"}, path.name
+        headers = json.loads(text)["provenance"]["headers"]
+        assert all(headers[name] == SESSION for name in SESSION_HEADERS & set(headers)), path.name
+
+
+# --- the relay -----------------------------------------------------------------------------------------------------
+
+def test_the_relay_passes_an_answer_on_as_it_arrives_with_the_targets_key(server):
+    # The `stall` fault sends a stream's first events, then nothing: through the relay, they arrive all the same.
+    target = Target(base_url=server.base_url + "/faults/stall", api_key="sk-target", read_timeout=3)
+    body = {"model": "lmconform-reference", "stream": True, "messages": [{"role": "user", "content": "Hello"}]}
+    with Relay(target, limit=5) as relay, httpx.Client(timeout=10) as client:
+        with client.stream("POST", relay.base_url + "/v1/chat/completions", json=body,
+                           headers={"authorization": "Bearer sk-agent"}) as answer:
+            first = next(answer.iter_bytes())
+        assert first.startswith(b"data: ")
+    (exchange,) = relay.exchanges
+    assert exchange.request.headers["Authorization"] == "Bearer [Filtered]" and "sk-agent" not in json.dumps(
+        exchange.request.headers)
+    assert exchange.error_kind == "timeout"
