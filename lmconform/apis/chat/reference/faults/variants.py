@@ -138,6 +138,6 @@ def error_object_integer_code(refusal: Response) -> Response:
 
 @variant("logprobs-refused", stages.UNSUPPORTED, api="chat",
          summary="a request that asks for `logprobs` is refused with a 400 that says they are not supported",
-         seen_in="servers without log probabilities (LM Studio's OpenAI-compatible endpoints, Ollama before 0.12.11)")
+         seen_in="servers that do not offer log probabilities and say so")
 def logprobs_refused(refusal: str | None, body: dict[str, Any]) -> str | None:
     return refusal or ("'logprobs' is not supported by this server" if body.get("logprobs") else None)

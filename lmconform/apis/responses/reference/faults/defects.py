@@ -12,7 +12,6 @@ import json
 from typing import Any
 
 from lmconform.apis.responses.reference import stages
-from lmconform.reference.faults.edits import without
 from lmconform.reference.faults.registry import fault, flag
 from lmconform.reference.model import arguments_json
 
@@ -170,17 +169,3 @@ def sequence_number_missing(frames: list[Frame]) -> list[Frame]:
 def event_field_mismatch(frames: list[Frame]) -> list[Frame]:
     return [("message" if data["type"].endswith(".delta") else name, data) for name, data in frames]
 
-
-@fault("responses-logprobs-dropped", stages.REQUEST, api="responses",
-       summary='`include: ["message.output_text.logprobs"]` is ignored: the output text\'s `logprobs` stay empty '
-               "(stream and non-stream)",
-       seen_in="servers that accept `include` and act on none of it")
-def logprobs_dropped(body: Any) -> Any:
-    return without(body, "include") if isinstance(body, dict) else body
-
-
-@fault("stored-before-done", stages.STORED, api="responses",
-       summary="the stored response is the one of its start: in_progress, with no output, whatever was answered",
-       seen_in="servers that store a response when it is created and never update it")
-def stored_before_done(response: dict[str, Any]) -> dict[str, Any]:
-    return {**response, "status": "in_progress", "output": [], "completed_at": None}
