@@ -93,7 +93,7 @@ def role_with_content(lines: list[Line]) -> list[Line]:
     if not (isinstance(second, dict) and second["choices"] and "content" in second["choices"][0]["delta"]):
         return lines
     delta = {"role": "assistant", "content": second["choices"][0]["delta"]["content"]}
-    return [{**first, "choices": [{**first["choices"][0], "delta": delta}]}, *rest]
+    return [{**first, "choices": [{**second["choices"][0], "delta": delta}]}, *rest]  # its logprobs too
 
 
 @variant("keepalive-comments", stages.SSE, api="http",
