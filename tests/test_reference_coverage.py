@@ -382,6 +382,131 @@ def _(client: httpx.Client) -> None:
     assert response.text.endswith("\n\ndata: [DONE]\n\n") and "response.completed" in response.text
 
 
+# --- stop strings, log probabilities, usage, and a stream against its body -----------------------------------
+
+SENTENCE = ask("Repeat this sentence exactly: The capital of France is Paris.")
+STOPPED = {**SENTENCE, "stop": ["capital of", "Paris", "\n\n", "zebra"]}
+LOGPROBS = {**ask("Say hello to Ada."), "logprobs": True, "top_logprobs": 2}
+SET_LIGHT = {"type": "function", "function": {"name": "set_light", "parameters": {
+    "type": "object", "properties": {"room": {"enum": ["kitchen", "hall"]}, "state": {"enum": ["on", "off"]}}}}}
+FORCED = {**ask("Turn the kitchen light on."), "tools": [SET_LIGHT], "tool_choice": "required"}
+
+
+def streamed_text(response: httpx.Response) -> str:
+    return "".join(delta.get("content") or "" for delta in deltas(response))
+
+
+def streamed_logprobs(response: httpx.Response) -> list[dict[str, Any]]:
+    return [entry for chunk in chunks(response) for choice in chunk["choices"]
+            for entry in (choice.get("logprobs") or {}).get("content") or []]
+
+
+def test_stop_cuts_before_the_first_stop_string(client: httpx.Client) -> None:
+    body = post(client, STOPPED).json()["choices"][0]
+    assert body["message"]["content"] == "You said: Repeat this sentence exactly: The " and body["finish_reason"] == "stop"
+    streamed = post(client, {**STOPPED, "stream": True})
+    assert streamed_text(streamed) == body["message"]["content"] and finish_reasons(streamed)[-1] == "stop"
+    for refused in ({"stop": ["a", "b", "c", "d", "e"]}, {"top_logprobs": 2}, {"logprobs": True, "top_logprobs": 21}):
+        assert post(client, {**SENTENCE, **refused}).status_code == 400
+
+
+def test_logprobs_come_a_piece_at_a_time(client: httpx.Client) -> None:
+    choice = post(client, LOGPROBS).json()["choices"][0]
+    entries = choice["logprobs"]["content"]
+    assert "".join(entry["token"] for entry in entries) == choice["message"]["content"]
+    assert all(len(entry["top_logprobs"]) == 2 and entry["bytes"] == list(entry["token"].encode()) for entry in entries)
+    streamed = post(client, {**LOGPROBS, "stream": True})
+    assert streamed_logprobs(streamed) == entries
+    assert post(client, ask("Hi")).json()["choices"][0]["logprobs"] is None
+
+
+def test_responses_logprobs_when_included(client: httpx.Client) -> None:
+    asked = {"input": "Say hello to Ada.", "include": ["message.output_text.logprobs"]}
+    part = create(client, asked)["output"][0]["content"][0]
+    assert "".join(entry["token"] for entry in part["logprobs"]) == part["text"]
+    streamed = [entry for data in of_type(stream(client, asked), "response.output_text.delta")
+                for entry in data["logprobs"]]
+    assert streamed == part["logprobs"]
+    assert create(client, {"input": "Hi"})["output"][0]["content"][0]["logprobs"] == []
+
+
+@effect("stop-ignored")
+def _(client: httpx.Client) -> None:
+    assert "Paris" in message(post(client, STOPPED, "stop-ignored"))["content"]
+
+
+@effect("stop-flushed-in-stream")
+def _(client: httpx.Client) -> None:
+    assert streamed_text(post(client, {**STOPPED, "stream": True}, "stop-flushed-in-stream")).endswith("The capital ")
+    assert message(post(client, STOPPED, "stop-flushed-in-stream"))["content"].endswith("The ")
+
+
+@effect("stop-finish-length")
+def _(client: httpx.Client) -> None:
+    assert post(client, STOPPED, "stop-finish-length").json()["choices"][0]["finish_reason"] == "length"
+    assert post(client, SENTENCE, "stop-finish-length").json()["choices"][0]["finish_reason"] == "stop"
+
+
+@effect("logprobs-dropped")
+def _(client: httpx.Client) -> None:
+    assert post(client, LOGPROBS, "logprobs-dropped").json()["choices"][0]["logprobs"] is None
+
+
+@effect("logprobs-malformed")
+def _(client: httpx.Client) -> None:
+    entries = streamed_logprobs(post(client, {**LOGPROBS, "stream": True}, "logprobs-malformed"))
+    assert entries and all("top_logprobs" not in entry for entry in entries)
+
+
+@effect("logprobs-tokens-mismatch")
+def _(client: httpx.Client) -> None:
+    entries = post(client, LOGPROBS, "logprobs-tokens-mismatch").json()["choices"][0]["logprobs"]["content"]
+    assert "".join(entry["token"] for entry in entries) == "Yousaid:SayhellotoAda."
+
+
+@effect("logprobs-refused")
+def _(client: httpx.Client) -> None:
+    refused = post(client, LOGPROBS, "logprobs-refused")
+    assert refused.status_code == 400 and "logprobs" in refused.json()["error"]
+    assert post(client, ask("Hi"), "logprobs-refused").status_code == 200
+
+
+@effect("usage-total-wrong")
+def _(client: httpx.Client) -> None:
+    usage = post(client, ask("Hi"), "usage-total-wrong").json()["usage"]
+    assert usage["total_tokens"] == usage["prompt_tokens"] + usage["completion_tokens"] + 1
+    streamed = chunks(post(client, {**TEXT_REQUEST, "stream_options": {"include_usage": True}}, "usage-total-wrong"))
+    counts = streamed[-1]["usage"]
+    assert counts["total_tokens"] == counts["prompt_tokens"] + counts["completion_tokens"] + 1
+
+
+@effect("stream-argument-dropped")
+def _(client: httpx.Client) -> None:
+    (entry,) = tool_entries(post(client, {**FORCED, "stream": True}, "stream-argument-dropped"))
+    assert json.loads(entry["function"]["arguments"]) == {"room": "kitchen"}
+    (call,) = message(post(client, FORCED, "stream-argument-dropped"))["tool_calls"]
+    assert json.loads(call["function"]["arguments"]) == {"room": "kitchen", "state": "on"}
+
+
+@effect("stream-finish-differs")
+def _(client: httpx.Client) -> None:
+    assert finish_reasons(post(client, {**FORCED, "stream": True}, "stream-finish-differs"))[-1] == "stop"
+    assert post(client, FORCED, "stream-finish-differs").json()["choices"][0]["finish_reason"] == "tool_calls"
+
+
+@effect("responses-logprobs-dropped")
+def _(client: httpx.Client) -> None:
+    asked = {"input": "Hi", "include": ["message.output_text.logprobs"]}
+    assert create(client, asked, "responses-logprobs-dropped")["output"][0]["content"][0]["logprobs"] == []
+
+
+@effect("stored-before-done")
+def _(client: httpx.Client) -> None:
+    given = create(client, {"input": "Hi"}, "stored-before-done")
+    stored = client.get(f"/v1/responses/{given['id']}").json()
+    assert given["status"] == "completed" and stored["status"] == "in_progress" and stored["output"] == []
+
+
 def test_every_coverage_fault_has_an_effect_test() -> None:
     assert sorted(FAULT_EFFECTS) == COVERAGE_FAULTS
 

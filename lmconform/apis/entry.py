@@ -37,6 +37,9 @@ class Api:
     optional: bool = False
     noun: str = "response"  # what a request of it is called in the description of a recorded case
     stored_path: str | None = None  # where the server gives back one of its answers by id, if it keeps them
+    # How a request asks for its text's log probabilities in OpenAI's per-token form, when it can: the field and
+    # the value it holds, or holds among others when it is a list.
+    logprobs_asked: tuple[str, object] | None = None
     # Its cases show the faults of the HTTP framing (status, content type, SSE bytes) in the proxy gate: the streams
     # those faults change, and the routes' own answers (the model list, a route no server serves).
     shows_http_faults: bool = False

@@ -130,6 +130,7 @@ class Case:
     expect_code: int | None = None
     omit: frozenset[str] = frozenset()  # fields the run must not fill in: the case is about their absence
     agent: AgentTask | None = None  # a case of the `agents` source, and each request its agent sent
+    pair: str | None = None  # "stream": the request is sent streamed and not, and the two answers compared
 
     @property
     def streamed(self) -> bool:
@@ -177,9 +178,16 @@ class Case:
                    **({"raw_body": self.raw_body} if self.raw_body is not None else {"body": self.body})}
         document = {"description": description or self.description, "provenance": self.provenance,
                     "feature": self.feature, "request": request, "expect": {"status": self.expect_status},
-                    "turns": [turn.document() for turn in self.turns] or None, "source": self.source,
-                    "agent": self.agent.document() if self.agent else None}
+                    "turns": [turn.document() for turn in self.turns] or None, "pair": self.pair,
+                    "source": self.source, "agent": self.agent.document() if self.agent else None}
         return {key: value for key, value in document.items() if value is not None}
+
+    def paired_body(self, body: dict) -> dict:
+        """The request as its pair sends it (`"pair": "stream"`): streamed if it was not; if it was, without `stream`
+        and the options that only a stream takes."""
+        if self.streamed:
+            return {key: value for key, value in body.items() if key not in ("stream", "stream_options")}
+        return {**body, "stream": True}
 
     def body_for(self, model: str | None, max_tokens: int | None = None, temperature: float | None = None) -> Any:
         """The body as sent to a target: the run's model, output cap and temperature filled in where the case

@@ -79,6 +79,7 @@ def load_case(path: Path) -> Case:
         expect_code=data["expect"].get("code"),
         omit=frozenset(data.get("omit", ())),
         agent=AgentTask(**data["agent"]) if "agent" in data else None,
+        pair=data.get("pair"),
     )
 
 
@@ -103,8 +104,8 @@ def _fits_its_transport(path: Path, data: dict) -> None:
         if request.get("method", "POST") not in _HTTP_METHODS or stray or "code" in data["expect"]:
             raise CaseError(f"{path}: an HTTP case has an HTTP method and none of {', '.join(stray) or 'the stdio fields'}")
         return
-    if "path" in request or request.get("method", api.method) in _HTTP_METHODS:
-        raise CaseError(f"{path}: a {api.transport} case names a JSON-RPC method and no path")
+    if "path" in request or request.get("method", api.method) in _HTTP_METHODS or "pair" in data:
+        raise CaseError(f"{path}: a {api.transport} case names a JSON-RPC method, no path and no pair")
     stray = sorted({key for turn in turns for key in _HTTP_TURN_KEYS & set(turn)})
     if stray:
         raise CaseError(f"{path}: a {api.transport} case's turns have none of {', '.join(stray)}")

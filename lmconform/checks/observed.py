@@ -48,6 +48,9 @@ class Observed:
     feature_missing: bool = False  # the target lacks the optional feature the case exercises
     upstream_exchange: HttpExchange | None = None  # the same request straight to --upstream
     upstream_target: Target | None = None
+    # A pair's further answers (`"pair": "stream"`): the request in its other form ("streamed" or "body"), and the
+    # unstreamed answer fetched by its id ("stored"), where the API's server keeps its answers.
+    paired: dict[str, HttpExchange] = field(default_factory=dict)
     # For an example of a generated case: how it was generated and how to replay every request of it.
     example: str = ""
     # Verdicts already given on this observation, by check id: a generated example is judged once while it is
@@ -75,7 +78,8 @@ class Observed:
 
     def exchanges(self) -> list[Exchange]:
         """The case's request and every turn that was sent, in the order they were played."""
-        return [self.exchange, *(played.exchange for played in self.turns.values() if played.exchange is not None)]
+        return [self.exchange, *(played.exchange for played in self.turns.values() if played.exchange is not None),
+                *self.paired.values()]
 
     def require_event_stream(self) -> None:
         """A check of streams has nothing to judge in a refusal or in an answer that is not an event stream."""
@@ -112,6 +116,19 @@ class Observed:
         if self.upstream_exchange is None:
             raise NotApplicable("no --upstream to compare with")
         return self.upstream_exchange
+
+    def pair(self) -> tuple[HttpExchange, HttpExchange]:
+        """The answers of a pair, (streamed, body); a pair whose either answer is a refusal has nothing to compare."""
+        if not self.case.pair:
+            raise NotApplicable("the case is not a pair")
+        other = self.paired.get("body") or self.paired.get("streamed")
+        if other is None:
+            raise NotApplicable("the pair's other form was not sent")
+        streamed, body = (self.exchange, other) if self.case.streamed else (other, self.exchange)
+        for exchange in (streamed, body):
+            if not exchange.succeeded:
+                raise NotApplicable(f"one of the pair was answered {exchange.status_text}")
+        return streamed, body
 
     def answer_to(self, name: str) -> HttpExchange:
         """The exchange of the case's request (FIRST) or of one of its turns; a turn that could not be sent has

@@ -2,6 +2,11 @@
 
 OPENAI_CHAT_STREAMING = "https://platform.openai.com/docs/api-reference/chat-streaming"
 OPENAI_CHAT_CREATE = "https://platform.openai.com/docs/api-reference/chat/create"
+OPENAI_CHAT_STOP = "https://platform.openai.com/docs/api-reference/chat/create#chat-create-stop"
+OPENAI_CHAT_LOGPROBS = "https://platform.openai.com/docs/api-reference/chat/create#chat-create-logprobs"
+OPENAI_CHAT_USAGE = "https://platform.openai.com/docs/api-reference/chat/object#chat/object-usage"
+OPENAI_RESPONSES_INCLUDE = "https://platform.openai.com/docs/api-reference/responses/create#responses-create-include"
+OPENAI_RESPONSES_GET = "https://platform.openai.com/docs/api-reference/responses/get"
 OPENAI_MODELS = "https://platform.openai.com/docs/api-reference/models/list"
 OPENAI_COMPLETIONS_CREATE = "https://platform.openai.com/docs/api-reference/completions/create"
 OPENAI_COMPLETIONS_OBJECT = "https://platform.openai.com/docs/api-reference/completions/object"

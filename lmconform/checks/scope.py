@@ -73,3 +73,47 @@ def asks_json(case: Case) -> bool:
     return generates(case) and format_type(case) in ("json_schema", "json_object")
 
 
+
+
+def paired(case: Case) -> bool:
+    """A request sent streamed and not (`"pair": "stream"`), whose two answers the pair checks compare."""
+    return generates(case) and case.pair == "stream"
+
+
+def forced_tool(case: Case) -> dict | None:
+    """The tool a request's `tool_choice` forces, from the request's tools: the one it names (`{"type": "function",
+    "function": {"name"}}`, or with the name at its top as the Responses and Messages APIs have it), or the only tool
+    when any call is required ("required", Messages' `{"type": "any"}`); None when it forces none."""
+    choice = case.tool_choice
+    specs = [tool.get("function", tool) for tool in case.tools if isinstance(tool, dict)]
+    if (choice == "required" or isinstance(choice, dict) and choice.get("type") == "any") and len(specs) == 1:
+        return specs[0] if isinstance(specs[0], dict) else None
+    named = choice if isinstance(choice, dict) else {}
+    name = named.get("name") or (named.get("function") or {}).get("name")
+    return next((spec for spec in specs if isinstance(spec, dict) and name and spec.get("name") == name), None)
+
+
+def paired_forced_enum(case: Case) -> bool:
+    """A pair whose request forces a call of a tool whose every argument is an enumeration: the one answer a model
+    can give is fixed by the request, whether it is streamed or not (temperature 0 alone does not fix it)."""
+    tool = forced_tool(case) if paired(case) else None
+    parameters = (tool.get("parameters") or tool.get("input_schema")) if tool else None
+    properties = parameters.get("properties") if isinstance(parameters, dict) else None
+    return bool(properties) and all(isinstance(schema, dict) and "enum" in schema for schema in properties.values())
+
+
+def asks_logprobs(case: Case) -> bool:
+    """A request that asks for its text's log probabilities, as its API's entry says a request does."""
+    asked = api_of(case.api).logprobs_asked
+    value = case.body.get(asked[0]) if asked and isinstance(case.body, dict) else None
+    return generates(case) and asked is not None and (value == asked[1] or isinstance(value, list) and asked[1] in value)
+
+
+def paired_stored(case: Case) -> bool:
+    """A pair of an API whose server gives its answers back by id (its entry's `stored_path`)."""
+    return paired(case) and api_of(case.api).stored_path is not None
+
+
+def reports_usage(case: Case) -> bool:
+    """A request whose answer may report token usage in a form its API's reading knows."""
+    return generates(case) and reading(case.api).usage is not None

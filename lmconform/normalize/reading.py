@@ -9,6 +9,7 @@ from functools import cache
 
 from lmconform.apis import api_of
 from lmconform.normalize.events import Generation
+from lmconform.normalize.usage import UsageFields
 from lmconform.wire.exchange import Exchange
 
 Normaliser = Callable[[Exchange], Generation]
@@ -27,6 +28,10 @@ class Reading:
     # conversations server-side) the id of an answer that a later turn continues.
     continuation: Continuation | None = None
     answer_id: Callable[[Exchange], str | None] | None = None
+    usage: UsageFields | None = None  # where its usage object (the End's `usage`) keeps each count
+    # The log probabilities of an answer's text as sent, one entry a token, in order (a stream's put together);
+    # None when the answer carries none at all, for an API whose requests can ask for them.
+    logprobs: Callable[[Exchange], list | None] | None = None
 
     @property
     def generates(self) -> bool:

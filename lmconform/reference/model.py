@@ -75,6 +75,40 @@ def capped(plan: Plan, cap: int | None) -> Plan:
     return replace(plan, text="".join(words[:cap]).rstrip(), finish_reason="length")
 
 
+def stop_strings(stop: Any) -> list[str]:
+    """The stop strings of a request's `stop`: one string, or a list of them."""
+    return [stop] if isinstance(stop, str) else [item for item in stop if isinstance(item, str)] \
+        if isinstance(stop, list) else []
+
+
+def first_stop(text: str, stops: list[str]) -> tuple[int, str] | None:
+    """Where the earliest of `stops` begins in `text`, and which one it is; None when none occurs."""
+    found = [(text.find(stop), stop) for stop in stops if stop and stop in text]
+    return min(found, key=lambda hit: hit[0]) if found else None
+
+
+def stopped(plan: Plan, stop: Any) -> tuple[Plan, str | None]:
+    """The plan's text cut before the first of the request's stop strings in it, finished by "stop", and the string
+    that cut it (None when none occurs: the plan as it was)."""
+    hit = first_stop(plan.text, stop_strings(stop))
+    if hit is None or plan.tool_calls:
+        return plan, None
+    return replace(plan, text=plan.text[:hit[0]], finish_reason="stop"), hit[1]
+
+
+PIECE_LOGPROB = -0.05  # every piece of an answer is its likeliest token; the alternatives below it
+
+
+def piece_logprobs(piece: str, alternatives: int) -> dict[str, Any]:
+    """OpenAI's log probability of one token (chat's `logprobs.content[]`, an output_text's `logprobs[]`), made up
+    but stable: the piece itself likeliest, then `alternatives` - 1 others."""
+    def entry(token: str, logprob: float) -> dict[str, Any]:
+        return {"token": token, "logprob": logprob, "bytes": list(token.encode())}
+
+    others = [entry(f"{piece.strip()}{n}", -1.0 - n) for n in range(1, alternatives)]
+    return {**entry(piece, PIECE_LOGPROB), "top_logprobs": [entry(piece, PIECE_LOGPROB), *others][:alternatives]}
+
+
 def prompt_words(messages: list[dict[str, Any]]) -> int:
     return sum(len(content_text(m.get("content")).split()) for m in messages)
 

@@ -12,7 +12,7 @@ from lmconform.settings import RunSettings
 from lmconform.target import Target
 from lmconform.vocabulary import NotApplicable
 from lmconform.wire.http import HttpExchange
-from lmconform.wire.transport import open_transport
+from lmconform.wire.transport import Transport, open_transport
 
 
 class _NotSendable(Exception):
@@ -45,6 +45,7 @@ def play(case: Case, target: Target, upstream: Target | None = None, settings: R
                 continue
             answers[turn.name] = transport.send(case.method, case.path, turn_body)
             turns[turn.name] = PlayedTurn(turn, answers[turn.name])
+        paired = _pair(case, body, exchange, transport) if case.pair else {}
     finally:
         transport.close()
     sent_upstream = None
@@ -55,7 +56,21 @@ def play(case: Case, target: Target, upstream: Target | None = None, settings: R
                                                     case.raw_body)
         finally:
             upstream_transport.close()
-    return Observed(case, target, exchange, turns, upstream_exchange=sent_upstream, upstream_target=upstream)
+    return Observed(case, target, exchange, turns, upstream_exchange=sent_upstream, upstream_target=upstream,
+                    paired=paired)
+
+
+def _pair(case: Case, body: dict, first: HttpExchange, transport: Transport) -> dict[str, HttpExchange]:
+    """The request in its other form, and, where the API's server keeps its answers and was not asked to forget
+    this one (`store: false`), the unstreamed answer fetched by its id."""
+    other: HttpExchange = transport.send(case.method, case.path, case.paired_body(body))  # type: ignore[assignment]
+    paired = {"body" if case.streamed else "streamed": other}
+    unstreamed = other if case.streamed else first
+    stored_path, answer_id = api_of(case.api).stored_path, reading(case.api).answer_id
+    kept = answer_id(unstreamed) if stored_path and answer_id and unstreamed.succeeded else None
+    if kept is not None and body.get("store") is not False:
+        paired["stored"] = transport.send("GET", stored_path.format(response_id=kept), None)
+    return paired
 
 
 def _turn_body(case: Case, request: dict, turn: HttpTurn, answers: dict[str, HttpExchange]) -> dict:

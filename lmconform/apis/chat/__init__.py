@@ -9,4 +9,4 @@ API = Api("chat", "Chat completions", HTTP, "POST", "/v1/chat/completions", outp
           clients={"client.void": "Void", "client.openai_python": "openai SDK for Python"},
           schemas={"request": "request.json", "body": "completion.json", "event": "stream-payload.json",
                    "error": "error.json"},
-          noun="chat completion", lmstudio_errors="string", shows_http_faults=True)
+          noun="chat completion", lmstudio_errors="string", shows_http_faults=True, logprobs_asked=("logprobs", True))

@@ -24,6 +24,7 @@ from lmconform.normalize.events import (
     ToolCallStarted,
 )
 from lmconform.normalize.reading import Reading
+from lmconform.normalize.usage import COMPLETION_USAGE
 from lmconform.wire.http import HttpExchange
 
 REASONING_FIELDS = ("reasoning", "reasoning_content")  # LM Studio (gpt-oss) and the DeepSeek-style name
@@ -224,4 +225,18 @@ def normalize_chat_body(body: Any) -> Generation:
     return generation
 
 
-READING = Reading(normalize_chat)
+def chat_logprobs(exchange: HttpExchange) -> list | None:
+    """The first choice's `logprobs.content` entries: of the body, or of each chunk in turn; None when no choice
+    carries any (`logprobs` null or left out)."""
+    if exchange.is_event_stream:
+        choices = [choice for chunk in exchange.view(normalize_chat_stream).data_chunks()
+                   for choice in chunk_choices(chunk) if isinstance(choice, dict) and choice.get("index", 0) == 0]
+    else:
+        body = exchange.json if isinstance(exchange.json, dict) else {}
+        choices = body.get("choices")[:1] if isinstance(body.get("choices"), list) else []
+    found = [choice["logprobs"]["content"] for choice in choices if isinstance(choice, dict)
+             and isinstance(choice.get("logprobs"), dict) and isinstance(choice["logprobs"].get("content"), list)]
+    return [entry for entries in found for entry in entries] if found else None
+
+
+READING = Reading(normalize_chat, usage=COMPLETION_USAGE, logprobs=chat_logprobs)

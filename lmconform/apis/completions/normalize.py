@@ -10,6 +10,7 @@ from typing import Any
 from lmconform.normalize.data_events import DataEvent, read_data_events
 from lmconform.normalize.events import End, Generation, Source, Text
 from lmconform.normalize.reading import Reading
+from lmconform.normalize.usage import COMPLETION_USAGE
 from lmconform.wire.http import HttpExchange
 
 Chunk = DataEvent  # a chunk of a completions stream is a data event of it
@@ -76,4 +77,4 @@ def normalize_completions(exchange: HttpExchange) -> Generation:
     return normalize_completions_body(exchange.json)
 
 
-READING = Reading(normalize_completions)
+READING = Reading(normalize_completions, usage=COMPLETION_USAGE)

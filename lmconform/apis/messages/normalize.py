@@ -25,6 +25,7 @@ from lmconform.normalize.events import (
     ToolCallStarted,
 )
 from lmconform.normalize.reading import Reading
+from lmconform.normalize.usage import UsageFields
 from lmconform.wire.exchange import Exchange
 from lmconform.wire.http import HttpExchange
 from lmconform.wire.sse import SSEEvent
@@ -270,4 +271,6 @@ def continuation(request: dict, turn: dict, previous_id: str | None, call: tuple
     return body
 
 
-READING = Reading(normalize_messages, continuation)
+# Anthropic counts input and output apart, with no total; cache reads are not part of input_tokens.
+MESSAGES_USAGE = UsageFields("input_tokens", "output_tokens")
+READING = Reading(normalize_messages, continuation, usage=MESSAGES_USAGE)

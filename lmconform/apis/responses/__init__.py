@@ -10,5 +10,6 @@ API = Api("responses", "Responses", HTTP, "POST", "/v1/responses", output_cap="m
           schemas={"request": "request.json", "body": "response.json", "event": "events/event.json",
                    "error": "error.json"},
           optional=True, stored_path="/v1/responses/{response_id}", recorded_chain="previous_response_id",
+          logprobs_asked=("include", "message.output_text.logprobs"),
            lmstudio_since=((0, 3, 29), "POST /v1/responses arrived in 0.3.29"),
           lmstudio_errors="object")

@@ -22,6 +22,7 @@ from lmconform.normalize.events import (
     ToolCallStarted,
 )
 from lmconform.normalize.reading import Reading
+from lmconform.normalize.usage import RESPONSE_USAGE
 from lmconform.wire.http import HttpExchange
 from lmconform.wire.sse import SSEEvent
 
@@ -182,4 +183,19 @@ def normalize_responses_body(body: Any) -> Generation:
     return generation
 
 
-READING = Reading(normalize_responses, continuation, response_id)
+def responses_logprobs(exchange: HttpExchange) -> list | None:
+    """The `logprobs` entries of the output text: of each `response.output_text.delta` of a stream in turn, or of
+    each output_text part of a body; None when none of them has the member."""
+    if exchange.is_event_stream:
+        holders = [event.payload for event in exchange.view(normalize_responses_stream).events
+                   if event.type == "response.output_text.delta"]
+    else:
+        body = exchange.json if isinstance(exchange.json, dict) else {}
+        items = [item for item in body.get("output") or [] if isinstance(item, dict) and item.get("type") == "message"]
+        holders = [part for item in items for part in item.get("content") or []
+                   if isinstance(part, dict) and part.get("type") == "output_text"]
+    found = [holder["logprobs"] for holder in holders if isinstance(holder.get("logprobs"), list)]
+    return [entry for entries in found for entry in entries] if found else None
+
+
+READING = Reading(normalize_responses, continuation, response_id, RESPONSE_USAGE, responses_logprobs)

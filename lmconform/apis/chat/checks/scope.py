@@ -48,3 +48,7 @@ def chat_json_object(case: Case) -> bool:
 
 def chat_parallel_calls_off(case: Case) -> bool:
     return chat_with_tools(case) and case.body.get("parallel_tool_calls") is False
+
+
+def chat_with_stop(case: Case) -> bool:
+    return chat_answer(case) and isinstance(case.body, dict) and bool(case.body.get("stop"))

@@ -30,8 +30,10 @@ from lmconform.reference.model import (
     arguments_json,
     compact_json,
     decide,
+    piece_logprobs,
     prompt_words,
     request_seed,
+    stopped,
     usage,
 )
 from lmconform.reference.streams import last_user_text, requested_form, streamed, thought, untagged
@@ -40,6 +42,7 @@ from lmconform.reference.wire import DEFAULT_MODEL, FRAGMENT_CHARS, SSE_HEADERS,
 ROLES = ("system", "user", "assistant", "tool", "developer")
 TOOL_CHOICES = ("none", "auto", "required")
 RESPONSE_FORMATS = ("text", "json_object", "json_schema")
+MAX_STOPS, MAX_TOP_LOGPROBS = 4, 20  # OpenAI's bounds
 
 
 
@@ -49,7 +52,7 @@ async def chat_completions(request: Request, faults: frozenset[str]) -> Response
     except (ValueError, RecursionError):
         body = None
     body = apply(stages.REQUEST, faults, body)
-    error = validate(body, faults)
+    error = validate(body, faults) or apply(stages.UNSUPPORTED, faults, None, body)
     if error is not None:
         return apply(stages.REFUSAL, faults, JSONResponse({"error": error}, status_code=400))
     if prompt_words(body["messages"]) > CONTEXT_WORDS:
@@ -65,17 +68,19 @@ async def chat_completions(request: Request, faults: frozenset[str]) -> Response
     except ValueError as error:
         return JSONResponse({"error": str(error)}, status_code=400)
     read = untagged(body) if form is not None else body  # what the model reads
-    plan = apply(stages.PLAN, faults, decide(read))
+    plan, _ = apply(stages.STOP, faults, stopped(apply(stages.PLAN, faults, decide(read)), body.get("stop")),
+                    body.get("stream") is True)
     counts = usage(read, plan)
     model = body["model"] if isinstance(body.get("model"), str) and body["model"] else DEFAULT_MODEL
     envelope = _Envelope(request_seed(body), int(time.time()), model)
     tool_calls = apply(stages.TOOL_CALLS, faults, [_tool_call(call) for call in plan.tool_calls])
+    logprobs = apply(stages.LOGPROBS, faults, _logprobs(plan.text, body)) if body.get("logprobs") is True else None
     if body.get("stream") is not True:
-        body = apply(stages.BODY, faults, _completion_body(plan, tool_calls, counts, envelope))
+        body = apply(stages.BODY, faults, _completion_body(plan, tool_calls, counts, envelope, logprobs))
         return JSONResponse(apply(stages.OBJECT, faults, body))
     per_call = [_call_deltas(position, call) for position, call in enumerate(tool_calls)]
     per_call = apply(stages.TOOL_CALL_DELTAS, faults, per_call)
-    chunks = _stream_chunks(plan, per_call, counts if _usage_requested(body) else None, envelope)
+    chunks = _stream_chunks(plan, per_call, counts if _usage_requested(body) else None, envelope, logprobs)
     if form is not None:
         reasoning = thought(last_user_text(read["messages"]))
         return streamed(render(chunks, reasoning, form), SSE_HEADERS, request.app.state)
@@ -119,7 +124,21 @@ def validate(body: Any, faults: frozenset[str] = frozenset()) -> str | None:
         return f"Invalid tool_choice value: '{tool_choice}'. {supported}"
     if tool_choice is not None and not isinstance(tool_choice, str):
         return f"Invalid tool_choice type: '{_js_typeof(tool_choice)}'. {supported}"
-    return _response_format_problem(body.get("response_format"))
+    return _response_format_problem(body.get("response_format")) or _options_problem(body)
+
+
+def _options_problem(body: dict[str, Any]) -> str | None:
+    """What OpenAI's reference bounds of `stop` and `top_logprobs` refuse."""
+    stop = body.get("stop")
+    if stop is not None and not (isinstance(stop, str) or isinstance(stop, list) and 1 <= len(stop) <= MAX_STOPS
+                                 and all(isinstance(item, str) for item in stop)):
+        return f"'stop' must be a string or an array of 1 to {MAX_STOPS} strings"
+    top = body.get("top_logprobs")
+    if top is not None and (not isinstance(top, int) or isinstance(top, bool) or not 0 <= top <= MAX_TOP_LOGPROBS):
+        return f"'top_logprobs' must be an integer from 0 to {MAX_TOP_LOGPROBS}"
+    if top is not None and body.get("logprobs") is not True:
+        return "'top_logprobs' requires 'logprobs' to be true"
+    return None
 
 
 def _response_format_problem(response_format: Any) -> str | None:
@@ -199,8 +218,15 @@ class _Envelope:
         return {**self._chunk_fields, "choices": choices, **extra}
 
 
-def _delta_choice(delta: dict[str, Any], finish_reason: str | None = None) -> dict[str, Any]:
-    return {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish_reason}
+def _delta_choice(delta: dict[str, Any], finish_reason: str | None = None,
+                  logprobs: dict[str, Any] | None = None) -> dict[str, Any]:
+    return {"index": 0, "delta": delta, "logprobs": logprobs, "finish_reason": finish_reason}
+
+
+def _logprobs(text: str, body: dict[str, Any]) -> list[dict[str, Any]]:
+    """The log probability of each piece of the text, the pieces the stream sends."""
+    top = body.get("top_logprobs") if isinstance(body.get("top_logprobs"), int) else 0
+    return [piece_logprobs(piece, top) for piece in _pieces(text)]
 
 
 def _tool_call(call: ToolCall) -> dict[str, Any]:
@@ -221,14 +247,18 @@ def _call_deltas(position: int, call: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def _stream_chunks(plan: Plan, per_call: list[list[dict[str, Any]]], counts: dict[str, int] | None,
-                   envelope: _Envelope) -> list[dict[str, Any]]:
+                   envelope: _Envelope, logprobs: list[dict[str, Any]] | None) -> list[dict[str, Any]]:
     deltas: list[dict[str, Any]] = [{"role": "assistant", "content": ""}]
     # Word by word with its spaces, so the pieces concatenate back to the text exactly. Reasoning comes first, in
     # `reasoning` as LM Studio sends gpt-oss's since 0.3.23.
     deltas += ({"reasoning": piece} for piece in _pieces(plan.reasoning or ""))
-    deltas += ({"content": piece} for piece in _pieces(plan.text))
-    deltas += ({"tool_calls": [entry]} for entries in per_call for entry in entries)
+    pieces = _pieces(plan.text)
+    # Each piece of the text with its log probability, when they were asked for (llama-server sends them so).
+    per_piece = [{"content": [entry], "refusal": None} for entry in logprobs] if logprobs is not None else []
     chunks = [envelope.chunk([_delta_choice(delta)]) for delta in deltas]
+    chunks += (envelope.chunk([_delta_choice({"content": piece}, None, per_piece[i] if i < len(per_piece) else None)])
+               for i, piece in enumerate(pieces))
+    chunks += (envelope.chunk([_delta_choice({"tool_calls": [entry]})]) for entries in per_call for entry in entries)
     chunks.append(envelope.chunk([_delta_choice({}, plan.finish_reason)]))
     if counts is not None:
         chunks.append(envelope.chunk([], usage=counts))
@@ -240,14 +270,15 @@ def _pieces(text: str) -> list[str]:
 
 
 def _completion_body(plan: Plan, tool_calls: list[dict[str, Any]], counts: dict[str, int],
-                     envelope: _Envelope) -> dict[str, Any]:
+                     envelope: _Envelope, logprobs: list[dict[str, Any]] | None) -> dict[str, Any]:
     message: dict[str, Any] = {"role": "assistant", "content": plan.text if plan.text or not tool_calls else None,
                                "refusal": None}
     if plan.reasoning:
         message["reasoning"] = plan.reasoning
     if tool_calls:
         message["tool_calls"] = tool_calls
-    choice = {"index": 0, "message": message, "logprobs": None, "finish_reason": plan.finish_reason}
+    content_logprobs = {"content": logprobs, "refusal": None} if logprobs is not None else None
+    choice = {"index": 0, "message": message, "logprobs": content_logprobs, "finish_reason": plan.finish_reason}
     return {**envelope.fields("chat.completion"), "choices": [choice], "usage": counts}
 
 

@@ -22,7 +22,7 @@ from lmconform.apis.completions import API
 from lmconform.apis.completions.reference import stages
 from lmconform.apis.completions.reference.faults import STOP_INCLUDED
 from lmconform.reference.faults.registry import apply
-from lmconform.reference.model import Plan, capped, compact_json, decide, request_seed
+from lmconform.reference.model import Plan, capped, compact_json, decide, first_stop, request_seed, stop_strings
 from lmconform.reference.wire import DEFAULT_MODEL, SSE_HEADERS, reject_json_constant
 
 PIECES = re.compile(r"\S+\s*|\s+")  # a token, as the reference model counts them: a word with its spaces
@@ -110,11 +110,9 @@ def _answer(body: dict[str, Any], prompt: str, keep_stop: bool) -> tuple[str, st
     text = decide({"messages": [{"role": "user", "content": asked}]}).text
     if prompt and not prompt[-1].isspace():
         text = " " + text  # a continuation of the prompt
-    stops = [body["stop"]] if isinstance(body.get("stop"), str) else body.get("stop") or []
-    found = min((position for stop in stops if stop and (position := text.find(stop)) >= 0), default=None)
+    found = first_stop(text, stop_strings(body.get("stop")))
     if found is not None:
-        ending = next(stop for stop in stops if stop and text.find(stop) == found)
-        text = text[:found + (len(ending) if keep_stop else 0)]
+        text = text[:found[0] + (len(found[1]) if keep_stop else 0)]
     plan = capped(Plan(text), body.get("max_tokens") or None)  # "length" when cut, "stop" otherwise
     return plan.text, plan.finish_reason
 

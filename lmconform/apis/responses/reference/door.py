@@ -70,12 +70,12 @@ async def create_response(request: Request, faults: frozenset[str]) -> Response:
     prompt = _last_user_text(chat_body["messages"])
     # A generated form's answer also reasons when the prompt asks it to think (lmconform.reference.streams).
     thought = f"Thinking about: {prompt}" if turn.reasoning else generated_thought(prompt) if form else None
-    output = output_items(plan, thought)
+    output = output_items(plan, thought, turn.logprobs)
     truncated = plan.finish_reason == "length"
     response = apply(stages.OBJECT, faults, response_object(turn, output, usage(chat_body, plan), truncated))
     if turn.store:
         history = [*conversation, *_as_messages(output)]
-        store.add(response["id"], as_json(response), history, root or response["id"])
+        store.add(response["id"], as_json(apply(stages.STORED, faults, response)), history, root or response["id"])
     if not turn.stream:
         return Response(as_json(apply(stages.BODY, faults, response)), media_type="application/json")
     if form is not None:

@@ -9,7 +9,7 @@ import time
 from typing import Any
 
 from lmconform.apis.responses.reference.validation import Turn
-from lmconform.reference.model import Plan, arguments_json, compact_json
+from lmconform.reference.model import Plan, arguments_json, compact_json, piece_logprobs
 from lmconform.reference.wire import FRAGMENT_CHARS
 
 
@@ -18,13 +18,15 @@ def new_id(prefix: str) -> str:
     return f"{prefix}_{secrets.token_hex(12)}"
 
 
-def output_items(plan: Plan, thought: str | None) -> list[dict[str, Any]]:
+def output_items(plan: Plan, thought: str | None, logprobs: bool = False) -> list[dict[str, Any]]:
+    """The output of a plan; with `logprobs`, its text's log probabilities, one entry a streamed word."""
     items: list[dict[str, Any]] = []
     if thought is not None:
         reasoning = [{"type": "reasoning_text", "text": thought}]
         items.append({"id": new_id("rs"), "type": "reasoning", "summary": [], "content": reasoning})
     if plan.text or not plan.tool_calls:
-        text = [{"type": "output_text", "text": plan.text, "annotations": [], "logprobs": []}]
+        pieces = [piece_logprobs(word, 0) for word in _words(plan.text)] if logprobs else []
+        text = [{"type": "output_text", "text": plan.text, "annotations": [], "logprobs": pieces}]
         items.append({"id": new_id("msg"), "type": "message", "role": "assistant", "status": "completed",
                       "content": text})
     items += ({"id": new_id("fc"), "type": "function_call", "call_id": f"call_{secrets.randbelow(10**16):016d}",
@@ -95,6 +97,11 @@ def frame(name: str, data: dict[str, Any]) -> bytes:
     return f"event: {name}\ndata: ".encode() + as_json(data) + b"\n\n"
 
 
+def _words(text: str) -> list[str]:
+    """Word by word with its spaces, so the pieces concatenate back to the text exactly."""
+    return re.findall(r"\S+\s*|\s+", text)
+
+
 def _opened(item: dict[str, Any]) -> dict[str, Any]:
     """The item as `response.output_item.added` announces it: in progress, with nothing generated yet."""
     empty = {"arguments": ""} if item["type"] == "function_call" else {"content": []}
@@ -112,13 +119,16 @@ def _content_events(item: dict[str, Any], index: int) -> list[dict[str, Any]]:
                           "name": item["name"]}]
     where["content_index"] = 0
     part = item["content"][0]
-    # Word by word with its spaces, so the pieces concatenate back to the text exactly.
-    words = re.findall(r"\S+\s*|\s+", part["text"])
+    words = _words(part["text"])
     if item["type"] == "reasoning":
         return [*({"type": "response.reasoning_text.delta", **where, "delta": word} for word in words),
                 {"type": "response.reasoning_text.done", **where, "text": part["text"]}]
-    # `logprobs` as OpenAI sends it: openai-python's stream helper reads it from every text event.
-    return [{"type": "response.content_part.added", **where, "part": {**part, "text": ""}},
-            *({"type": "response.output_text.delta", **where, "delta": word, "logprobs": []} for word in words),
-            {"type": "response.output_text.done", **where, "text": part["text"], "logprobs": []},
+    # `logprobs` as OpenAI sends it: openai-python's stream helper reads it from every text event; each delta
+    # carries its word's, when they were asked for.
+    logprobs = part.get("logprobs") or []
+    per_word = [[entry] for entry in logprobs] if len(logprobs) == len(words) else [[] for _ in words]
+    return [{"type": "response.content_part.added", **where, "part": {**part, "text": "", "logprobs": []}},
+            *({"type": "response.output_text.delta", **where, "delta": word, "logprobs": entries}
+              for word, entries in zip(words, per_word)),
+            {"type": "response.output_text.done", **where, "text": part["text"], "logprobs": logprobs},
             {"type": "response.content_part.done", **where, "part": part}]

@@ -54,6 +54,9 @@ class Rejected(Exception):
         return JSONResponse({"error": self.error}, status_code=self.status)
 
 
+OUTPUT_LOGPROBS = "message.output_text.logprobs"  # what `include` names to get them
+
+
 @dataclass(frozen=True)
 class Turn:
     """A valid request. `input` is in chat messages; `tools` and `tool_choice` are as given, to be echoed."""
@@ -73,6 +76,7 @@ class Turn:
     model: str
     max_output_tokens: int | None = None
     text_format: dict[str, Any] | None = None  # `text.format`, when it asks for more than text
+    logprobs: bool = False  # `include` asks for the output text's log probabilities
 
 
 async def json_body(request: Request) -> Any:
@@ -131,6 +135,7 @@ def turn_of(body: Any, faults: frozenset[str]) -> Turn:
         model=_field(body, "model", "string", "model") or DEFAULT_MODEL,
         max_output_tokens=_field(body, "max_output_tokens", "number", "max_output_tokens"),
         text_format=_text_format(_field(body, "text", "object", "text"), faults),
+        logprobs=OUTPUT_LOGPROBS in (_field(body, "include", "array", "include") or []),
     )
 
 

@@ -93,7 +93,7 @@ def role_with_content(lines: list[Line]) -> list[Line]:
     if not (isinstance(second, dict) and second["choices"] and "content" in second["choices"][0]["delta"]):
         return lines
     delta = {"role": "assistant", "content": second["choices"][0]["delta"]["content"]}
-    return [{**first, "choices": [{**first["choices"][0], "delta": delta}]}, *rest]
+    return [{**first, "choices": [{**second["choices"][0], "delta": delta}]}, *rest]  # its logprobs too
 
 
 @variant("keepalive-comments", stages.SSE, api="http",
@@ -134,3 +134,10 @@ def error_object_integer_code(refusal: Response) -> Response:
     return JSONResponse({"error": error}, status_code=refusal.status_code)
 
 
+
+
+@variant("logprobs-refused", stages.UNSUPPORTED, api="chat",
+         summary="a request that asks for `logprobs` is refused with a 400 that says they are not supported",
+         seen_in="servers that do not offer log probabilities and say so")
+def logprobs_refused(refusal: str | None, body: dict[str, Any]) -> str | None:
+    return refusal or ("'logprobs' is not supported by this server" if body.get("logprobs") else None)

@@ -11,6 +11,7 @@ from typing import Any
 from starlette.responses import JSONResponse, Response
 
 from lmconform.apis.responses.reference import stages
+from lmconform.reference.faults.edits import without
 from lmconform.reference.faults.registry import fault, flag
 
 Event = dict[str, Any]
@@ -102,3 +103,18 @@ def delta_logprobs_missing(events: list[Event]) -> list[Event]:
 def responses_error_string(refusal: Response) -> Response:
     message = json.loads(refusal.body)["error"]["message"]
     return JSONResponse({"error": message}, status_code=refusal.status_code)
+
+
+@fault("responses-logprobs-dropped", stages.REQUEST, api="responses",
+       summary='`include: ["message.output_text.logprobs"]` is ignored: the output text\'s `logprobs` stay empty '
+               "(stream and non-stream)",
+       seen_in="servers that accept `include` and act on none of it")
+def logprobs_dropped(body: Any) -> Any:
+    return without(body, "include") if isinstance(body, dict) else body
+
+
+@fault("stored-before-done", stages.STORED, api="responses",
+       summary="the stored response is the one of its start: in_progress, with no output, whatever was answered",
+       seen_in="servers that store a response when it is created and never update it")
+def stored_before_done(response: dict[str, Any]) -> dict[str, Any]:
+    return {**response, "status": "in_progress", "output": [], "completed_at": None}

@@ -168,3 +168,4 @@ def sequence_number_missing(frames: list[Frame]) -> list[Frame]:
        seen_in="generic SSE encoders with a fixed event name")
 def event_field_mismatch(frames: list[Frame]) -> list[Frame]:
     return [("message" if data["type"].endswith(".delta") else name, data) for name, data in frames]
+
