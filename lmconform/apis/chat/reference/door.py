@@ -21,6 +21,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from lmconform.apis.chat import API
 from lmconform.apis.chat.reference import stages
 from lmconform.apis.chat.reference.faults.generated import UNKNOWN_ROLE_ACCEPTED, crash
+from lmconform.apis.chat.reference.faults.reasoning import effort_crash, refused_reasoning_input
 from lmconform.apis.chat.reference.streams import render
 from lmconform.reference.faults.registry import apply
 from lmconform.reference.model import (
@@ -50,13 +51,14 @@ async def chat_completions(request: Request, faults: frozenset[str]) -> Response
         body = None
     body = apply(stages.REQUEST, faults, body)
     error = validate(body, faults)
+    error = error if error is not None else refused_reasoning_input(body, faults)
     if error is not None:
         return apply(stages.REFUSAL, faults, JSONResponse({"error": error}, status_code=400))
     if prompt_words(body["messages"]) > CONTEXT_WORDS:
         refusal = JSONResponse({"error": f"The prompt ({prompt_words(body['messages'])} tokens) does not fit the "
                                          f"context of {CONTEXT_WORDS} tokens"}, status_code=400)
         return apply(stages.CONTEXT_OVERFLOW, faults, refusal)
-    crashed = crash(body, faults)
+    crashed = crash(body, faults) or effort_crash(body, faults)
     if crashed is not None:
         return crashed
 
@@ -227,6 +229,7 @@ def _stream_chunks(plan: Plan, per_call: list[list[dict[str, Any]]], counts: dic
     # `reasoning` as LM Studio sends gpt-oss's since 0.3.23.
     deltas += ({"reasoning": piece} for piece in _pieces(plan.reasoning or ""))
     deltas += ({"content": piece} for piece in _pieces(plan.text))
+    deltas += ({"refusal": piece} for piece in _pieces(plan.refusal or ""))
     deltas += ({"tool_calls": [entry]} for entries in per_call for entry in entries)
     chunks = [envelope.chunk([_delta_choice(delta)]) for delta in deltas]
     chunks.append(envelope.chunk([_delta_choice({}, plan.finish_reason)]))
@@ -241,8 +244,9 @@ def _pieces(text: str) -> list[str]:
 
 def _completion_body(plan: Plan, tool_calls: list[dict[str, Any]], counts: dict[str, int],
                      envelope: _Envelope) -> dict[str, Any]:
-    message: dict[str, Any] = {"role": "assistant", "content": plan.text if plan.text or not tool_calls else None,
-                               "refusal": None}
+    answered = plan.text or not (tool_calls or plan.refusal)
+    message: dict[str, Any] = {"role": "assistant", "content": plan.text if answered else None,
+                               "refusal": plan.refusal}
     if plan.reasoning:
         message["reasoning"] = plan.reasoning
     if tool_calls:

@@ -23,7 +23,10 @@ def output_items(plan: Plan, thought: str | None) -> list[dict[str, Any]]:
     if thought is not None:
         reasoning = [{"type": "reasoning_text", "text": thought}]
         items.append({"id": new_id("rs"), "type": "reasoning", "summary": [], "content": reasoning})
-    if plan.text or not plan.tool_calls:
+    if plan.refusal:
+        items.append({"id": new_id("msg"), "type": "message", "role": "assistant", "status": "completed",
+                      "content": [{"type": "refusal", "refusal": plan.refusal}]})
+    elif plan.text or not plan.tool_calls:
         text = [{"type": "output_text", "text": plan.text, "annotations": [], "logprobs": []}]
         items.append({"id": new_id("msg"), "type": "message", "role": "assistant", "status": "completed",
                       "content": text})
@@ -95,6 +98,11 @@ def frame(name: str, data: dict[str, Any]) -> bytes:
     return f"event: {name}\ndata: ".encode() + as_json(data) + b"\n\n"
 
 
+def _words(text: str) -> list[str]:
+    """Word by word with its spaces, so the pieces concatenate back to the text exactly."""
+    return re.findall(r"\S+\s*|\s+", text)
+
+
 def _opened(item: dict[str, Any]) -> dict[str, Any]:
     """The item as `response.output_item.added` announces it: in progress, with nothing generated yet."""
     empty = {"arguments": ""} if item["type"] == "function_call" else {"content": []}
@@ -112,8 +120,12 @@ def _content_events(item: dict[str, Any], index: int) -> list[dict[str, Any]]:
                           "name": item["name"]}]
     where["content_index"] = 0
     part = item["content"][0]
-    # Word by word with its spaces, so the pieces concatenate back to the text exactly.
-    words = re.findall(r"\S+\s*|\s+", part["text"])
+    if part["type"] == "refusal":
+        return [{"type": "response.content_part.added", **where, "part": {**part, "refusal": ""}},
+                *({"type": "response.refusal.delta", **where, "delta": word} for word in _words(part["refusal"])),
+                {"type": "response.refusal.done", **where, "refusal": part["refusal"]},
+                {"type": "response.content_part.done", **where, "part": part}]
+    words = _words(part["text"])
     if item["type"] == "reasoning":
         return [*({"type": "response.reasoning_text.delta", **where, "delta": word} for word in words),
                 {"type": "response.reasoning_text.done", **where, "text": part["text"]}]
