@@ -38,7 +38,8 @@ def _tag_shape(text: str) -> str:
 @check("generation.reasoning.text_has_no_think_tags", level=Level.SHOULD, applies=generates,
        ref=LLAMA_CPP_SERVER_README,
        title="the answer's text holds no `<think>` or `</think>`: reasoning goes in the API's reasoning channel",
-       proven_by=("reasoning-in-content", "think-close-only", "think-tags-split"))
+       proven_by=("reasoning-in-content", "think-close-only", "think-tags-split", "responses-reasoning-in-text",
+                  "messages-thinking-in-text", "native-reasoning-in-message"))
 def text_has_no_think_tags(observed: Observed) -> Iterator[Failure]:
     # SHOULD: a client shows the text as the answer, thoughts and tags included, and an agent feeds them back as
     # what the model said; a server may leave tags in on purpose (llama-server's `reasoning_format: none`) for
