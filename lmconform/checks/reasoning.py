@@ -12,7 +12,7 @@ from itertools import accumulate
 from lmconform.checks.observed import Observed
 from lmconform.checks.refs import DEEPSEEK_THINKING_MODE, LLAMA_CPP_SERVER_README, VLLM_REASONING_OUTPUTS
 from lmconform.checks.registry import check
-from lmconform.checks.scope import carried_reasoning, carries_reasoning, generates
+from lmconform.checks.scope import carried_reasoning, carries_reasoning, generates_with_reasoning_channel
 from lmconform.normalize.events import Text
 from lmconform.vocabulary import Failure, Level, NotApplicable
 
@@ -35,7 +35,7 @@ def _tag_shape(text: str) -> str:
     return "`<think>…</think>` in the text: no reasoning parser separated them"
 
 
-@check("generation.reasoning.text_has_no_think_tags", level=Level.SHOULD, applies=generates,
+@check("generation.reasoning.text_has_no_think_tags", level=Level.SHOULD, applies=generates_with_reasoning_channel,
        ref=LLAMA_CPP_SERVER_README,
        title="the answer's text holds no `<think>` or `</think>`: reasoning goes in the API's reasoning channel",
        proven_by=("reasoning-in-content", "think-close-only", "think-tags-split", "responses-reasoning-in-text",
@@ -59,7 +59,7 @@ def text_has_no_think_tags(observed: Observed) -> Iterator[Failure]:
                   f"{_tag_shape(text)}{split}: {text[:120]!r}", str(pieces[first].source))
 
 
-@check("generation.reasoning.not_repeated_in_text", level=Level.SHOULD, applies=generates,
+@check("generation.reasoning.not_repeated_in_text", level=Level.SHOULD, applies=generates_with_reasoning_channel,
        ref=VLLM_REASONING_OUTPUTS, title="the reasoning is not repeated in the answer's text",
        proven_by=("reasoning-repeated-in-content",))
 def not_repeated_in_text(observed: Observed) -> Iterator[Failure]:

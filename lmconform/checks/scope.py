@@ -44,6 +44,11 @@ def generates(case: Case) -> bool:
     return reading(case.api).generates and not case.invalid and case.method == api.method and case.raw_body is None
 
 
+def generates_with_reasoning_channel(case: Case) -> bool:
+    """A generating request of an API whose answers keep reasoning apart from the text (its entry says so)."""
+    return generates(case) and api_of(case.api).reasoning_channel
+
+
 def generates_with_tools(case: Case) -> bool:
     return generates(case) and bool(case.tools)
 
