@@ -68,8 +68,6 @@ def format_type(case: Case) -> str | None:
     return kind if isinstance(kind, str) else None
 
 
-
-
 def asks_json_schema(case: Case) -> bool:
     return generates(case) and format_type(case) == "json_schema"
 
