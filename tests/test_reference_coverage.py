@@ -329,13 +329,6 @@ def _(client: httpx.Client) -> None:
     assert chunks(post(client, asked, "usage-chunk-with-choice"))[-1]["choices"] == [{"index": 0, "delta": {}}]
 
 
-@effect("reasoning-content-field")
-def _(client: httpx.Client) -> None:
-    streamed = deltas(post(client, {**TEXT_REQUEST, "reasoning_effort": "low"}, "reasoning-content-field"))
-    assert any("reasoning_content" in delta for delta in streamed)
-    assert not any("reasoning" in delta for delta in streamed)
-
-
 @effect("role-with-content")
 def _(client: httpx.Client) -> None:
     assert deltas(post(client, TEXT_REQUEST, "role-with-content"))[0] == {"role": "assistant", "content": "You "}

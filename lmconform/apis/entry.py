@@ -29,6 +29,9 @@ class Api:
     tools_at: tuple[str, ...] = ("tools",)  # where a request lists its tools
     format_at: tuple[str, ...] = ()  # where a request names its output's format (the `type` inside it), if it can
     ends_with_done: bool = False  # its event streams end with `data: [DONE]`, as OpenAI's chat completions do
+    # Its answers carry a model's reasoning in a channel of their own (a member, an item, a block, an event), so that
+    # reasoning in the answer's text is a defect; a raw text completion has no such channel.
+    reasoning_channel: bool = False
     # The clients lmconform replays its answers through, by the surface of their checks (`client.void`), each with
     # the name reports give it ("Void").
     clients: dict[str, str] = field(default_factory=dict, hash=False)

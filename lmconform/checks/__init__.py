@@ -1,5 +1,5 @@
 """The checks. Importing this package registers every check in `REGISTRY`: those every API shares (the HTTP and SSE
-framing, errors, generations, schemas, what a proxy changes), then each API's own (its folder's `checks/`)."""
+framing, errors, generations, reasoning, schemas, what a proxy changes), then each API's own (its folder's `checks/`)."""
 
 from lmconform.apis import APIS
 from lmconform.checks import (  # noqa: F401  (registration)
@@ -9,6 +9,7 @@ from lmconform.checks import (  # noqa: F401  (registration)
     logprobs,
     pairs,
     proxy,
+    reasoning,
     schema,
     usage,
     wire,

@@ -11,10 +11,11 @@ from lmconform.checks.refs import (
     LMSTUDIO_GENERATOR_ORDER,
     LMSTUDIO_STRUCTURED_OUTPUT,
     LOCALAI_CALL_ECHOED,
+    OPENAI_JSON_MODE,
     VOID_PARSER,
 )
 from lmconform.checks.registry import check
-from lmconform.checks.scope import asks_json, generates, generates_with_tools
+from lmconform.checks.scope import asks_json_mode, asks_json_schema, generates, generates_with_tools
 from lmconform.normalize.events import (
     End,
     Text,
@@ -147,20 +148,53 @@ def _cut(observed: Observed) -> bool:
     return end is not None and end.finish_reason in ("length", "incomplete")
 
 
-@check("generation.structured_output.text_is_json", level=Level.SHOULD, applies=asks_json,
-       ref=LMSTUDIO_STRUCTURED_OUTPUT, title="an answer asked for as JSON (a schema, or JSON mode) is JSON",
-       proven_by=("structured-output-ignored",))
-def text_is_json(observed: Observed) -> Iterator[Failure]:
-    # SHOULD: `responses.parse()` and `generateObject()` parse the text and raise on prose; a model may still
-    # fail a schema, so clients retry. An answer cut by its output cap is not judged.
+def _text_asked_as_json(observed: Observed) -> str:
+    """The text of an answer asked for as JSON, when there is one to judge: not a tool call, a refusal (the model
+    declining says so in words, in a member of its own) or an answer cut at its output cap."""
     observed.require_success()
     generation = observed.generation
+    if generation.refused:
+        raise NotApplicable(f"the model refused: {generation.text('refusal')[:80]!r}")
     if generation.tool_calls() or _cut(observed):
         raise NotApplicable("the answer called a tool, or was cut at its output cap")
     text = generation.text().strip()
     if not text:
         raise NotApplicable("no text at all: generation.answer.not_empty reports it")
+    return text
+
+
+def _json_failure(observed: Observed, text: str) -> Failure | None:
     try:
         json.loads(text)
     except ValueError as error:
-        yield Failure("a JSON document", f"not JSON ({error}): {text[:120]!r}", observed.exchange.body_excerpt(300))
+        return Failure("a JSON document", f"not JSON ({error}): {text[:120]!r}", observed.exchange.body_excerpt(300))
+    return None
+
+
+@check("generation.structured_output.text_is_json", level=Level.SHOULD, applies=asks_json_schema,
+       ref=LMSTUDIO_STRUCTURED_OUTPUT, title="an answer asked for under a JSON schema is JSON",
+       proven_by=("structured-output-ignored",))
+def text_is_json(observed: Observed) -> Iterator[Failure]:
+    # SHOULD: `responses.parse()` and `generateObject()` parse the text and raise on prose; a model may still
+    # fail a schema, so clients retry. An answer cut by its output cap is not judged.
+    failure = _json_failure(observed, _text_asked_as_json(observed))
+    if failure is not None:
+        yield failure
+
+
+@check("generation.json_mode.json_or_refused", level=Level.MUST, applies=asks_json_mode, ref=OPENAI_JSON_MODE,
+       title="JSON mode (`json_object`) is answered with JSON or refused with a 4xx, never with prose or a 5xx",
+       proven_by=("json-object-ignored",))
+def json_or_refused(observed: Observed) -> Iterator[Failure]:
+    # MUST: a client that asks for JSON mode parses the text (LangChain's JSON mode, n8n's output parser) and
+    # fails on prose; a server that cannot keep the promise says so with a 4xx, which the client can act on. A
+    # refusal by the model, in its own member, is an answer too.
+    status = observed.exchange.status or 0
+    if 400 <= status < 500:
+        raise NotApplicable(f"refused with HTTP {status}: a client can fall back")
+    if status >= 500:
+        yield Failure("JSON, or a 4xx refusal", f"HTTP {status}", observed.exchange.body_excerpt())
+        return
+    failure = _json_failure(observed, _text_asked_as_json(observed))
+    if failure is not None:
+        yield failure

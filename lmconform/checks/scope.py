@@ -49,6 +49,11 @@ def generates(case: Case) -> bool:
     return reading(case.api).generates and not case.invalid and case.method == api.method and case.raw_body is None
 
 
+def generates_with_reasoning_channel(case: Case) -> bool:
+    """A generating request of an API whose answers keep reasoning apart from the text (its entry says so)."""
+    return generates(case) and api_of(case.api).reasoning_channel
+
+
 def generates_with_tools(case: Case) -> bool:
     return generates(case) and bool(case.tools)
 
@@ -68,9 +73,8 @@ def format_type(case: Case) -> str | None:
     return kind if isinstance(kind, str) else None
 
 
-def asks_json(case: Case) -> bool:
-    """A request that asks for JSON output (a JSON schema, or any JSON object)."""
-    return generates(case) and format_type(case) in ("json_schema", "json_object")
+def asks_json_schema(case: Case) -> bool:
+    return generates(case) and format_type(case) == "json_schema"
 
 
 
@@ -117,3 +121,35 @@ def paired_stored(case: Case) -> bool:
 def reports_usage(case: Case) -> bool:
     """A request whose answer may report token usage in a form its API's reading knows."""
     return generates(case) and reading(case.api).usage is not None
+
+
+def asks_json_mode(case: Case) -> bool:
+    """JSON mode: any JSON object, no schema (chat's `response_format`, Responses' `text.format`)."""
+    return generates(case) and format_type(case) == "json_object"
+
+
+# How a request carries a previous turn's reasoning back, in each API's words: a chat assistant message's reasoning
+# member (either name), a Responses input item of type "reasoning", an Anthropic "thinking" block.
+_REASONING_MEMBERS = ("reasoning", "reasoning_content")
+_REASONING_PARTS = {"reasoning": ("content", "summary"), "thinking": ("thinking",)}
+
+
+def carried_reasoning(body: object) -> list[str]:
+    """The reasoning of earlier turns a request sends back, as texts: looked for in the lists of the body (its
+    messages or input items and their content), never in its top-level options (`reasoning: {"effort": …}`)."""
+    found: list[str] = []
+    items = body.values() if isinstance(body, dict) else []
+    for listed in (value for value in items if isinstance(value, list)):
+        for entry in (entry for entry in listed if isinstance(entry, dict)):
+            found += [entry[name] for name in _REASONING_MEMBERS if isinstance(entry.get(name), str) and entry[name]]
+            for key in _REASONING_PARTS.get(entry.get("type"), ()):
+                value = entry.get(key)
+                parts = value if isinstance(value, list) else [{"text": value}]
+                found += [part["text"] for part in parts if isinstance(part, dict) and isinstance(part.get("text"), str)]
+            found += carried_reasoning({"content": entry.get("content")}) if isinstance(entry.get("content"), list) else []
+    return [text for text in found if text.strip()]
+
+
+def carries_reasoning(case: Case) -> bool:
+    """A request that sends a previous turn's reasoning back, as agents with interleaved thinking do."""
+    return generates(case) and bool(carried_reasoning(case.body))

@@ -13,6 +13,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+CHANNELS = ("content", "reasoning", "refusal")
 MISSING: Any = type("Missing", (), {"__repr__": lambda self: "<missing>"})()
 
 
@@ -30,7 +31,7 @@ class Source:
 @dataclass(frozen=True)
 class Text:
     text: str
-    channel: str  # "content" or "reasoning"
+    channel: str  # "content", "reasoning" (the API's reasoning channel) or "refusal" (a model's refusal, not an answer)
     source: Source
 
 
@@ -138,7 +139,13 @@ class Generation:
         return ends[-1] if ends else None
 
     def is_empty(self) -> bool:
-        """Void's test: no text, no reasoning and no tool name."""
-        return not self.text().strip() and not self.text("reasoning").strip() and not any(
+        """Void's test (no text, no reasoning and no tool name), a refusal counting as an answer: OpenAI's APIs send
+        one instead of the text, and the openai SDKs read it."""
+        return not any(self.text(channel).strip() for channel in CHANNELS) and not any(
             call.name for call in self.tool_calls()
         )
+
+    @property
+    def refused(self) -> bool:
+        """The model refused (a `refusal` member or part): what it says is not the answer asked for."""
+        return bool(self.text("refusal").strip())

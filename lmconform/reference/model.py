@@ -28,6 +28,7 @@ class Plan:
     tool_calls: tuple[ToolCall, ...] = ()
     finish_reason: str | None = "stop"
     reasoning: str | None = None  # thought before the answer, when the request asks for reasoning
+    refusal: str | None = None  # said instead of the answer, when the prompt asks the model to refuse
 
 
 # More words of prompt than this do not fit the model's context: the request is refused, as a real server must.
@@ -154,6 +155,8 @@ def _answer(body: dict[str, Any]) -> Plan:
                 for i, tool in enumerate(chosen)
             )
             return Plan("", calls, "tool_calls")
+    if _REFUSE.search(prompt):
+        return Plan("", refusal=REFUSAL)
     structured = _structured(body, prompt)
     return Plan(structured if structured is not None else f"You said: {prompt}")
 
@@ -215,6 +218,11 @@ def _reading_call(tools: list[dict[str, Any]], path: str) -> tuple[str, dict[str
     return None
 
 
+# A model refuses when it decides to; the scripted one when the prompt asks it to, so that a case can predict it.
+_REFUSE = re.compile(r"\brefuse\b", re.IGNORECASE)
+REFUSAL = "I can't help with that."
+
+
 _REMEMBER = re.compile(r"remember (?:the word )?['\"]?(\w+)", re.IGNORECASE)
 
 
@@ -236,7 +244,7 @@ def recall(messages: list[dict[str, Any]]) -> Plan | None:
 def usage(body: dict[str, Any], plan: Plan) -> dict[str, int]:
     """Token counts as whitespace-separated words: a stand-in that is stable and easy to recompute."""
     prompt = prompt_words(body["messages"])
-    answer = [plan.text, *(arguments_json(call.arguments) for call in plan.tool_calls)]
+    answer = [plan.text, plan.refusal or "", *(arguments_json(call.arguments) for call in plan.tool_calls)]
     completion = sum(len(part.split()) for part in answer)
     return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
 

@@ -5,7 +5,7 @@ from lmconform.apis.entry import HTTP, Api
 
 API = Api("chat", "Chat completions", HTTP, "POST", "/v1/chat/completions", output_cap="max_tokens",
           enumerations=frozenset({"object", "role", "finish_reason", "type"}),
-          format_at=("response_format",), ends_with_done=True,
+          format_at=("response_format",), ends_with_done=True, reasoning_channel=True,
           clients={"client.void": "Void", "client.openai_python": "openai SDK for Python"},
           schemas={"request": "request.json", "body": "completion.json", "event": "stream-payload.json",
                    "error": "error.json"},

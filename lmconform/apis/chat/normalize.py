@@ -27,13 +27,29 @@ from lmconform.normalize.reading import Reading
 from lmconform.normalize.usage import COMPLETION_USAGE
 from lmconform.wire.http import HttpExchange
 
-REASONING_FIELDS = ("reasoning", "reasoning_content")  # LM Studio (gpt-oss) and the DeepSeek-style name
+# vLLM's and LM Studio's (gpt-oss) name, and the DeepSeek-style one vLLM used before its rename.
+REASONING_FIELDS = ("reasoning", "reasoning_content")
 ChatChunk = DataEvent  # a chunk of a chat stream is a data event of it; what its JSON says is read below
 
 
 def chunk_choices(chunk: ChatChunk) -> list:
     found = chunk.payload.get("choices") if isinstance(chunk.payload, dict) else None
     return found if isinstance(found, list) else []
+
+
+def channel_texts(holder: dict) -> list[tuple[str, str, str]]:
+    """(field, channel, text) of each text a delta or message carries, in the order clients show them: reasoning,
+    the answer, a refusal. A server sending both reasoning names with the same text (to serve clients of either)
+    said it once."""
+    found: list[tuple[str, str, str]] = []
+    for name in REASONING_FIELDS:
+        text = holder.get(name)
+        if isinstance(text, str) and text and not any(text == seen for _, _, seen in found):
+            found.append((name, "reasoning", text))
+    for name in ("content", "refusal"):
+        if isinstance(holder.get(name), str) and holder[name]:
+            found.append((name, name, holder[name]))
+    return found
 
 
 def first_delta(chunk: ChatChunk) -> dict:
@@ -169,11 +185,8 @@ def normalize_chat_stream(exchange: HttpExchange) -> ChatStream:
             if not isinstance(choice, dict) or choice.get("index", 0) != 0:
                 continue
             delta = choice.get("delta") if isinstance(choice.get("delta"), dict) else {}
-            for field_name in REASONING_FIELDS:
-                if isinstance(delta.get(field_name), str) and delta[field_name]:
-                    normaliser.text(delta[field_name], "reasoning", chunk.source)
-            if isinstance(delta.get("content"), str) and delta["content"]:
-                normaliser.text(delta["content"], "content", chunk.source)
+            for _, channel, text in channel_texts(delta):
+                normaliser.text(text, channel, chunk.source)
             tool_calls = delta.get("tool_calls")
             if isinstance(tool_calls, list):
                 for position, entry in enumerate(tool_calls):
@@ -205,11 +218,8 @@ def normalize_chat_body(body: Any) -> Generation:
     def source(path: str, value: Any) -> Source:
         return Source(f"JSON body {path}", json.dumps(value, ensure_ascii=False, default=repr)[:500])
 
-    for field_name in REASONING_FIELDS:
-        if isinstance(message.get(field_name), str) and message[field_name]:
-            events.append(Text(message[field_name], "reasoning", source(f"message.{field_name}", message[field_name])))
-    if isinstance(message.get("content"), str) and message["content"]:
-        events.append(Text(message["content"], "content", source("message.content", message["content"])))
+    for field_name, channel, text in channel_texts(message):
+        events.append(Text(text, channel, source(f"message.{field_name}", text)))
     tool_calls = message.get("tool_calls") if isinstance(message.get("tool_calls"), list) else []
     for call, entry in enumerate(tool_calls):
         entry = entry if isinstance(entry, dict) else {}

@@ -7,4 +7,4 @@ API = Api("native_chat", "LM Studio native chat", HTTP, "POST", "/api/v1/chat", 
           enumerations=frozenset({"type"}),
           schemas={"request": "request.json", "body": "result.json", "event": "events/event.json",
                    "error": "error.json"},
-          optional=True, noun="native chat")
+          optional=True, noun="native chat", reasoning_channel=True)

@@ -28,7 +28,9 @@ from lmconform.wire.sse import SSEEvent
 
 TERMINAL_EVENTS = ("response.completed", "response.failed", "response.incomplete")
 TEXT_DELTAS = {"response.output_text.delta": "content", "response.reasoning_text.delta": "reasoning",
-               "response.reasoning_summary_text.delta": "reasoning"}
+               "response.reasoning_summary_text.delta": "reasoning", "response.refusal.delta": "refusal"}
+# The text of a message's content part, by its type: the answer, or the model's refusal.
+MESSAGE_PARTS = {"output_text": ("text", "content"), "refusal": ("refusal", "refusal")}
 
 
 @dataclass(frozen=True)
@@ -165,8 +167,9 @@ def normalize_responses_body(body: Any) -> Generation:
         source = Source(f"JSON body output[{position}]", json.dumps(item, ensure_ascii=False, default=repr)[:500])
         if item.get("type") == "message":
             for part in item.get("content") or []:
-                if isinstance(part, dict) and part.get("type") == "output_text" and part.get("text"):
-                    out.append(Text(part["text"], "content", source))
+                key, channel = MESSAGE_PARTS.get(part.get("type"), ("", "")) if isinstance(part, dict) else ("", "")
+                if key and isinstance(part.get(key), str) and part[key]:
+                    out.append(Text(part[key], channel, source))
         elif item.get("type") == "reasoning":
             for part in (item.get("content") or []) + (item.get("summary") or []):
                 if isinstance(part, dict) and isinstance(part.get("text"), str) and part["text"]:

@@ -47,9 +47,12 @@ def _sdk(observed: Observed) -> SdkOutcome:
 
 @check("client.void.no_error", level=Level.MUST, kind="client", applies=chat_streamed, ref=VOID_PARSER,
        title="Void shows the answer, not an error", proven_by=("content-as-reasoning",))
-def void_no_error(observed: Observed) -> Iterator[Failure]:
+def void_no_error(observed: Observed) -> Iterator[Failure | Note]:
     outcome = _void(observed)
-    if outcome.error:
+    if outcome.error and observed.generation.refused:
+        # The model declined, in the member OpenAI gives a refusal; Void reads only the content: no server can help.
+        yield Note(f"the model refused in `refusal`, which Void does not read: it shows {shown(outcome.error)}")
+    elif outcome.error:
         yield Failure("no error in Void", f"Void shows the error {shown(outcome.error)}",
                       observed.exchange.body_excerpt(300))
 

@@ -1,10 +1,10 @@
 """Chat completions answers as a whole, streamed or not: the message's tool calls, its finish reason against what
-happened, what the request asked for (parallel calls, a JSON format, an output cap) and where reasoning goes."""
+happened, what the request asked for (parallel calls, a JSON format, an output cap) and which
+field reasoning came in."""
 
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterator
 
 from lmconform.apis.chat.checks.scope import chat_answer, chat_json_object, chat_parallel_calls_off, chat_with_tools
@@ -14,17 +14,15 @@ from lmconform.checks.observed import Observed, output_cap
 from lmconform.checks.refs import (
     LLAMA_CPP_CHAT_TESTS,
     LLAMA_CPP_TOOL_TESTS,
-    LMSTUDIO_CHANGELOG,
     LMSTUDIO_EMPTY_TOOL_CALLS,
     LMSTUDIO_EMPTY_TOOL_ID,
     LMSTUDIO_JSON_OBJECT,
     LMSTUDIO_REASONING_SWALLOWED,
     LOCALAI_FINISH_WITHOUT_CALL,
+    VLLM_REASONING_OUTPUTS,
 )
 from lmconform.checks.registry import check
 from lmconform.vocabulary import Failure, Level, NotApplicable, Note
-
-_THINK = re.compile(r"<think>|</think>")
 
 
 def _message(observed: Observed) -> dict:
@@ -123,31 +121,42 @@ def json_object_accepted(observed: Observed) -> Iterator[Failure]:
         yield Failure("HTTP 2xx: JSON mode honoured", f"HTTP {status}", observed.exchange.body_excerpt())
 
 
-def _reasoning_fields(observed: Observed) -> set[str]:
-    """Which reasoning fields the answer used: in a delta, or in the message."""
+def _reasoning_holders(observed: Observed) -> list[dict]:
+    """Each delta of a stream, or the message of a body: what may carry reasoning."""
     if observed.exchange.is_event_stream:
-        deltas = [first_delta(chunk) for chunk in chat_stream(observed).data_chunks()]
-    else:
-        deltas = [_message(observed)]
-    return {name for delta in deltas for name in REASONING_FIELDS if isinstance(delta.get(name), str) and delta[name]}
+        return [first_delta(chunk) for chunk in chat_stream(observed).data_chunks()]
+    return [_message(observed)]
 
 
-@check("chat.reasoning.separate_field", level=Level.INFO, applies=chat_answer, ref=LMSTUDIO_CHANGELOG,
-       title="reasoning comes in a field of its own (`reasoning` or `reasoning_content`), not as `<think>` in the "
-             "content", proven_by=("reasoning-in-content",))
+# Who reads which name, as their public sources say. The openai SDKs keep an unknown member as sent (Python's models
+# allow extra fields, Node's are the parsed JSON), so it is the application that picks a name.
+_READERS = {
+    "reasoning": "vLLM's name since it renamed `reasoning_content` (its docs warn that clients reading the old "
+                 "name silently read nothing), LM Studio's for gpt-oss: a client that reads only "
+                 "`reasoning_content` shows none of it",
+    "reasoning_content": "DeepSeek's name, vLLM's before its rename and llama-server's (`reasoning_format`): a "
+                         "client that reads only `reasoning` shows none of it",
+}
+
+
+@check("chat.reasoning.separate_field", level=Level.INFO, applies=chat_answer, ref=VLLM_REASONING_OUTPUTS,
+       title="reasoning comes in one field of its own, `reasoning` or `reasoning_content`, named in the verdict",
+       proven_by=("reasoning-fields-mixed",))
 def separate_field(observed: Observed) -> Iterator[Failure | Note]:
-    # INFO: which field is a server's choice (LM Studio's gpt-oss says `reasoning` since 0.3.23, DeepSeek-style
-    # servers `reasoning_content`) and clients read one or the other; reasoning left in the content is shown to
-    # users as the answer.
+    # INFO: which name is the server's choice and clients read one or the other (the verdict says which); an
+    # answer that switches names part way loses part of its reasoning in every client. Reasoning left in the text
+    # is generation.reasoning.text_has_no_think_tags's.
     observed.require_success()
-    fields = _reasoning_fields(observed)
-    if fields:
-        yield Note(f"reasoning in {', '.join(sorted(fields))}")
-    text = observed.generation.text()
-    if _THINK.search(text):
-        observed.require_documented("reasoning_field")
-        yield Failure("reasoning in `reasoning` or `reasoning_content`", f"<think> in the content: {text[:120]!r}",
-                      observed.exchange.body_excerpt(300))
+    used = [{name for name in REASONING_FIELDS if isinstance(holder.get(name), str) and holder[name]}
+            for holder in _reasoning_holders(observed)]
+    names = sorted(set().union(*used))
+    for name in names:
+        yield Note(f"reasoning in `{name}`: {_READERS[name]}")
+    alone = {name: sum(1 for found in used if found == {name}) for name in names}
+    if len(names) > 1 and all(alone.values()):
+        yield Failure("one name for the whole answer's reasoning",
+                      ", ".join(f"{count} part(s) in `{name}` only" for name, count in alone.items()) +
+                      ": a client that reads one name loses the rest", observed.exchange.body_excerpt(300))
 
 
 @check("chat.reasoning.answer_not_swallowed", level=Level.SHOULD, applies=chat_answer,

@@ -21,6 +21,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from lmconform.apis.chat import API
 from lmconform.apis.chat.reference import stages
 from lmconform.apis.chat.reference.faults.generated import UNKNOWN_ROLE_ACCEPTED, crash
+from lmconform.apis.chat.reference.faults.reasoning import effort_crash, refused_reasoning_input
 from lmconform.apis.chat.reference.streams import render
 from lmconform.reference.faults.registry import apply
 from lmconform.reference.model import (
@@ -52,14 +53,16 @@ async def chat_completions(request: Request, faults: frozenset[str]) -> Response
     except (ValueError, RecursionError):
         body = None
     body = apply(stages.REQUEST, faults, body)
-    error = validate(body, faults) or apply(stages.UNSUPPORTED, faults, None, body)
+    error = validate(body, faults)
+    error = error if error is not None else refused_reasoning_input(body, faults)
+    error = error if error is not None else apply(stages.UNSUPPORTED, faults, None, body)
     if error is not None:
         return apply(stages.REFUSAL, faults, JSONResponse({"error": error}, status_code=400))
     if prompt_words(body["messages"]) > CONTEXT_WORDS:
         refusal = JSONResponse({"error": f"The prompt ({prompt_words(body['messages'])} tokens) does not fit the "
                                          f"context of {CONTEXT_WORDS} tokens"}, status_code=400)
         return apply(stages.CONTEXT_OVERFLOW, faults, refusal)
-    crashed = crash(body, faults)
+    crashed = crash(body, faults) or effort_crash(body, faults)
     if crashed is not None:
         return crashed
 
@@ -258,6 +261,7 @@ def _stream_chunks(plan: Plan, per_call: list[list[dict[str, Any]]], counts: dic
     chunks = [envelope.chunk([_delta_choice(delta)]) for delta in deltas]
     chunks += (envelope.chunk([_delta_choice({"content": piece}, None, per_piece[i] if i < len(per_piece) else None)])
                for i, piece in enumerate(pieces))
+    chunks += (envelope.chunk([_delta_choice({"refusal": piece})]) for piece in _pieces(plan.refusal or ""))
     chunks += (envelope.chunk([_delta_choice({"tool_calls": [entry]})]) for entries in per_call for entry in entries)
     chunks.append(envelope.chunk([_delta_choice({}, plan.finish_reason)]))
     if counts is not None:
@@ -271,8 +275,9 @@ def _pieces(text: str) -> list[str]:
 
 def _completion_body(plan: Plan, tool_calls: list[dict[str, Any]], counts: dict[str, int],
                      envelope: _Envelope, logprobs: list[dict[str, Any]] | None) -> dict[str, Any]:
-    message: dict[str, Any] = {"role": "assistant", "content": plan.text if plan.text or not tool_calls else None,
-                               "refusal": None}
+    answered = plan.text or not (tool_calls or plan.refusal)
+    message: dict[str, Any] = {"role": "assistant", "content": plan.text if answered else None,
+                               "refusal": plan.refusal}
     if plan.reasoning:
         message["reasoning"] = plan.reasoning
     if tool_calls:

@@ -302,3 +302,16 @@ def error_event_mid_stream(events: list[Event]) -> list[Event]:
        seen_in="OpenAI-style SSE encoders reused for Anthropic streams")
 def event_name_missing(frames: list[Frame]) -> list[Frame]:
     return [(None, data) for _, data in frames]
+
+
+@fault("messages-thinking-in-text", stages.OBJECT, api="messages",
+       summary="the thinking comes as `<think>…</think>` at the start of the text block, with no thinking block "
+               "(stream and non-stream)",
+       seen_in="adapters that map a chat completion's content onto text blocks without a reasoning parser")
+def thinking_in_text(message: dict[str, Any]) -> dict[str, Any]:
+    thoughts = [block["thinking"] for block in message["content"] if block.get("type") == "thinking"]
+    if not thoughts:
+        return message
+    content = [{**block, "text": f"<think>{' '.join(thoughts)}</think>{block['text']}"}
+               if block.get("type") == "text" else block for block in message["content"] if block.get("type") != "thinking"]
+    return {**message, "content": content}

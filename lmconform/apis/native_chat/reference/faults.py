@@ -118,3 +118,16 @@ def progress_out_of_range(events: list[Event]) -> list[Event]:
        seen_in=SOURCE)
 def event_name_mismatch(frames: list[Frame]) -> list[Frame]:
     return [("delta" if data["type"].endswith(".delta") else name, data) for name, data in frames]
+
+
+@fault("native-reasoning-in-message", stages.RESULT, api="native_chat",
+       summary="the reasoning comes as `<think>…</think>` at the start of the message item, with no reasoning item "
+               "(stream and non-stream)",
+       seen_in="servers whose model's template has no reasoning parser on this route")
+def reasoning_in_message(result: dict[str, Any]) -> dict[str, Any]:
+    thoughts = [item["content"] for item in result["output"] if item.get("type") == "reasoning"]
+    if not thoughts:
+        return result
+    output = [{**item, "content": f"<think>{' '.join(thoughts)}</think>{item['content']}"}
+              if item.get("type") == "message" else item for item in result["output"] if item.get("type") != "reasoning"]
+    return {**result, "output": output}

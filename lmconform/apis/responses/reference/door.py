@@ -156,7 +156,8 @@ def _as_messages(output: list[dict[str, Any]]) -> list[dict[str, Any]]:
     messages = []
     for item in output:
         if item["type"] == "message":
-            messages.append({"role": "assistant", "content": item["content"][0]["text"]})
+            part = item["content"][0]
+            messages.append({"role": "assistant", "content": part.get("text", part.get("refusal", ""))})
         elif item["type"] == "function_call":
             messages.append(call_message(item["call_id"], item["name"], item["arguments"]))
     return messages

@@ -24,7 +24,10 @@ def output_items(plan: Plan, thought: str | None, logprobs: bool = False) -> lis
     if thought is not None:
         reasoning = [{"type": "reasoning_text", "text": thought}]
         items.append({"id": new_id("rs"), "type": "reasoning", "summary": [], "content": reasoning})
-    if plan.text or not plan.tool_calls:
+    if plan.refusal:
+        items.append({"id": new_id("msg"), "type": "message", "role": "assistant", "status": "completed",
+                      "content": [{"type": "refusal", "refusal": plan.refusal}]})
+    elif plan.text or not plan.tool_calls:
         pieces = [piece_logprobs(word, 0) for word in _words(plan.text)] if logprobs else []
         text = [{"type": "output_text", "text": plan.text, "annotations": [], "logprobs": pieces}]
         items.append({"id": new_id("msg"), "type": "message", "role": "assistant", "status": "completed",
@@ -119,6 +122,11 @@ def _content_events(item: dict[str, Any], index: int) -> list[dict[str, Any]]:
                           "name": item["name"]}]
     where["content_index"] = 0
     part = item["content"][0]
+    if part["type"] == "refusal":
+        return [{"type": "response.content_part.added", **where, "part": {**part, "refusal": ""}},
+                *({"type": "response.refusal.delta", **where, "delta": word} for word in _words(part["refusal"])),
+                {"type": "response.refusal.done", **where, "refusal": part["refusal"]},
+                {"type": "response.content_part.done", **where, "part": part}]
     words = _words(part["text"])
     if item["type"] == "reasoning":
         return [*({"type": "response.reasoning_text.delta", **where, "delta": word} for word in words),

@@ -73,18 +73,6 @@ def usage_chunk_with_choice(lines: list[Line]) -> list[Line]:
                        if "usage" in chunk and not chunk["choices"] else chunk)
 
 
-@variant("reasoning-content-field", stages.STREAM, api="chat",
-         summary="reasoning deltas are named `reasoning_content`, not `reasoning` (stream only)",
-         seen_in="DeepSeek's API, llama.cpp's llama-server, LM Studio's R1 opt-in (0.3.9 changelog)")
-def reasoning_content_field(lines: list[Line]) -> list[Line]:
-    def renamed(chunk: dict[str, Any]) -> dict[str, Any]:
-        choices = [{**choice, "delta": {("reasoning_content" if key == "reasoning" else key): value
-                                        for key, value in choice["delta"].items()}} for choice in chunk["choices"]]
-        return {**chunk, "choices": choices}
-
-    return _each_chunk(lines, renamed)
-
-
 @variant("role-with-content", stages.STREAM, api="chat",
          summary="the first delta carries the role and the first words together (stream only)",
          seen_in="LM Studio (lmstudio-bug-tracker#676 sample)")
