@@ -116,6 +116,7 @@ class Case:
     request_id: Any = None
     expect_code: int | None = None
     omit: frozenset[str] = frozenset()  # fields the run must not fill in: the case is about their absence
+    schema_keyword: str | None = None  # the JSON Schema keyword family its response format is graded on
 
     @property
     def streamed(self) -> bool:
@@ -162,7 +163,7 @@ class Case:
         request = {"method": self.method, "path": self.path,
                    **({"raw_body": self.raw_body} if self.raw_body is not None else {"body": self.body})}
         document = {"description": description or self.description, "provenance": self.provenance,
-                    "feature": self.feature, "request": request, "expect": {"status": self.expect_status},
+                    "feature": self.feature, "schema_keyword": self.schema_keyword, "request": request, "expect": {"status": self.expect_status},
                     "turns": [turn.document() for turn in self.turns] or None, "source": self.source}
         return {key: value for key, value in document.items() if value is not None}
 

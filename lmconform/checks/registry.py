@@ -14,13 +14,13 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from lmconform.vocabulary import Failure, Level, Note, Requirement, surface_of
+from lmconform.vocabulary import Failure, Grade, Level, Note, Requirement, surface_of
 
 if TYPE_CHECKING:
     from lmconform.cases import Case
     from lmconform.checks.observed import Observed
 
-CheckFunction = Callable[["Observed"], Iterable[Failure | Note]]
+CheckFunction = Callable[["Observed"], Iterable[Failure | Note | Grade]]
 ID_PATTERN = re.compile(r"^[a-z][a-z0-9_]*(\.[a-z0-9_]+){2,}$")
 KINDS = ("wire", "client", "differential")
 
@@ -45,7 +45,7 @@ class Check:
     # holds each to the fault × check table `make catalogue` writes.
     proven_by: tuple[str, ...] = ()
 
-    def run(self, observed: Observed) -> list[Failure | Note]:
+    def run(self, observed: Observed) -> list[Failure | Note | Grade]:
         return list(self.function(observed))
 
 
