@@ -30,6 +30,15 @@ class Known:
 
 
 @dataclass(frozen=True)
+class KeywordGrade:
+    """What the target did with one JSON Schema keyword family (docs/results-record.md, `schema_keyword`)."""
+
+    family: str
+    grade: str  # enforced, refused or ignored
+    evidence: str
+
+
+@dataclass(frozen=True)
 class CaseResult:
     """One row of a results record: the verdict of one check on one case."""
 
@@ -43,6 +52,8 @@ class CaseResult:
     evidence: str = ""
     kind: str = "wire"  # "wire", "client" (replayed through a client) or "differential"
     known: Known | None = None
+    pass_k: str = ""  # with --repeat K: "held/sent"
+    schema_keyword: KeywordGrade | None = None  # a row of the keyword matrix
 
     @property
     def surface(self) -> str:
@@ -170,7 +181,15 @@ def case_result(row: object, path: Path, where: str) -> CaseResult:
         evidence=text_field(row, "evidence", path, where, required=False),
         kind=kind,
         known=known_of(row.get("expected")),
+        pass_k=row["pass_k"] if isinstance(row.get("pass_k"), str) else "",
+        schema_keyword=keyword_grade_of(row.get("schema_keyword")),
     )
+
+
+def keyword_grade_of(entry: object) -> KeywordGrade | None:
+    """The keyword matrix's grade in a row, when it is well formed; records before it had none."""
+    fields = [entry.get(name) if isinstance(entry, dict) else None for name in ("family", "grade", "evidence")]
+    return KeywordGrade(*fields) if all(isinstance(value, str) for value in fields) else None
 
 
 def kind_of(check: str) -> str:
