@@ -24,6 +24,7 @@ from lmconform.apis.chat.reference.faults.coverage import SCHEMA_BOUNDS_DROPPED,
 from lmconform.apis.chat.reference.faults.generated import UNKNOWN_ROLE_ACCEPTED, crash
 from lmconform.apis.chat.reference.streams import render
 from lmconform.reference.faults.registry import apply
+from lmconform.reference.instances import BOUNDS
 from lmconform.reference.model import (
     CONTEXT_WORDS,
     Plan,
@@ -37,7 +38,6 @@ from lmconform.reference.model import (
     unanswerable,
     usage,
 )
-from lmconform.reference.instances import BOUNDS
 from lmconform.reference.streams import last_user_text, requested_form, streamed, thought, untagged
 from lmconform.reference.wire import DEFAULT_MODEL, FRAGMENT_CHARS, SSE_HEADERS, reject_json_constant
 
