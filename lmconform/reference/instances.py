@@ -144,8 +144,8 @@ def _string(schema: dict, subject: str) -> str:
 _REPLACEMENTS: list[Callable[[Any], Any]] = [
     lambda value: "",
     lambda value: "x" * 100,
-    lambda value: -10**15,
     lambda value: 10**15,
+    lambda value: -10**15,
     lambda value: 0.5,
     lambda value: None,
     lambda value: [],
