@@ -189,7 +189,10 @@ def case_result(row: object, path: Path, where: str) -> CaseResult:
 def keyword_grade_of(entry: object) -> KeywordGrade | None:
     """The keyword matrix's grade in a row, when it is well formed; records before it had none."""
     fields = [entry.get(name) if isinstance(entry, dict) else None for name in ("family", "grade", "evidence")]
-    return KeywordGrade(*fields) if all(isinstance(value, str) for value in fields) else None
+    family, grade, evidence = (value if isinstance(value, str) else None for value in fields)
+    if family is None or grade is None or evidence is None:
+        return None
+    return KeywordGrade(family, grade, evidence)
 
 
 def kind_of(check: str) -> str:
