@@ -40,16 +40,19 @@ def _failure(breach: Breach, whose: str, evidence: str) -> Failure:
 
 def _json_answer(observed: Observed) -> tuple[Any, str]:
     """The answer's text as JSON, and the event that ended it (the body, unstreamed); NotApplicable where there is
-    no JSON text to judge: a call, an answer cut at its cap, prose (text_is_json reports that)."""
+    no JSON document to judge: a call, prose (text_is_json reports it), a document cut at the output cap. A whole
+    document followed by whitespace up to the cap (a grammar that lets a model pad its answer) is judged."""
     observed.require_success()
     generation = observed.generation
-    end = generation.end
-    if generation.tool_calls() or (end is not None and end.finish_reason in ("length", "incomplete")):
-        raise NotApplicable("the answer called a tool, or was cut at its output cap")
+    if generation.tool_calls():
+        raise NotApplicable("the answer called a tool")
     try:
         value = json.loads(generation.text())
     except ValueError:
-        raise NotApplicable("the answer is not JSON: generation.structured_output.text_is_json reports it") from None
+        end = generation.end
+        cut = end is not None and end.finish_reason in ("length", "incomplete")
+        raise NotApplicable("the answer was cut at its output cap before its JSON ended" if cut else
+                            "the answer is not JSON: generation.structured_output.text_is_json reports it") from None
     texts = [event for event in generation.events if isinstance(event, Text) and event.channel == "content"]
     evidence = str(texts[-1].source) if observed.exchange.is_event_stream and texts else \
         observed.exchange.body_excerpt(300)
