@@ -114,6 +114,19 @@ class Note:
     text: str
 
 
+@dataclass(frozen=True)
+class Grade:
+    """What a server did with one JSON Schema keyword family of a request: "enforced" (the answer holds it),
+    "refused" (a 4xx) or "ignored" (accepted, and the answer breaks it), with the evidence in a line."""
+
+    family: str  # the keywords, as a schema writes them: "pattern", "minimum/maximum", "$ref (recursive)"
+    grade: str
+    evidence: str
+
+
+GRADES = ("enforced", "refused", "ignored")
+
+
 class NotApplicable(Exception):
     """Raised by a check whose subject is absent from this answer (no tool call to judge, say)."""
 

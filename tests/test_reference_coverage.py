@@ -7,6 +7,7 @@ import json
 from typing import Any
 
 import httpx
+import jsonschema
 import pytest
 from fault_effects import FaultEffects, faults_of_kind
 from test_reference_responses import TOOL_REQUEST as RESPONSES_TOOL_REQUEST
@@ -507,3 +508,32 @@ def test_every_coverage_fault_has_an_effect_test() -> None:
 @pytest.mark.parametrize("fault", COVERAGE_FAULTS)
 def test_fault(client: httpx.Client, fault: str) -> None:
     FAULT_EFFECTS[fault](client)
+
+
+BOUNDED = {"type": "object", "properties": {"n": {"type": "integer", "minimum": 100}}, "required": ["n"],
+           "additionalProperties": False}
+
+
+def _off_schema(text: str) -> bool:
+    return not jsonschema.Draft202012Validator(BOUNDED).is_valid(json.loads(text))
+
+
+@effect("structured-output-off-schema")
+def _(client: httpx.Client) -> None:
+    asked = ask("Give me a number", response_format={"type": "json_schema", "json_schema": {"name": "n", "schema": BOUNDED}})
+    assert not _off_schema(message(post(client, asked))["content"])
+    assert _off_schema(message(post(client, asked, "structured-output-off-schema"))["content"])
+
+
+@effect("schema-bounds-dropped")
+def _(client: httpx.Client) -> None:
+    asked = ask("Give me a number", response_format={"type": "json_schema", "json_schema": {"name": "n", "schema": BOUNDED}})
+    answer = json.loads(message(post(client, asked, "schema-bounds-dropped"))["content"])
+    assert isinstance(answer.get("n"), int) and answer["n"] < 100  # the type holds, the bound does not
+
+
+@effect("responses-output-off-schema")
+def _(client: httpx.Client) -> None:
+    asked = {"input": "Give me a number", "text": {"format": {"type": "json_schema", "name": "n", "schema": BOUNDED}}}
+    assert not _off_schema(response_text(create(client, asked)))
+    assert _off_schema(response_text(create(client, asked, "responses-output-off-schema")))

@@ -28,6 +28,14 @@ class Api:
     model_field: str = "model"  # the request field the target's model fills in
     tools_at: tuple[str, ...] = ("tools",)  # where a request lists its tools
     format_at: tuple[str, ...] = ()  # where a request names its output's format (the `type` inside it), if it can
+    format_schema_at: tuple[str, ...] = ()  # inside that format, where a `json_schema` format holds its JSON Schema
+    # Inside one of its tools: where the tool's name and its arguments' JSON Schema are, and the flag that binds a
+    # call's arguments to that schema (`strict`); `tool_schemas_bind`: every tool's schema binds its calls, strict
+    # or not (Anthropic's `input_schema`).
+    tool_name_at: tuple[str, ...] = ("name",)
+    tool_schema_at: tuple[str, ...] = ()
+    tool_strict_at: tuple[str, ...] = ()
+    tool_schemas_bind: bool = False
     ends_with_done: bool = False  # its event streams end with `data: [DONE]`, as OpenAI's chat completions do
     # Its answers carry a model's reasoning in a channel of their own (a member, an item, a block, an event), so that
     # reasoning in the answer's text is a defect; a raw text completion has no such channel.

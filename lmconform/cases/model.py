@@ -131,6 +131,7 @@ class Case:
     omit: frozenset[str] = frozenset()  # fields the run must not fill in: the case is about their absence
     agent: AgentTask | None = None  # a case of the `agents` source, and each request its agent sent
     pair: str | None = None  # "stream": the request is sent streamed and not, and the two answers compared
+    schema_keyword: str | None = None  # the JSON Schema keyword family its response format is graded on
 
     @property
     def streamed(self) -> bool:
@@ -177,7 +178,8 @@ class Case:
         request = {"method": self.method, "path": self.path,
                    **({"raw_body": self.raw_body} if self.raw_body is not None else {"body": self.body})}
         document = {"description": description or self.description, "provenance": self.provenance,
-                    "feature": self.feature, "request": request, "expect": {"status": self.expect_status},
+                    "feature": self.feature, "schema_keyword": self.schema_keyword, "request": request,
+                    "expect": {"status": self.expect_status},
                     "turns": [turn.document() for turn in self.turns] or None, "pair": self.pair,
                     "source": self.source, "agent": self.agent.document() if self.agent else None}
         return {key: value for key, value in document.items() if value is not None}

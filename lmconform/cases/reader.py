@@ -72,6 +72,7 @@ def load_case(path: Path) -> Case:
         raw_body=request.get("raw_body"),
         expect_status=data["expect"]["status"],
         feature=data.get("feature"),
+        schema_keyword=data.get("schema_keyword"),
         turns=tuple(_turn_type(api)(**turn) for turn in data.get("turns", ())),
         source=data.get("source"),
         notification=request.get("notification", False),

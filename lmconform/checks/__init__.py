@@ -11,6 +11,7 @@ from lmconform.checks import (  # noqa: F401  (registration)
     proxy,
     reasoning,
     schema,
+    structured,
     usage,
     wire,
 )

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field, replace
 
 from lmconform.checks.observed import Observed
 from lmconform.checks.registry import Check
-from lmconform.vocabulary import FINDING_OUTCOME, Failure, NotApplicable, Note, NoVerdict, Outcome, Unsupported
+from lmconform.vocabulary import FINDING_OUTCOME, Failure, Grade, NotApplicable, Note, NoVerdict, Outcome, Unsupported
 from lmconform.wire.exchange import Exchange
 from lmconform.wire.redact import redact_text
 
@@ -28,6 +28,7 @@ class Verdict:
     curl: str = ""
     example: str = ""  # for a generated case: the example judged, and the requests that replay it
     agent: str = ""  # for a case of a coding agent: the agent and its version, `Claude Code 2.1.332`
+    grade: Grade | None = None  # for a check that grades what the target did with a schema keyword
     secrets: tuple[str, ...] = field(default=(), repr=False)
 
     @property
@@ -78,6 +79,8 @@ class Verdict:
             **({"expected": self.expected} if self.expected else {}),
             **({"pass_k": f"{self.repetitions[0]}/{self.repetitions[1]}"} if self.repetitions else {}),
             **({"agent": self.agent} if self.agent else {}),
+            **({"schema_keyword": {"family": self.grade.family, "grade": self.grade.grade,
+                                   "evidence": redact_text(self.grade.evidence, self.secrets)}} if self.grade else {}),
         }
 
 
@@ -110,8 +113,10 @@ def evaluate(check: Check, observed: Observed) -> Verdict | None:
         return Verdict(outcome=Outcome.ERROR, detail=f"the check crashed: {type(error).__name__}: {error}", **common)
     failures = tuple(item for item in found if isinstance(item, Failure))
     notes = tuple(item.text for item in found if isinstance(item, Note))
+    grade = next((item for item in found if isinstance(item, Grade)), None)
+    notes += (f"{grade.family}: {grade.grade} ({grade.evidence})",) if grade else ()
     outcome = FINDING_OUTCOME[check.level] if failures else Outcome.OK
-    return Verdict(outcome=outcome, failures=failures, notes=notes, **common)
+    return Verdict(outcome=outcome, failures=failures, notes=notes, grade=grade, **common)
 
 
 def judged(check: Check, observed: Observed) -> Verdict | None:

@@ -96,3 +96,6 @@ LLAMA_CPP_SERVER_README = "https://github.com/ggml-org/llama.cpp/blob/master/too
 OPENAI_REASONING = "https://platform.openai.com/docs/guides/reasoning"
 OPENAI_JSON_MODE = "https://platform.openai.com/docs/guides/structured-outputs#json-mode"
 OPENAI_REFUSALS = "https://platform.openai.com/docs/guides/structured-outputs#refusals"
+OPENAI_STRUCTURED_OUTPUTS = "https://platform.openai.com/docs/guides/structured-outputs"
+OPENAI_STRICT_FUNCTIONS = "https://platform.openai.com/docs/guides/function-calling#strict-mode"
+JSON_SCHEMA_VALIDATION = "https://json-schema.org/draft/2020-12/json-schema-validation"

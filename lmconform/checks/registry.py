@@ -14,13 +14,13 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from lmconform.vocabulary import Failure, Level, Note, Requirement, surface_of
+from lmconform.vocabulary import Failure, Grade, Level, Note, Requirement, surface_of
 
 if TYPE_CHECKING:
     from lmconform.cases import Case
     from lmconform.checks.observed import Observed
 
-CheckFunction = Callable[["Observed"], Iterable[Failure | Note]]
+CheckFunction = Callable[["Observed"], Iterable[Failure | Note | Grade]]
 ID_PATTERN = re.compile(r"^[a-z][a-z0-9_]*(\.[a-z0-9_]+){2,}$")
 # "agent": judged from a coding agent's run (what it showed its user, and the exchanges relayed for it), even when
 # an exchange of the run failed: how the agent copes with that is what the check is about.
@@ -47,7 +47,7 @@ class Check:
     # holds each to the fault × check table `make catalogue` writes.
     proven_by: tuple[str, ...] = ()
 
-    def run(self, observed: Observed) -> list[Failure | Note]:
+    def run(self, observed: Observed) -> list[Failure | Note | Grade]:
         return list(self.function(observed))
 
 

@@ -14,6 +14,8 @@ import string
 from dataclasses import dataclass, replace
 from typing import Any
 
+from lmconform.reference.instances import breaking, example, unhonoured
+
 
 @dataclass(frozen=True)
 class ToolCall:
@@ -123,10 +125,36 @@ def _structured(body: dict[str, Any], prompt: str) -> str | None:
     response_format = body.get("response_format")
     kind = response_format.get("type") if isinstance(response_format, dict) else None
     if kind == "json_schema":
-        return arguments_json(schema_arguments((response_format.get("json_schema") or {}).get("schema"), prompt))
+        return compact_json(example((response_format.get("json_schema") or {}).get("schema"), _subject(prompt)))
     if kind == "json_object":
         return arguments_json({"text": f"You said: {prompt}"})
     return None
+
+
+def _format_schema(body: dict[str, Any]) -> Any:
+    response_format = body.get("response_format")
+    if isinstance(response_format, dict) and response_format.get("type") == "json_schema":
+        return (response_format.get("json_schema") or {}).get("schema")
+    return None
+
+
+def unanswerable(body: dict[str, Any]) -> str | None:
+    """Why the model cannot answer under the request's response format schema (a keyword it cannot honour), or
+    None: the server refuses such a request rather than answer outside the schema."""
+    schema = _format_schema(body)
+    return unhonoured(schema, _subject(_last_user_text(body["messages"]))) if schema is not None else None
+
+
+def off_schema(body: dict[str, Any], plan: Plan, keywords: frozenset[str] | None = None) -> Plan:
+    """The plan with its JSON text and its calls' arguments breaking the request's schemas (only their `keywords`,
+    if given): what a server that accepts a schema and does not enforce it lets a model say."""
+    subject = _subject(_last_user_text(body["messages"]))
+    parameters = {tool["function"]["name"]: tool["function"].get("parameters") for tool in body.get("tools") or []}
+    calls = tuple(replace(call, arguments=breaking(parameters.get(call.name), subject, keywords))
+                  for call in plan.tool_calls)
+    schema = _format_schema(body)
+    text = compact_json(breaking(schema, subject, keywords)) if schema is not None and not calls else plan.text
+    return replace(plan, text=text, tool_calls=calls)
 
 
 def _answer(body: dict[str, Any]) -> Plan:
@@ -212,7 +240,7 @@ def _reading_call(tools: list[dict[str, Any]], path: str) -> tuple[str, dict[str
         if slot is None:
             continue
         required = parameters.get("required") if isinstance(parameters.get("required"), list) else []
-        arguments = {name: _example(properties[name], "") for name in required if name in properties}
+        arguments = {name: example(properties[name], "") for name in required if name in properties}
         arguments[slot] = value(properties[slot])
         return function["name"], arguments
     return None
@@ -286,30 +314,8 @@ def _name_words(name: str) -> set[str]:
 
 def schema_arguments(parameters: Any, prompt: str) -> dict[str, Any]:
     """An object holding every property of an object schema, each with an example value."""
-    properties = parameters.get("properties") if isinstance(parameters, dict) else None
-    if not isinstance(properties, dict):
-        return {}
-    return {name: _example(schema, prompt) for name, schema in properties.items()}
-
-
-def _example(schema: Any, prompt: str) -> Any:
-    if not isinstance(schema, dict):
-        return _subject(prompt)
-    if isinstance(schema.get("enum"), list) and schema["enum"]:
-        return schema["enum"][0]
-    for combinator in ("anyOf", "oneOf"):
-        if isinstance(schema.get(combinator), list) and schema[combinator]:
-            return _example(schema[combinator][0], prompt)
-    kind = schema.get("type")
-    if isinstance(kind, list):
-        kind = next((k for k in kind if k != "null"), "null")
-    if kind == "object" or (kind is None and "properties" in schema):
-        return schema_arguments(schema, prompt)
-    if kind == "array" or (kind is None and "items" in schema):
-        return [_example(schema.get("items"), prompt)]
-    examples = {"integer": schema.get("minimum", 1), "number": schema.get("minimum", 1.5), "boolean": True,
-                "null": None}
-    return examples[kind] if isinstance(kind, str) and kind in examples else _subject(prompt)
+    arguments = example(parameters, _subject(prompt)) if isinstance(parameters, dict) else None
+    return arguments if isinstance(arguments, dict) else {}
 
 
 def _subject(prompt: str) -> str:

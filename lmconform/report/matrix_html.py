@@ -7,6 +7,7 @@ import html
 
 from lmconform.report.document import html_document
 from lmconform.report.headline import STATUS_STYLE, legend, status_colours
+from lmconform.report.keywords import keywords_html
 from lmconform.report.matrix import (
     MODEL_MEANING,
     MODEL_SYMBOL,
@@ -55,6 +56,10 @@ pre { white-space: pre-wrap; overflow-wrap: anywhere; background: #f7f7f7; borde
 pre.curl { background: #f2f5f9; }
 td.status { white-space: nowrap; font-weight: bold; }
 td.status a { color: inherit; }
+td.grade { white-space: nowrap; font-weight: bold; }
+td.grade.enforced { background: #dafbe1; }
+td.grade.refused { background: #fff8c5; }
+td.grade.ignored { background: #ffebe9; }
 .why li { margin: .2em 0; }
 .model { background: #ffffff; }
 """ + "\n".join(f"td.status.{status.replace(' ', '-')} {{ background: {background}; color: {colour}; }}"
@@ -69,6 +74,7 @@ def render_html(matrix: Matrix, title: str = DEFAULT_TITLE, intro: str = "") -> 
         f"<h1>{e(title)}</h1>",
         intro,
         *html_headline(matrix),
+        *keywords_html(matrix),
         "<h2>Checks</h2>",
         f"<p>{len(matrix.rows)} checks &times; {len(matrix.columns)} targets. A cell shows the worst outcome of "
         "the check over the target's cases; a cell that is not OK links to its cases below.</p>",

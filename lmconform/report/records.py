@@ -30,6 +30,15 @@ class Known:
 
 
 @dataclass(frozen=True)
+class KeywordGrade:
+    """What the target did with one JSON Schema keyword family (docs/results-record.md, `schema_keyword`)."""
+
+    family: str
+    grade: str  # enforced, refused or ignored
+    evidence: str
+
+
+@dataclass(frozen=True)
 class CaseResult:
     """One row of a results record: the verdict of one check on one case."""
 
@@ -44,6 +53,8 @@ class CaseResult:
     kind: str = "wire"  # "wire", "client" (replayed through a client), "differential" or "agent" (a coding agent)
     known: Known | None = None
     agent: str = ""  # for a case of a coding agent: the agent and its version, `Claude Code 2.1.332`
+    pass_k: str = ""  # with --repeat K: "held/sent"
+    schema_keyword: KeywordGrade | None = None  # a row of the keyword matrix
 
     @property
     def surface(self) -> str:
@@ -172,7 +183,18 @@ def case_result(row: object, path: Path, where: str) -> CaseResult:
         kind=kind,
         known=known_of(row.get("expected")),
         agent=text_field(row, "agent", path, where, required=False),
+        pass_k=row["pass_k"] if isinstance(row.get("pass_k"), str) else "",
+        schema_keyword=keyword_grade_of(row.get("schema_keyword")),
     )
+
+
+def keyword_grade_of(entry: object) -> KeywordGrade | None:
+    """The keyword matrix's grade in a row, when it is well formed; records before it had none."""
+    fields = [entry.get(name) if isinstance(entry, dict) else None for name in ("family", "grade", "evidence")]
+    family, grade, evidence = (value if isinstance(value, str) else None for value in fields)
+    if family is None or grade is None or evidence is None:
+        return None
+    return KeywordGrade(family, grade, evidence)
 
 
 def kind_of(check: str) -> str:

@@ -138,13 +138,13 @@ class SchemaSet:
         subschema = error.schema if isinstance(error.schema, dict) else {}
         note = subschema.get("$comment", "")
         if keyword == "required":
-            missing = _missing_member(error)
+            missing = missing_member(error)
             pointer += f"/{escape(missing)}"
             member = subschema.get("properties", {}).get(missing)
             note = note or (member.get("$comment", "") if isinstance(member, dict) else "")
             expected, actual = "present", "absent"
         else:
-            expected, actual = _expectation(keyword, error.validator_value), _described(error.instance)
+            expected, actual = expectation(keyword, error.validator_value), described(error.instance)
         place = self._places.get(id(error.schema), f"{path}#?")
         level = self._level(path, root, error)
         return SchemaFinding(level, pointer, keyword, expected, actual, f"{place}/{keyword}", note)
@@ -187,7 +187,7 @@ class SchemaSet:
         return found
 
 
-def _missing_member(error: ValidationError) -> str:
+def missing_member(error: ValidationError) -> str:
     """`required` fails once per absent member; which one, from the message that names it."""
     absent = [name for name in error.validator_value if isinstance(error.instance, dict) and name not in error.instance]
     return next((name for name in absent if repr(name) in error.message), absent[0] if absent else "?")
@@ -207,7 +207,7 @@ def json_type(value: Any) -> str:
     return "array" if isinstance(value, list) else "object"
 
 
-def _described(value: Any) -> str:
+def described(value: Any) -> str:
     text = json.dumps(value, ensure_ascii=False)
     text = text if len(text) <= EXCERPT_CHARS else text[:EXCERPT_CHARS] + "…"
     return f"{text} ({json_type(value)})"
@@ -228,11 +228,11 @@ def _form(schema: Any) -> str:
     if isinstance(schema, dict) and len(schema) == 1:
         ((keyword, value),) = schema.items()
         if keyword in ("type", "const", "enum"):
-            return _expectation(keyword, value)
+            return expectation(keyword, value)
     return "the form the schema excludes"
 
 
-def _expectation(keyword: str, value: Any) -> str:
+def expectation(keyword: str, value: Any) -> str:
     """What a keyword asks of the payload, in words."""
     plural = "" if value == 1 else "s"
     words = {
@@ -247,7 +247,12 @@ def _expectation(keyword: str, value: Any) -> str:
         "maxLength": lambda: f"a string of at most {value} character{plural}",
         "minItems": lambda: f"at least {value} item{plural}",
         "maxItems": lambda: f"at most {value} item{plural}",
+        "minProperties": lambda: f"at least {value} member{plural}",
         "maxProperties": lambda: f"at most {value} member{plural}",
+        "uniqueItems": lambda: "items that all differ",
+        "format": lambda: f"a string in the {value} format",
+        "additionalProperties": lambda: "no member the schema does not name",
+        "allOf": lambda: "every form the schema combines",
         "pattern": lambda: f"a string matching /{value}/",
         "anyOf": lambda: "one of the forms the schema allows",
         "oneOf": lambda: "exactly one of the forms the schema allows",

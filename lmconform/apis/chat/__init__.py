@@ -5,7 +5,9 @@ from lmconform.apis.entry import HTTP, Api
 
 API = Api("chat", "Chat completions", HTTP, "POST", "/v1/chat/completions", output_cap="max_tokens",
           enumerations=frozenset({"object", "role", "finish_reason", "type"}),
-          format_at=("response_format",), ends_with_done=True, reasoning_channel=True,
+          format_at=("response_format",), format_schema_at=("json_schema", "schema"), ends_with_done=True, reasoning_channel=True,
+          tool_name_at=("function", "name"), tool_schema_at=("function", "parameters"),
+          tool_strict_at=("function", "strict"),
           clients={"client.void": "Void", "client.openai_python": "openai SDK for Python"},
           schemas={"request": "request.json", "body": "completion.json", "event": "stream-payload.json",
                    "error": "error.json"},

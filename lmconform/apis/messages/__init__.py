@@ -8,5 +8,5 @@ API = Api("messages", "Anthropic Messages", HTTP, "POST", "/v1/messages", output
           clients={"client.anthropic_python": "anthropic SDK for Python"},
           schemas={"request": "request.json", "body": "message.json", "event": "events/event.json",
                    "error": "error.json"},
-          optional=True, noun="message", reasoning_channel=True,
+          tool_schema_at=("input_schema",), tool_schemas_bind=True, optional=True, noun="message", reasoning_channel=True,
           lmstudio_since=((0, 4, 1), "the Anthropic-compatible POST /v1/messages arrived in 0.4.1"))

@@ -5,7 +5,8 @@ from lmconform.apis.entry import HTTP, Api
 
 API = Api("responses", "Responses", HTTP, "POST", "/v1/responses", output_cap="max_output_tokens",
           enumerations=frozenset({"object", "role", "status", "type"}),
-          format_at=("text", "format"), reasoning_channel=True,
+          format_at=("text", "format"), reasoning_channel=True, format_schema_at=("schema",), tool_schema_at=("parameters",),
+          tool_strict_at=("strict",),
           clients={"client.openai_python": "openai SDK for Python"},
           schemas={"request": "request.json", "body": "response.json", "event": "events/event.json",
                    "error": "error.json"},

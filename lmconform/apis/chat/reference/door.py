@@ -20,10 +20,12 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 
 from lmconform.apis.chat import API
 from lmconform.apis.chat.reference import stages
+from lmconform.apis.chat.reference.faults.coverage import SCHEMA_BOUNDS_DROPPED, STRUCTURED_OUTPUT_OFF_SCHEMA
 from lmconform.apis.chat.reference.faults.generated import UNKNOWN_ROLE_ACCEPTED, crash
 from lmconform.apis.chat.reference.faults.reasoning import effort_crash, refused_reasoning_input
 from lmconform.apis.chat.reference.streams import render
 from lmconform.reference.faults.registry import apply
+from lmconform.reference.instances import BOUNDS
 from lmconform.reference.model import (
     CONTEXT_WORDS,
     Plan,
@@ -31,10 +33,12 @@ from lmconform.reference.model import (
     arguments_json,
     compact_json,
     decide,
+    off_schema,
     piece_logprobs,
     prompt_words,
     request_seed,
     stopped,
+    unanswerable,
     usage,
 )
 from lmconform.reference.streams import last_user_text, requested_form, streamed, thought, untagged
@@ -65,14 +69,17 @@ async def chat_completions(request: Request, faults: frozenset[str]) -> Response
     crashed = crash(body, faults) or effort_crash(body, faults)
     if crashed is not None:
         return crashed
+    unhonoured = None if STRUCTURED_OUTPUT_OFF_SCHEMA in faults else unanswerable(body)
+    if unhonoured is not None:
+        return apply(stages.REFUSAL, faults, JSONResponse({"error": unhonoured}, status_code=400))
 
     try:
         form = requested_form(request, body, faults)
     except ValueError as error:
         return JSONResponse({"error": str(error)}, status_code=400)
     read = untagged(body) if form is not None else body  # what the model reads
-    plan, _ = apply(stages.STOP, faults, stopped(apply(stages.PLAN, faults, decide(read)), body.get("stop")),
-                    body.get("stream") is True)
+    plan, _ = apply(stages.STOP, faults, stopped(apply(stages.PLAN, faults, _held_to_schemas(read, decide(read), faults)),
+                                                 body.get("stop")), body.get("stream") is True)
     counts = usage(read, plan)
     model = body["model"] if isinstance(body.get("model"), str) and body["model"] else DEFAULT_MODEL
     envelope = _Envelope(request_seed(body), int(time.time()), model)
@@ -91,6 +98,13 @@ async def chat_completions(request: Request, faults: frozenset[str]) -> Response
     lines = apply(stages.STREAM, faults, [*chunks, "[DONE]"])
     frames = apply(stages.SSE, faults, _sent([_data(line) for line in lines]), request.app.state.stopping)
     return StreamingResponse(frames, headers=SSE_HEADERS)
+
+
+def _held_to_schemas(body: dict[str, Any], plan: Plan, faults: frozenset[str]) -> Plan:
+    """The plan as the server lets it out: held to the request's schemas, unless a fault drops them or their bounds."""
+    if STRUCTURED_OUTPUT_OFF_SCHEMA in faults:
+        return off_schema(body, plan)
+    return off_schema(body, plan, BOUNDS) if SCHEMA_BOUNDS_DROPPED in faults else plan
 
 
 def validate(body: Any, faults: frozenset[str] = frozenset()) -> str | None:

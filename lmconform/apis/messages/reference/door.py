@@ -14,7 +14,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 
 from lmconform.apis.messages import API
 from lmconform.apis.messages.reference import stages
-from lmconform.apis.messages.reference.faults import SYSTEM_TURN_REFUSED, TOOL_RESULT_500
+from lmconform.apis.messages.reference.faults import SYSTEM_TURN_REFUSED, TOOL_INPUT_OFF_SCHEMA, TOOL_RESULT_500
 from lmconform.apis.messages.reference.render import frame, message_object, stream_events
 from lmconform.apis.messages.reference.validation import (
     ROLES,
@@ -26,7 +26,7 @@ from lmconform.apis.messages.reference.validation import (
     validate,
 )
 from lmconform.reference.faults.registry import apply
-from lmconform.reference.model import content_text, decide, recall, request_seed, usage
+from lmconform.reference.model import content_text, decide, off_schema, recall, request_seed, usage
 from lmconform.reference.wire import SSE_HEADERS
 
 
@@ -41,6 +41,8 @@ async def create_message(request: Request, faults: frozenset[str]) -> Response:
         return error_response("Internal server error while rendering the prompt", 500)
     messages = talk.chat_body["messages"]
     plan = recall(messages) or decide(talk.chat_body)
+    if TOOL_INPUT_OFF_SCHEMA in faults:
+        plan = off_schema(talk.chat_body, plan)
     prompt = next((content_text(m.get("content")) for m in reversed(messages) if m["role"] == "user"), "")
     thought = f"Thinking about: {prompt}" if talk.thinking else None
     counts = usage(talk.chat_body, plan)

@@ -22,6 +22,11 @@ TOOL_RESULT_500 = flag(
     seen_in="servers whose chat template cannot render tool results (mixed tool_result and text turns refused "
             "behind LM Studio's door, free-claude-code PR #979)")
 
+TOOL_INPUT_OFF_SCHEMA = flag(
+    "tool-input-off-schema", api="messages",
+    summary="a `tool_use` block's `input` breaks the tool's `input_schema`: the schema reaches no decoder",
+    seen_in="Anthropic-compatible layers over local servers that pass tools to the chat template only")
+
 
 SYSTEM_TURN_REFUSED = flag(
     "messages-system-turn-refused", api="messages",

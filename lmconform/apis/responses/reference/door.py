@@ -21,7 +21,7 @@ from starlette.responses import Response, StreamingResponse
 
 from lmconform.apis.responses import API
 from lmconform.apis.responses.reference import stages
-from lmconform.apis.responses.reference.faults.coverage import STRUCTURED_OUTPUT_IGNORED
+from lmconform.apis.responses.reference.faults.coverage import RESPONSES_OUTPUT_OFF_SCHEMA, STRUCTURED_OUTPUT_IGNORED
 from lmconform.apis.responses.reference.faults.defects import (
     CHAIN_IGNORED,
     FORK_SHARES_STATE,
@@ -39,7 +39,7 @@ from lmconform.apis.responses.reference.render import (
 from lmconform.apis.responses.reference.streams import render
 from lmconform.apis.responses.reference.validation import Rejected, Turn, call_message, json_body, turn_of
 from lmconform.reference.faults.registry import apply
-from lmconform.reference.model import content_text, decide, recall, usage
+from lmconform.reference.model import content_text, decide, off_schema, recall, usage
 from lmconform.reference.store import ResponseStore, store_of
 from lmconform.reference.streams import Form, requested_form, streamed, untagged
 from lmconform.reference.streams import thought as generated_thought
@@ -67,6 +67,8 @@ async def create_response(request: Request, faults: frozenset[str]) -> Response:
     if STRUCTURED_OUTPUT_IGNORED in faults:
         chat_body.pop("response_format", None)
     plan = recall(chat_body["messages"]) or decide(chat_body)
+    if RESPONSES_OUTPUT_OFF_SCHEMA in faults:
+        plan = off_schema(chat_body, plan)
     prompt = _last_user_text(chat_body["messages"])
     # A generated form's answer also reasons when the prompt asks it to think (lmconform.reference.streams).
     thought = f"Thinking about: {prompt}" if turn.reasoning else generated_thought(prompt) if form else None

@@ -22,7 +22,7 @@ from lmconform.apis.chat.reference.faults.defects import (
     _with_arguments,
 )
 from lmconform.reference.faults.edits import without
-from lmconform.reference.faults.registry import fault
+from lmconform.reference.faults.registry import fault, flag
 from lmconform.reference.model import Plan, arguments_json
 
 
@@ -267,3 +267,18 @@ def stream_finish_differs(lines: list[Line]) -> list[Line]:
                                      else choice for choice in chunk["choices"]]}
 
     return _each_chunk(lines, finished)
+
+
+
+STRUCTURED_OUTPUT_OFF_SCHEMA = flag(
+    "structured-output-off-schema", api="chat",
+    summary="a `json_schema` response format and strict tools are accepted and not enforced: the answer and the "
+            "calls' arguments break the schema (a keyword no decoder honours is accepted too)",
+    seen_in="Ollama (ollama#8063), pydantic-ai users' servers (pydantic-ai#4917), LM Studio (lmstudio-bug-tracker#1396)")
+
+SCHEMA_BOUNDS_DROPPED = flag(
+    "schema-bounds-dropped", api="chat",
+    summary="a schema's bounds (minimum, exclusiveMaximum, maxLength, minItems, minProperties…) are dropped "
+            "silently: answers break them while the rest of the schema holds",
+    seen_in="grammar converters that drop keywords (xgrammar#104, outlines-core#261); llama-server b11669 "
+            "(exclusiveMinimum, minProperties)")

@@ -36,6 +36,12 @@ STRUCTURED_OUTPUT_IGNORED = flag(
     summary="`text.format` json_schema is accepted and ignored: the answer is plain text",
     seen_in="LM Studio 0.3.39 build 2 (lmstudio-bug-tracker#1396), 0.4.23+1 (#2403)")
 
+RESPONSES_OUTPUT_OFF_SCHEMA = flag(
+    "responses-output-off-schema", api="responses",
+    summary="`text.format` json_schema and strict function tools are not enforced: the JSON answer and the calls' "
+            "arguments break the schema",
+    seen_in="servers whose Responses layer passes the schema to no decoder (lmstudio-bug-tracker#1396, #2403)")
+
 
 @fault("responses-tools-omitted", stages.OBJECT, api="responses",
        summary="a response to a request without tools has no `tools` key (stream and non-stream)",
