@@ -19,6 +19,7 @@ from lmconform.apis.messages.reference.render import frame, message_object, stre
 from lmconform.apis.messages.reference.validation import Refused, conversation, error_response, json_body, validate
 from lmconform.reference.faults.registry import apply
 from lmconform.reference.model import content_text, decide, recall, request_seed, usage
+from lmconform.reference.refusal import refusal_message, schema_refusal
 from lmconform.reference.wire import SSE_HEADERS
 
 
@@ -26,6 +27,9 @@ async def create_message(request: Request, faults: frozenset[str]) -> Response:
     try:
         body = apply(stages.REQUEST, faults, await json_body(request))
         validate(body)
+        broken = schema_refusal(API.name, body, faults)
+        if broken is not None:
+            raise Refused(refusal_message(broken))
     except Refused as refused:
         return apply(stages.REFUSAL, faults, refused.response())
     talk = conversation(body)
