@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from functools import partial
 from types import ModuleType
 
@@ -22,24 +22,28 @@ from lmconform.apis import api_of
 from lmconform.cases import Case
 from lmconform.checks.evaluate import judged as evaluate_judged
 from lmconform.checks.observed import Observed
-from lmconform.fuzz.derived import schema_violations
+from lmconform.fuzz.derived import SENT_LEVELS, schema_violations
 from lmconform.fuzz.search import Search, searched
 from lmconform.fuzz.search import search as generic_search
 from lmconform.fuzz.violations import Violation, invalid_bodies, level_of, name_of
 from lmconform.settings import DEFAULT_FUZZ_SHRINK, RunSettings
 from lmconform.source import SourceContext
+from lmconform.vocabulary import Level
 
 SOURCE = "requests"
 MODES = ("positive", "negative")
 SHOWN_BODY_CHARS = 2000
 
 
-def _representative(draw, body: dict) -> dict:
-    """Stands for every violation when deciding which checks the invalid examples can meet."""
-    return body
+@dataclass(frozen=True)
+class _Representative:
+    """Stands for the violations of one level when deciding which checks the invalid examples can meet."""
 
+    level: Level
+    name: str = "a representative violation"
 
-REPRESENTATIVE = _representative
+    def __call__(self, draw, body: dict) -> dict:
+        return body
 
 
 def mode_of(source: Case) -> str:
@@ -92,7 +96,7 @@ def examples_of(source: Case, seed: int | None = None, violation: Violation | No
 def representatives(source: Case) -> list[Case]:
     """Examples that hold every feature the source generates, for deciding which checks its examples can meet."""
     if mode_of(source) == "negative":
-        return [as_case(source, {}, None, REPRESENTATIVE)]
+        return [as_case(source, {}, None, _Representative(level)) for level in SENT_LEVELS]
     function = {"name": "get_weather", "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}
     return [as_case(source, body, None) for body in generated_requests(source.api).representatives(function)]
 

@@ -25,7 +25,7 @@ BOUNDS_IGNORED = flag(
     summary="a request with a number out of its documented range (temperature 5, max_tokens 0 or -1, n 0) is "
             "answered 200 as if it were in range",
     seen_in="llama.cpp's server (temperature 5 accepted; max_tokens -1 unbounded, 0 one token) and LM Studio "
-            "(max_tokens -1)")
+            "(max_tokens -1)", generated_only=True)
 
 
 def schema_refusal(api: str, body: Any, faults: frozenset[str], let_through: str | None = None) -> SchemaFinding | None:

@@ -4,7 +4,8 @@ and the public facts it rests on (docs/schemas.md). The invalid requests of the 
 (lmconform.fuzz.derived): one constraint broken, nothing else.
 
 A constraint is read where it holds whatever else the request says: under `properties`, `items`, `allOf`, a `$ref`,
-or a `then` whose `if` asks only for a JSON type (`stop`'s count when it is a list). A rule that holds only in a
+or a `then` whose `if` asks only of the value itself (`stop`'s count when it is a list, `max_tokens` at least 1
+unless it is -1). A rule that holds only in a
 branch chosen by another member (a message's content by its `role`, a tool choice's name by its `type`), or over
 alternatives (`anyOf`, `not`), spans members: the hand-written violations of each API's fuzz.py keep those.
 """
@@ -130,8 +131,12 @@ def _walk(node: Any, resolver: Any, context: _Context) -> Iterator[Constraint]:
     for entry in node.get("allOf", []):
         yield from _walk(entry, resolver, context)
     condition = node.get("if")
-    if isinstance(condition, dict) and set(condition) == {"type"} and isinstance(node.get("then"), dict):
-        types = condition["type"] if isinstance(condition["type"], list) else [condition["type"]]
+    if isinstance(condition, dict) and not {"properties", "required"} & set(condition) and \
+            isinstance(node.get("then"), dict):
+        # A condition on the value itself (its type; not -1), not on another member: the rule of `then` is the
+        # member's own. Which values meet the condition, the violation's check against the schemas decides.
+        types = condition.get("type", list(context.types))
+        types = types if isinstance(types, list) else [types]
         yield from _walk(node["then"], resolver, context.at(types=tuple(types)))
     inner = context.at(types=())
     for member, child in (node.get("properties") or {}).items():
