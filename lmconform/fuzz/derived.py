@@ -90,32 +90,20 @@ class SchemaViolation:
         return body
 
     def breaks_only(self, body: dict) -> bool:
-        """Whether `body`, as the run sends it, fails this constraint and nothing else."""
+        """Whether `body`, as the run sends it, fails this constraint and nothing of any other member: a value of
+        another type also falls outside the member's enumeration, and a rule two schemas state (an item's type)
+        fails in both, but no other member is touched."""
         api = api_of(self.constraint.api)
         sent = body if api.model_field in body or api.model_field in self.omit else {api.model_field: "m", **body}
         findings = schema_set(self.profile).findings(f"{api.name}/{api.schemas['request']}", sent)
-        return bool(findings) and all(self.constraint.breaks(finding) for finding in findings)
+        broken = {finding.pointer for finding in findings if self.constraint.breaks(finding)}
+        return bool(broken) and all(finding.pointer in broken for finding in findings)
 
 
 def schema_violations(api: str, profile: str | None = None, levels=SENT_LEVELS) -> tuple[SchemaViolation, ...]:
     """A violation for each constraint of `api`'s request schema at one of `levels`."""
-    found = constraints(api, profile)
-    return tuple(SchemaViolation(constraint, profile) for constraint in found
-                 if constraint.level in levels and not implied(constraint, found))
-
-
-def implied(constraint: Constraint, among: tuple[Constraint, ...]) -> bool:
-    """Whether breaking `constraint` always breaks a stricter one of the same member too (a profile narrowing
-    `tool_choice` to a string: a number is then neither): it is broken with that one, never alone."""
-    if constraint.keyword != "type":
-        return False
-    wider = set(_types(constraint.argument))
-    return any(other is not constraint and other.keyword == "type" and other.path == constraint.path
-               and set(_types(other.argument)) < wider for other in among)
-
-
-def _types(argument: Any) -> tuple[str, ...]:
-    return argument if isinstance(argument, tuple) else (argument,)
+    return tuple(SchemaViolation(constraint, profile) for constraint in constraints(api, profile)
+                 if constraint.level in levels)
 
 
 def _holder(draw, body: Any, path: tuple[str, ...], steps: int) -> Any:
@@ -125,8 +113,10 @@ def _holder(draw, body: Any, path: tuple[str, ...], steps: int) -> Any:
     holder = body
     for position, step in enumerate(path[:steps]):
         if step == ANY_ITEM:
-            if not isinstance(holder, list) or not holder:
+            if not isinstance(holder, list):
                 reject()
+            if not holder:  # an item made for the violation, which the schemas' check keeps only if it fits
+                holder.append({})
             holder = holder[draw(st.integers(0, len(holder) - 1))]
         else:
             holder = _child(holder, step, [] if path[position + 1:position + 2] == (ANY_ITEM,) else {})
@@ -136,8 +126,8 @@ def _holder(draw, body: Any, path: tuple[str, ...], steps: int) -> Any:
 def _child(holder: Any, key: str, default: Any) -> Any:
     if not isinstance(holder, dict):
         reject()
-    if holder.get(key) is None:
-        holder[key] = default
+    if holder.get(key) is None or (isinstance(default, list) and not isinstance(holder[key], list)):
+        holder[key] = default  # a list where the path goes on to an item (a prompt given as a string: as a list)
     return holder[key]
 
 

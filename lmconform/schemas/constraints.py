@@ -12,6 +12,7 @@ alternatives (`anyOf`, `not`), spans members: the hand-written violations of eac
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cache
@@ -26,6 +27,13 @@ FACTS_KEY = "x-lmconform-facts"
 # Keywords whose argument bounds the value where they stand.
 VALUE_KEYWORDS = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "minLength", "maxLength", "pattern",
                   "minItems", "maxItems", "maxProperties", "enum", "const")
+VIOLATION_WORDS = {
+    "minimum": "below its minimum {}", "maximum": "above its maximum {}", "exclusiveMinimum": "at or below {}",
+    "exclusiveMaximum": "at or above {}", "minLength": "shorter than {}", "maxLength": "longer than {}",
+    "pattern": "not matching /{}/", "minItems": "with fewer than {} items", "maxItems": "with more than {} items",
+    "maxProperties": "with more than {} members", "enum": "outside its enumeration", "const": "other than {}",
+    "type": "not {}", "additionalProperties": "with a member it does not define",
+}
 ANY_ITEM, NEW_MEMBER = "*", "+"  # steps of a constraint's path: any item of a list, a member not named
 
 
@@ -49,18 +57,15 @@ class Constraint:
     @property
     def name(self) -> str:
         """The violation that breaks it, in words: `temperature above its maximum 2`."""
-        argument = self.argument
-        words = {"minimum": f"below its minimum {argument}", "maximum": f"above its maximum {argument}",
-                 "exclusiveMinimum": f"at or below {argument}", "exclusiveMaximum": f"at or above {argument}",
-                 "minLength": f"shorter than {argument}", "maxLength": f"longer than {argument}",
-                 "pattern": f"not matching /{argument}/", "minItems": f"with fewer than {argument} items",
-                 "maxItems": f"with more than {argument} items", "maxProperties": f"with more than {argument} members",
-                 "enum": "outside its enumeration", "const": f"other than {argument!r}",
-                 "type": f"not {' or '.join(argument) if isinstance(argument, tuple) else argument}",
-                 "additionalProperties": "with a member it does not define"}
         if self.keyword == "required":
-            return f"{self.member + '.' if self.path else ''}{argument} missing"
-        return f"{self.member} {words[self.keyword]}"
+            return f"{self.member + '.' if self.path else ''}{self.argument} missing"
+        return f"{self.member} {VIOLATION_WORDS[self.keyword].format(self._shown)}"
+
+    @property
+    def _shown(self) -> str:
+        values = self.argument if isinstance(self.argument, tuple) else (self.argument,)
+        return " or ".join(json.dumps(value) if not isinstance(value, str) or self.keyword != "type" else value
+                           for value in values)
 
     def breaks(self, finding: SchemaFinding) -> bool:
         """Whether `finding` is this constraint failing."""
