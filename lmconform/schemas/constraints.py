@@ -120,9 +120,11 @@ def _walk(node: Any, resolver: Any, context: _Context) -> Iterator[Constraint]:
     place = context.places.get(id(node), "?")
     if "type" in node:
         types = node["type"] if isinstance(node["type"], list) else [node["type"]]
-        context = context.at(types=tuple(types))
-        if context.path:
+        # Under a condition that already holds it to these types (`if` string or object, `then` the tool choice's
+        # schema), the type cannot fail here: the member's own `type` above states it.
+        if context.path and not (context.types and set(context.types) <= set(types)):
             yield _constraint(context, "type", node["type"], f"{place}/type")
+        context = context.at(types=tuple(types))
     for keyword in VALUE_KEYWORDS:
         if keyword in node:
             yield _constraint(context, keyword, node[keyword], f"{place}/{keyword}")
@@ -136,8 +138,7 @@ def _walk(node: Any, resolver: Any, context: _Context) -> Iterator[Constraint]:
     for entry in node.get("allOf", []):
         yield from _walk(entry, resolver, context)
     condition = node.get("if")
-    if isinstance(condition, dict) and not {"properties", "required"} & set(condition) and \
-            isinstance(node.get("then"), dict):
+    if isinstance(condition, dict) and not _names_members(condition) and isinstance(node.get("then"), dict):
         # A condition on the value itself (its type; not -1), not on another member: the rule of `then` is the
         # member's own. Which values meet the condition, the violation's check against the schemas decides.
         types = condition.get("type", list(context.types))
@@ -150,6 +151,13 @@ def _walk(node: Any, resolver: Any, context: _Context) -> Iterator[Constraint]:
         yield from _walk(node["items"], resolver, inner.at(path=(*context.path, ANY_ITEM)))
     if isinstance(node.get("additionalProperties"), dict):
         yield from _walk(node["additionalProperties"], resolver, inner.at(path=(*context.path, NEW_MEMBER)))
+
+
+def _names_members(condition: Any) -> bool:
+    """Whether a condition speaks of members (a discriminator: `type` is "message", `role` absent)."""
+    if isinstance(condition, dict):
+        return bool({"properties", "required"} & set(condition)) or any(map(_names_members, condition.values()))
+    return isinstance(condition, list) and any(map(_names_members, condition))
 
 
 def _constraint(context: _Context, keyword: str, argument: Any, location: str) -> Constraint:
