@@ -1,6 +1,6 @@
 """`lmconform` command line: the reference server and its faults, the checks, fingerprints, snapshot diffs, a run's
-report and matrices, recording, the coding agents, the proxy gate, the OpenAPI document of the schemas, and the
-reference VS Code language-model bridge.
+report and matrices, recording, the coding agents, the proxy gate, the OpenAPI document of the schemas, the
+violations the request schemas yield, and the reference VS Code language-model bridge.
 
 The conformance suite itself runs under pytest (`pytest suites --endpoint URL`), so CI tooling that already
 speaks pytest (JUnit XML, HTML reports, selection) works unchanged.
@@ -14,6 +14,7 @@ import sys
 from lmconform import fingerprint
 from lmconform.bridge.cli import register as register_bridge
 from lmconform.exit_status import USAGE_ERROR
+from lmconform.fuzz.listing import register as register_fuzz
 from lmconform.gate import register as register_gate
 from lmconform.openapi import register as register_openapi
 from lmconform.record import register as register_record
@@ -82,6 +83,7 @@ def build_parser() -> argparse.ArgumentParser:
     register_agents(commands)
     register_gate(commands)
     register_openapi(commands)
+    register_fuzz(commands)
     register_bridge(commands)
     return parser
 

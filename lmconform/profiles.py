@@ -8,6 +8,10 @@ behaviour passes, and what LM Studio documents but does not do still fails. Each
 shape each endpoint answers with (LM Studio's chat completions: a bare string; its Responses API: OpenAI's
 object), so a shape check holds each endpoint to its own documented form.
 
+Values LM Studio accepts on purpose where OpenAI's reference rules them out (`max_tokens: -1` for no limit, a chat
+request without `model`) are its schema overlay's (lmconform/schemas/overlays/lmstudio.json): under `--profile
+lmstudio` no generated invalid request sends them, and the schema checks do not flag them.
+
 `reference` is lmconform's embedded server: LM Studio's exact answers (its error shapes, its Zod errors) with
 every feature present, so that each check can be proven to pass on it and to fail on a fault.
 """

@@ -114,9 +114,23 @@ def test_an_unknown_tool_choice_accepted_is_found_with_one_tool_offered(server):
     assert len(body["tools"]) == 1 and body["tool_choice"]["name"] != body["tools"][0]["name"]
 
 
+@pytest.mark.parametrize("api", GENERATING)
+def test_out_of_range_numbers_accepted_are_found_and_shrunk_to_one_member(server, api):
+    run = generated_run(server, "bounds-ignored", api, fuzz_mode="negative")
+    verdict, body = finding(run, SOURCES[(api, "negative")])
+    # A value out of its documented range is a SHOULD: lenient servers accept such values on purpose.
+    assert verdict.check.id == "errors.status.client_error_for_value_out_of_spec"
+    assert verdict.outcome is Outcome.NON_STRICT
+    plain = requests.generated_requests(api).representatives({"name": "f"})[0]
+    (member,) = [key for key in body if key not in plain and key != "stream"]  # the one member out of range
+    assert isinstance(body[member], int | float) and not isinstance(body[member], bool), body
+    assert f"one violation: {member}" in run.examples(SOURCES[(api, "negative")])[-1].case.provenance["note"]
+
+
 @pytest.mark.parametrize("fault, api", [("deep-parameters-500", "chat"), ("long-tool-name-500", "chat"),
                                         ("astral-text-500", "chat"), ("unknown-role-accepted", "chat"),
-                                        ("unknown-tool-choice-accepted", "responses")])
+                                        ("unknown-tool-choice-accepted", "responses"), ("bounds-ignored", "chat"),
+                                        ("bounds-ignored", "responses")])
 def test_no_written_or_recorded_case_reaches_the_faults_of_generated_requests(server, fault, api):
     run = generated_run(server, fault, api, fuzz_examples=0)
     assert {verdict.outcome for verdict in run.verdicts} == {Outcome.OK}
@@ -185,6 +199,7 @@ EFFECTS = [  # (fault, path, body): the fault changes the answer to this request
     ("unknown-role-accepted", "/v1/chat/completions", {"messages": [{"role": "robot", "content": "hi"}]}),
     ("unknown-tool-choice-accepted", "/v1/responses", {"input": "hi", "tools": [{"type": "function", "name": "f"}],
                                                        "tool_choice": {"type": "function", "name": "g"}}),
+    ("bounds-ignored", "/v1/chat/completions", {"messages": [{"role": "user", "content": "hi"}], "temperature": 5}),
 ]
 
 

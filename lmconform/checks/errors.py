@@ -5,18 +5,39 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from lmconform.checks.observed import Observed
-from lmconform.checks.refs import LMSTUDIO_TOOL_CHOICE, OPENAI_ERRORS
+from lmconform.checks.refs import LMSTUDIO_TOOL_CHOICE, OPENAI_CHAT_CREATE, OPENAI_ERRORS
 from lmconform.checks.registry import check
-from lmconform.checks.scope import invalid_request, may_be_refused
+from lmconform.checks.scope import invalid_request, may_be_refused, refusal_advised, refusal_level, refusal_required
 from lmconform.vocabulary import Failure, Level, NotApplicable, Note
 
 
-@check("errors.status.client_error_for_invalid_request", level=Level.MUST, applies=invalid_request, ref=OPENAI_ERRORS,
+@check("errors.status.client_error_for_invalid_request", level=Level.MUST, applies=refusal_required, ref=OPENAI_ERRORS,
        title="an invalid request gets a 4xx, never a 5xx or a 2xx", proven_by=("unknown-route-200",))
 def client_error_for_invalid_request(observed: Observed) -> Iterator[Failure]:
+    yield from _refused(observed)
+
+
+@check("errors.status.client_error_for_value_out_of_spec", level=Level.SHOULD, applies=refusal_advised,
+       ref=OPENAI_CHAT_CREATE, proven_by=("bounds-ignored",),
+       title="a request with a value the spec rules out (out of its range or enumeration, off its pattern, too many "
+             "items) gets a 4xx")
+def client_error_for_value_out_of_spec(observed: Observed) -> Iterator[Failure]:
+    # SHOULD: the server answers something else than the client asked (temperature 5 sampled as something, max_tokens
+    # -1 unbounded, 0 one token) instead of saying so; the client still gets an answer it can read. llama.cpp and LM
+    # Studio accept such values on purpose, and the schemas grade these constraints SHOULD (docs/schemas.md).
+    yield from _refused(observed)
+
+
+def _refused(observed: Observed) -> Iterator[Failure]:
     status = observed.exchange.status or 0
     if not 400 <= status < 500:
         yield Failure("HTTP 4xx", f"HTTP {status}", observed.exchange.body_excerpt())
+
+
+def _accepted_leniently(observed: Observed) -> bool:
+    """An answer to a request a server should (not must) refuse that was not refused: the status check reports it at
+    its level, and there is no error body to judge."""
+    return refusal_level(observed.case) is not Level.MUST and (observed.exchange.status or 0) < 400
 
 
 @check("errors.body.has_error_message", level=Level.MUST, applies=invalid_request, ref=LMSTUDIO_TOOL_CHOICE,
@@ -24,6 +45,8 @@ def client_error_for_invalid_request(observed: Observed) -> Iterator[Failure]:
        proven_by=("unknown-role-accepted",))
 def has_error_message(observed: Observed) -> Iterator[Failure | Note]:
     # Both forms are in the wild: OpenAI's {"error": {"message": ...}} and LM Studio's bare {"error": "..."}.
+    if _accepted_leniently(observed):
+        raise NotApplicable("accepted: errors.status.client_error_for_value_out_of_spec reports it")
     body = observed.exchange.json
     error = body.get("error") if isinstance(body, dict) else None
     if isinstance(error, str) and error.strip():

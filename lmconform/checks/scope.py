@@ -8,6 +8,7 @@ from typing import Any
 from lmconform.apis import HTTP, api_of
 from lmconform.cases import Case
 from lmconform.normalize.reading import reading
+from lmconform.vocabulary import Level
 
 
 def any_case(case: Case) -> bool:
@@ -29,6 +30,23 @@ def valid_request(case: Case) -> bool:
 
 def invalid_request(case: Case) -> bool:
     return case.invalid and over_http(case)
+
+
+def refusal_level(case: Case) -> Level:
+    """How firmly an invalid request must be refused: the level of the constraint its generated violation breaks
+    (a value out of the range OpenAI documents is SHOULD, as its schema grades it: lenient local servers accept it);
+    MUST for a written invalid case and a hand-written violation, a structure no server can read."""
+    generated = case.provenance.get("generated") if isinstance(case.provenance, dict) else None
+    level = generated.get("level") if isinstance(generated, dict) else None
+    return Level(level) if level in Level.__members__ else Level.MUST
+
+
+def refusal_required(case: Case) -> bool:
+    return invalid_request(case) and refusal_level(case) is Level.MUST
+
+
+def refusal_advised(case: Case) -> bool:
+    return invalid_request(case) and refusal_level(case) is Level.SHOULD
 
 
 def refusal_expected(case: Case) -> bool:

@@ -16,7 +16,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import seed as hypothesis_seed
 from hypothesis import strategies as st
-from hypothesis.errors import Flaky
+from hypothesis.errors import Flaky, Unsatisfiable
 
 from lmconform.cases import Case
 from lmconform.cases.writer import save_finding
@@ -78,6 +78,8 @@ def search(examples_of: st.SearchStrategy[Case], play: Callable[[Case], Observed
         every_example_keeps_the_invariants()
     except (_Found, Flaky):
         pass  # Flaky: a target that answered the same request differently; the finding stands as observed
+    except Unsatisfiable:
+        pass  # no example could be drawn (a violation no generated body can hold): nothing was sent
     # Hypothesis plays the shrunk example last, so the last finding is the smallest.
     return Search(tuple(kept), found[-1] if found else None)
 

@@ -1,9 +1,11 @@
-"""Invalid request bodies: a valid body with exactly one violation, each of which every server must refuse with a
-4xx — a wrong JSON type, a missing required field, a value out of its enumeration, a malformed tool, an unknown
-role, a `tool_choice` naming a tool that is not offered. Each API's folder lists its own violations (`fuzz.py`:
-`VIOLATIONS`); what they share is here.
+"""Invalid request bodies: a valid body with exactly one violation, to be refused with a 4xx. Most are derived from
+the request schemas, one per constraint (lmconform.fuzz.derived); each API's folder writes by hand only those of
+rules that span members, which no constraint of one member states (`fuzz.py`: `VIOLATIONS`, each saying why): a
+`tool_choice` naming a tool that is not offered, a tool result without its call, a message whose content does not
+fit its role. What they share is here.
 
-A violation is a named function from a valid body to an invalid one; which one applied is kept with the example,
+A violation is a function from a valid body to an invalid one, with a name and the level at which a server must
+refuse it (a hand-written one: MUST, a structure no server can read); which one applied is kept with the example,
 so a finding says what the server let through.
 """
 
@@ -13,6 +15,8 @@ import copy
 from collections.abc import Callable
 
 from hypothesis import strategies as st
+
+from lmconform.vocabulary import Level
 
 Violation = Callable[..., dict]  # (draw, body) -> the body with one violation
 
@@ -30,15 +34,15 @@ def wrong_type(draw, accepted: tuple[type, ...]) -> object:
     return wrong[draw(st.integers(0, len(wrong) - 1))]
 
 
-
-
-
-
 @st.composite
-def invalid_bodies(draw, valid: st.SearchStrategy[dict], violation: Violation) -> tuple[str, dict]:
-    """(the violation's name, a body drawn from `valid` with exactly that violation)."""
-    return name_of(violation), violation(draw, copy.deepcopy(draw(valid)))
+def invalid_bodies(draw, valid: st.SearchStrategy[dict], violation: Violation) -> tuple[Violation, dict]:
+    """(the violation, a body drawn from `valid` with exactly that violation)."""
+    return violation, violation(draw, copy.deepcopy(draw(valid)))
 
 
 def name_of(violation: Violation) -> str:
-    return violation.__name__.replace("_", " ")
+    return getattr(violation, "name", None) or violation.__name__.replace("_", " ")
+
+
+def level_of(violation: Violation) -> Level:
+    return getattr(violation, "level", Level.MUST)

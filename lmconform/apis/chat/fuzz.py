@@ -23,7 +23,7 @@ from lmconform.fuzz.bodies import (
     texts,
     tool_names,
 )
-from lmconform.fuzz.violations import unknown_role, wrong_type
+from lmconform.fuzz.violations import wrong_type
 
 
 def offered(functions) -> list[dict]:
@@ -72,9 +72,9 @@ def chat_bodies(draw) -> dict:
 BODIES = chat_bodies()
 
 
-CHAT_ROLES = ("system", "developer", "user", "assistant", "tool", "function")
-
-UNKNOWN_CHAT_ROLES = unknown_role(CHAT_ROLES)
+# The violations of rules that span members, which no constraint of one member states (the schema's own constraints
+# yield the rest: lmconform.fuzz.derived). A message's content and a tool's function are rules of the branch its
+# `role` or `type` picks; a tool result answers a call; a named tool_choice names an offered tool.
 
 
 def _chat_tools(draw, body: dict) -> list[dict]:
@@ -84,49 +84,14 @@ def _chat_tools(draw, body: dict) -> list[dict]:
     return body["tools"]
 
 
-def messages_missing(draw, body: dict) -> dict:
-    del body["messages"]
-    return body
-
-
-def messages_empty(draw, body: dict) -> dict:
-    body["messages"] = []
-    return body
-
-
-def messages_not_a_list(draw, body: dict) -> dict:
-    body["messages"] = wrong_type(draw, (list,))
-    return body
-
-
-def message_role_unknown(draw, body: dict) -> dict:
-    message = draw(st.sampled_from(body["messages"]))
-    message["role"] = draw(UNKNOWN_CHAT_ROLES)
-    return body
-
-
-def message_role_not_a_string(draw, body: dict) -> dict:
-    draw(st.sampled_from(body["messages"]))["role"] = wrong_type(draw, (str,))
-    return body
-
-
 def tool_message_without_call_id(draw, body: dict) -> dict:
+    """A tool result needs its `tool_call_id` because its role is `tool`."""
     body["messages"].append({"role": "tool", "content": "42"})
     return body
 
 
-def tools_not_a_list(draw, body: dict) -> dict:
-    body["tools"] = wrong_type(draw, (list,))
-    body.pop("tool_choice", None)
-    return body
-
-
-def tool_type_unknown(draw, body: dict) -> dict:
-    draw(st.sampled_from(_chat_tools(draw, body)))["type"] = draw(st.sampled_from(("func", "tool", "Function", "")))
-    return body
-
-
 def tool_function_missing(draw, body: dict) -> dict:
+    """A tool of type `function` needs its `function`."""
     del draw(st.sampled_from(_chat_tools(draw, body)))["function"]
     return body
 
@@ -141,33 +106,22 @@ def tool_parameters_not_an_object(draw, body: dict) -> dict:
     return body
 
 
-def tool_choice_unknown_string(draw, body: dict) -> dict:
-    _chat_tools(draw, body)
-    body["tool_choice"] = draw(st.sampled_from(("any", "always", "None", "function", "")))
-    return body
-
-
 def tool_choice_not_offered(draw, body: dict) -> dict:
+    """A named `tool_choice` must name one of `tools`."""
     offered = {tool["function"]["name"] for tool in _chat_tools(draw, body)}
     name = draw(tool_names.filter(lambda name: name not in offered))
     body["tool_choice"] = {"type": "function", "function": {"name": name}}
     return body
 
 
-def stream_not_a_boolean(draw, body: dict) -> dict:
-    body["stream"] = draw(st.sampled_from(("true", 1, "yes", ["true"])))
-    body.pop("stream_options", None)
-    return body
-
-
 def content_wrong_type(draw, body: dict) -> dict:
+    """What a message's content may be depends on its role."""
     draw(st.sampled_from(body["messages"]))["content"] = draw(st.sampled_from((7, 1.5, True, {"text": "hi"})))
     return body
 
-VIOLATIONS = (messages_missing, messages_empty, messages_not_a_list, message_role_unknown, message_role_not_a_string,
-        tool_message_without_call_id, tools_not_a_list, tool_type_unknown, tool_function_missing, tool_name_missing,
-        tool_parameters_not_an_object, tool_choice_unknown_string, tool_choice_not_offered, stream_not_a_boolean,
-        content_wrong_type)
+
+VIOLATIONS = (tool_message_without_call_id, tool_function_missing, tool_name_missing, tool_parameters_not_an_object,
+              tool_choice_not_offered, content_wrong_type)
 
 
 def expectation(body: dict) -> str:

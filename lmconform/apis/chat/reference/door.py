@@ -41,6 +41,7 @@ from lmconform.reference.model import (
     unanswerable,
     usage,
 )
+from lmconform.reference.refusal import refusal_message, schema_refusal
 from lmconform.reference.streams import last_user_text, requested_form, streamed, thought, untagged
 from lmconform.reference.wire import DEFAULT_MODEL, FRAGMENT_CHARS, SSE_HEADERS, reject_json_constant
 
@@ -58,6 +59,9 @@ async def chat_completions(request: Request, faults: frozenset[str]) -> Response
         body = None
     body = apply(stages.REQUEST, faults, body)
     error = validate(body, faults)
+    roles_unchecked = r"/messages/\d+/role" if UNKNOWN_ROLE_ACCEPTED in faults else None
+    broken = schema_refusal(API.name, body, faults, roles_unchecked) if error is None else None
+    error = refusal_message(broken) if broken is not None else error
     error = error if error is not None else refused_reasoning_input(body, faults)
     error = error if error is not None else apply(stages.UNSUPPORTED, faults, None, body)
     if error is not None:

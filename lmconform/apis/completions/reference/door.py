@@ -23,6 +23,7 @@ from lmconform.apis.completions.reference import stages
 from lmconform.apis.completions.reference.faults import STOP_INCLUDED
 from lmconform.reference.faults.registry import apply
 from lmconform.reference.model import Plan, capped, compact_json, decide, first_stop, request_seed, stop_strings
+from lmconform.reference.refusal import refusal_message, schema_refusal
 from lmconform.reference.wire import DEFAULT_MODEL, SSE_HEADERS, reject_json_constant
 
 PIECES = re.compile(r"\S+\s*|\s+")  # a token, as the reference model counts them: a word with its spaces
@@ -44,6 +45,9 @@ class Refused(Exception):
 async def completions(request: Request, faults: frozenset[str]) -> Response:
     try:
         body = validated(await request.body())
+        broken = schema_refusal(API.name, body, faults)
+        if broken is not None:
+            raise Refused(refusal_message(broken), broken.pointer.lstrip("/").replace("/", ".") or None)
     except Refused as refused:
         return refused.response()
     body = apply(stages.REQUEST, faults, body)

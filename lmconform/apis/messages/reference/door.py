@@ -27,6 +27,7 @@ from lmconform.apis.messages.reference.validation import (
 )
 from lmconform.reference.faults.registry import apply
 from lmconform.reference.model import content_text, decide, off_schema, recall, request_seed, usage
+from lmconform.reference.refusal import refusal_message, schema_refusal
 from lmconform.reference.wire import SSE_HEADERS
 
 
@@ -34,6 +35,9 @@ async def create_message(request: Request, faults: frozenset[str]) -> Response:
     try:
         body = apply(stages.REQUEST, faults, await json_body(request))
         validate(body, TURN_ROLES if SYSTEM_TURN_REFUSED in faults else ROLES)
+        broken = schema_refusal(API.name, body, faults)
+        if broken is not None:
+            raise Refused(refusal_message(broken))
     except Refused as refused:
         return apply(stages.REFUSAL, faults, refused.response())
     talk = conversation(body)

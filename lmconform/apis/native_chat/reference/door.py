@@ -23,6 +23,7 @@ from lmconform.apis.native_chat.reference.faults import CHAIN_IGNORED
 from lmconform.apis.native_chat.reference.render import frame, new_response_id, result_object, stream_events
 from lmconform.reference.faults.registry import apply
 from lmconform.reference.model import decide, recall, usage
+from lmconform.reference.refusal import refusal_message, schema_refusal
 from lmconform.reference.store import ResponseStore, store_of
 from lmconform.reference.wire import SSE_HEADERS, reject_json_constant
 
@@ -52,6 +53,9 @@ async def native_chat(request: Request, faults: frozenset[str]) -> Response:
     try:
         body = apply(stages.REQUEST, faults, _json(await request.body()))
         _validate(body)
+        broken = schema_refusal(API.name, body, faults)
+        if broken is not None:
+            raise Refused(refusal_message(broken), broken.pointer.lstrip("/").replace("/", ".") or None)
         tools = _tools(body.get("integrations") or [])
         earlier = _history(store, body.get("previous_response_id"))
     except Refused as refused:

@@ -206,7 +206,9 @@ def function_call_output_round_trip(observed: Observed, played: PlayedTurn) -> I
 
 def _unknown_ids(observed: Observed) -> list[tuple[str, HttpExchange]]:
     """The answers to a previous_response_id that was never issued: the case's request, or turns that send one."""
-    answers = [(FIRST, observed.exchange)] if observed.case.invalid and observed.case.previous_response_id else []
+    # An id of another JSON type is a malformed request, refused as any other, not an id to look up.
+    named = observed.case.previous_response_id
+    answers = [(FIRST, observed.exchange)] if observed.case.invalid and named and isinstance(named, str) else []
     answers += [(played.turn.name, observed.answer_to(played.turn.name)) for played in observed.turns.values()
                 if played.turn.unknown_previous_id and played.exchange is not None]
     if not answers:

@@ -40,6 +40,7 @@ from lmconform.apis.responses.reference.streams import render
 from lmconform.apis.responses.reference.validation import Rejected, Turn, call_message, json_body, turn_of
 from lmconform.reference.faults.registry import apply
 from lmconform.reference.model import content_text, decide, off_schema, recall, usage
+from lmconform.reference.refusal import refusal_message, schema_refusal
 from lmconform.reference.store import ResponseStore, store_of
 from lmconform.reference.streams import Form, requested_form, streamed, untagged
 from lmconform.reference.streams import thought as generated_thought
@@ -51,6 +52,9 @@ async def create_response(request: Request, faults: frozenset[str]) -> Response:
     try:
         body = apply(stages.REQUEST, faults, await json_body(request))
         turn = turn_of(body, faults)
+        broken = schema_refusal(API.name, body, faults)
+        if broken is not None:
+            raise Rejected(refusal_message(broken), broken.pointer.lstrip("/").replace("/", ".") or None, broken.keyword)
         earlier, root = _chain(store, turn.previous_id, faults)
         _check_call_ids(earlier, turn.input)
         form = _form(request, body, faults)
