@@ -21,8 +21,7 @@ from fault_effects import FaultEffects
 from lmconform.checks import REGISTRY
 from lmconform.reference import FAULTS, ReferenceServer
 from lmconform.reference.faults.transport import BAD_GATEWAY_PAGE
-from lmconform.reference.raw import DRIP_BYTES
-from lmconform.reference.raw import LENGTH_LIE, RESET_AFTER_EVENTS
+from lmconform.reference.raw import DRIP_BYTES, LENGTH_LIE, RESET_AFTER_EVENTS
 from lmconform.run import RunPlan
 from lmconform.target import Target
 from lmconform.vocabulary import FINDINGS, Level, Outcome

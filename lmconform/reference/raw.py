@@ -99,9 +99,9 @@ async def body_of(answer: Response) -> AsyncIterator[bytes]:
         yield answer.body
 
 
-async def dripped(body: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
-    """The body with its first DRIP_BYTES bytes one per write, DRIP_PAUSE_S apart."""
-    left = DRIP_BYTES
+async def dripped(body: AsyncIterator[bytes], count: int = DRIP_BYTES) -> AsyncIterator[bytes]:
+    """The body with its first `count` bytes one per write, DRIP_PAUSE_S apart."""
+    left = count
     async for data in body:
         while left and data:
             yield data[:1]

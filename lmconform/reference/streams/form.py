@@ -48,7 +48,7 @@ FEATURES: dict[str, Feature] = {feature.name: feature for feature in (
     Feature("json-space", "whitespace inside the JSON"),
     Feature("unicode-escapes", "non-ASCII characters as \\u escapes"),
     # Of the transport under the stream: only when a form names them, never picked by a seed alone.
-    Feature("drip", "the first bytes one per write, 100 ms apart"),
+    Feature("drip", "the first 3 bytes one per write, 100 ms apart"),
     Feature("gzip", "gzip Content-Encoding"),
     Feature("close-delimited", "an HTTP/1.0 body that ends when the connection closes"),
 )}

@@ -18,7 +18,7 @@ from lmconform.apis.responses.checks.scope import (
     responses_unknown_previous,
 )
 from lmconform.apis.responses.normalize import response_object
-from lmconform.cases import FIRST, HttpTurn
+from lmconform.cases import HttpTurn
 from lmconform.checks.observed import Observed, PlayedTurn
 from lmconform.checks.refs import LMSTUDIO_CHAIN_NOT_FOUND, LMSTUDIO_RESPONSES, OPENAI_RESPONSES_CREATE
 from lmconform.checks.registry import check

@@ -118,10 +118,10 @@ def delete_confirmed(observed: Observed) -> Iterator[Failure]:
 
 
 def _input_of(observed: Observed, name: str) -> str | None:
-    """The input text the request or turn `name` sent, when it was one string."""
+    """The input text the request or turn `name` sent, when it was one string (a turn sends its own input only)."""
     body = observed.case.body if isinstance(observed.case.body, dict) else {}
     turn: HttpTurn | None = next((played.turn for played in observed.turns.values() if played.turn.name == name), None)
-    given = turn.body.get("input", body.get("input")) if turn is not None else body.get("input")
+    given = (turn.body if turn is not None else body).get("input")
     return given if isinstance(given, str) else None
 
 
