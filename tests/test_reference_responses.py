@@ -534,7 +534,7 @@ def _(client: httpx.Client) -> None:
 
 # The schema faults have their effect tests in test_schema_faults.py, the faults and variants of docs/coverage.md in
 # test_reference_coverage.py, the faults only generated requests find in test_generated_requests.py.
-RESPONSES_FAULTS = sorted(faults_of_kind("defects", ("responses",)))
+RESPONSES_FAULTS = sorted([*faults_of_kind("defects", ("responses",)), *faults_of_kind("store", ("responses",))])
 
 
 def test_every_responses_fault_has_an_effect_test() -> None:

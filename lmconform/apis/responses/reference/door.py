@@ -24,14 +24,16 @@ from lmconform.apis.responses.reference import stages
 from lmconform.apis.responses.reference.faults.coverage import STRUCTURED_OUTPUT_IGNORED
 from lmconform.apis.responses.reference.faults.defects import (
     CHAIN_IGNORED,
+    FORK_SHARES_STATE,
+    UNKNOWN_PREVIOUS_200,
+    UNKNOWN_PREVIOUS_404,
+)
+from lmconform.apis.responses.reference.faults.store import (
     DELETE_KEEPS_RESPONSE,
     DELETION_BARE,
-    FORK_SHARES_STATE,
     INPUT_ITEMS_EMPTY,
     STORE_FALSE_IGNORED,
     STREAM_STORED_AS_CREATED,
-    UNKNOWN_PREVIOUS_200,
-    UNKNOWN_PREVIOUS_404,
 )
 from lmconform.apis.responses.reference.render import (
     as_json,

@@ -81,35 +81,6 @@ FORK_SHARES_STATE = flag(
             "turn, so it sees the turns of P's earlier children too (one mutable thread)",
     seen_in="servers that keep one mutable thread per conversation")
 
-# Stored state: what `store`, GET, DELETE and input_items promise (OpenAI's Responses API reference).
-STORE_FALSE_IGNORED = flag(
-    "store-false-ignored", api="responses",
-    summary="a response created with `store: false` is stored all the same: GET returns it and "
-            "`previous_response_id` continues from it",
-    seen_in="servers that keep every response and read `store` nowhere")
-
-DELETE_KEEPS_RESPONSE = flag(
-    "delete-keeps-response", api="responses",
-    summary="DELETE /v1/responses/{id} answers `deleted: true` but the response stays: GET still returns it and "
-            "chains still continue from it",
-    seen_in="servers whose DELETE only acknowledges")
-
-DELETION_BARE = flag(
-    "deletion-bare", api="responses",
-    summary="DELETE /v1/responses/{id} deletes, but answers 200 with `{}` instead of the deletion object",
-    seen_in="servers that answer a DELETE with an empty object")
-
-INPUT_ITEMS_EMPTY = flag(
-    "input-items-empty", api="responses",
-    summary="GET /v1/responses/{id}/input_items answers a list without the response's input items",
-    seen_in="servers that keep the output of a response and not its input")
-
-STREAM_STORED_AS_CREATED = flag(
-    "stream-stored-as-created", api="responses",
-    summary="a streamed response is stored as its `response.created` snapshot: GET answers it `in_progress`, "
-            "without output",
-    seen_in="servers that store a streamed response when its stream starts")
-
 FUNCTION_CALL_OUTPUT_REJECTED = flag(
     "function-call-output-rejected", api="responses",
     summary="`function_call_output` input items get a 400 error at `input`",
