@@ -106,7 +106,9 @@ def proxy_app(upstream: str, reframer: Callable[[], Reframer]) -> Starlette:
 
     async def forward(request: Request) -> Response:
         sent = client.build_request(request.method, upstream + request.url.path, content=await request.body(),
-                                    headers={"content-type": request.headers.get("content-type", "application/json")})
+                                    headers={"content-type": request.headers.get("content-type", "application/json"),
+                                             # they forward the bytes as read: an encoded body would need decoding
+                                             "accept-encoding": "identity"})
         answer = await client.send(sent, stream=True)
         kind = answer.headers.get("content-type", "")
         if not kind.startswith("text/event-stream"):

@@ -484,9 +484,57 @@ def _(client: httpx.Client) -> None:
     assert all(name == data["type"] for name, data in events if not data["type"].endswith(".delta"))
 
 
+@effect("store-false-ignored")
+def _(client: httpx.Client) -> None:
+    unstored = create(client, ask(REMEMBER, store=False), "store-false-ignored")
+    assert client.get(f"/v1/responses/{unstored['id']}").json()["id"] == unstored["id"]
+    assert create(client, ask(QUESTION, previous_response_id=unstored["id"]))["previous_response_id"] == unstored["id"]
+    clean = create(client, ask(REMEMBER, store=False))
+    assert client.get(f"/v1/responses/{clean['id']}").status_code == 404
+
+
+@effect("delete-keeps-response")
+def _(client: httpx.Client) -> None:
+    kept = create(client, ask(REMEMBER))
+    deleted = client.delete(f"/faults/delete-keeps-response/v1/responses/{kept['id']}").json()
+    assert deleted == {"id": kept["id"], "object": "response", "deleted": True}
+    assert client.get(f"/v1/responses/{kept['id']}").status_code == 200
+    assert client.delete(f"/v1/responses/{kept['id']}").status_code == 200
+    assert client.get(f"/v1/responses/{kept['id']}").status_code == 404
+    assert post(client, ask(QUESTION, previous_response_id=kept["id"])).json()["error"]["code"] \
+        == "previous_response_not_found"
+
+
+@effect("deletion-bare")
+def _(client: httpx.Client) -> None:
+    kept = create(client, ask(REMEMBER))
+    assert client.delete(f"/faults/deletion-bare/v1/responses/{kept['id']}").json() == {}
+    assert client.get(f"/v1/responses/{kept['id']}").status_code == 404
+
+
+@effect("input-items-empty")
+def _(client: httpx.Client) -> None:
+    kept = create(client, ask(REMEMBER))
+    listed = client.get(f"/v1/responses/{kept['id']}/input_items").json()
+    assert [part["text"] for item in listed["data"] for part in item["content"]] == [REMEMBER]
+    assert listed["first_id"] == listed["data"][0]["id"] and listed["has_more"] is False
+    assert client.get(f"/faults/input-items-empty/v1/responses/{kept['id']}/input_items").json()["data"] == []
+
+
+@effect("stream-stored-as-created")
+def _(client: httpx.Client) -> None:
+    events = stream(client, ask(REMEMBER), "stream-stored-as-created")
+    finished = of_type(events, "response.completed")[0]["response"]
+    stored = client.get(f"/v1/responses/{finished['id']}").json()
+    assert stored["status"] == "in_progress" and stored["output"] == [] and finished["output"]
+    events = stream(client, ask(REMEMBER))
+    finished = of_type(events, "response.completed")[0]["response"]
+    assert client.get(f"/v1/responses/{finished['id']}").json() == finished
+
+
 # The schema faults have their effect tests in test_schema_faults.py, the faults and variants of docs/coverage.md in
 # test_reference_coverage.py, the faults only generated requests find in test_generated_requests.py.
-RESPONSES_FAULTS = sorted(faults_of_kind("defects", ("responses",)))
+RESPONSES_FAULTS = sorted([*faults_of_kind("defects", ("responses",)), *faults_of_kind("store", ("responses",))])
 
 
 def test_every_responses_fault_has_an_effect_test() -> None:

@@ -9,16 +9,18 @@ a chat turn carries the whole history, built from the earlier request and its an
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from lmconform.apis import api_of
 
 FIRST = "request"  # how a turn names the case's own request
+PLACEHOLDER = re.compile(r"\{([a-z][a-z0-9-]*)\}")  # in a turn's path: the id of that turn's answer
 
 
 # The keys of a turn in a case file, in the order a written file gives them.
-DOCUMENT_ORDER = ("name", "method", "notification", "id", "previous", "body", "raw_body", "answers_call_of",
+DOCUMENT_ORDER = ("name", "method", "path", "notification", "id", "previous", "body", "raw_body", "answers_call_of",
                   "call_output", "recall", "cancels", "after_parts", "edited_answer")
 
 
@@ -45,9 +47,19 @@ class Turn:
 @dataclass(frozen=True)
 class HttpTurn(Turn):
     """A further request over HTTP: the case's request body with `body`'s fields instead of its own `input` and
-    `previous_response_id`, chained to the answer of `previous` (the API's continuation builds it)."""
+    `previous_response_id`, chained to the answer of `previous` (the API's continuation builds it); or a request of
+    another method to a path naming earlier answers (`GET /v1/responses/{request}`)."""
 
     recall: str | None = None  # a word its answer must contain (judged against the reference server only)
+    # Another request than the case's: its HTTP method (GET, DELETE), and its path, where `{name}` stands for the id
+    # of that turn's answer (`/v1/responses/{request}/input_items`). A turn of another method than POST has no body.
+    method: str | None = None
+    path: str | None = None
+
+    @property
+    def named(self) -> tuple[str, ...]:
+        """The turns whose answers' ids its path names."""
+        return tuple(PLACEHOLDER.findall(self.path or ""))
 
     @property
     def input(self) -> Any:

@@ -11,7 +11,7 @@ from pathlib import Path
 import jsonschema
 
 from lmconform.apis import APIS, HTTP, STDIO, api_of
-from lmconform.cases.model import FIRST, AgentTask, Case, HttpTurn, StdioTurn
+from lmconform.cases.model import FIRST, PLACEHOLDER, AgentTask, Case, HttpTurn, StdioTurn
 
 CASE_SCHEMA = Path(__file__).resolve().parent / "case.schema.json"
 # The cases lmconform ships: each API's in the `cases/` folder of the API's own folder.
@@ -91,8 +91,8 @@ def _turn_type(api: str) -> type[HttpTurn] | type[StdioTurn]:
 # What only one transport's cases may say.
 _HTTP_METHODS = {"GET", "POST", "DELETE"}
 _STDIO_REQUEST_KEYS = {"notification", "id"}
-_STDIO_TURN_KEYS = {"method", "notification", "id", "raw_body", "cancels", "after_parts", "edited_answer"}
-_HTTP_TURN_KEYS = {"recall"}
+_STDIO_TURN_KEYS = {"notification", "id", "raw_body", "cancels", "after_parts", "edited_answer"}
+_HTTP_TURN_KEYS = {"recall", "path"}
 
 
 def _fits_its_transport(path: Path, data: dict) -> None:
@@ -102,12 +102,21 @@ def _fits_its_transport(path: Path, data: dict) -> None:
     request, turns = data["request"], data.get("turns", ())
     if api.transport == HTTP:
         stray = sorted((_STDIO_REQUEST_KEYS & set(request)) | {key for turn in turns for key in _STDIO_TURN_KEYS & set(turn)})
-        if request.get("method", "POST") not in _HTTP_METHODS or stray or "code" in data["expect"]:
-            raise CaseError(f"{path}: an HTTP case has an HTTP method and none of {', '.join(stray) or 'the stdio fields'}")
+        methods = [request.get("method", "POST"), *(turn.get("method", "POST") for turn in turns)]
+        if set(methods) - _HTTP_METHODS or stray or "code" in data["expect"]:
+            raise CaseError(f"{path}: an HTTP case has HTTP methods and none of {', '.join(stray) or 'the stdio fields'}")
+        names = [FIRST]
+        for turn in turns:
+            unknown = sorted(set(PLACEHOLDER.findall(turn.get("path", ""))) - set(names))
+            if unknown:
+                raise CaseError(f"{path}: turn {turn['name']!r} names {', '.join(unknown)} in its path, which is no "
+                                "earlier turn")
+            names.append(turn["name"])
         return
     if "path" in request or request.get("method", api.method) in _HTTP_METHODS or "pair" in data:
         raise CaseError(f"{path}: a {api.transport} case names a JSON-RPC method, no path and no pair")
-    stray = sorted({key for turn in turns for key in _HTTP_TURN_KEYS & set(turn)})
+    stray = sorted({key for turn in turns for key in _HTTP_TURN_KEYS & set(turn)}
+                   | {"an HTTP method" for turn in turns if turn.get("method") in _HTTP_METHODS})
     if stray:
         raise CaseError(f"{path}: a {api.transport} case's turns have none of {', '.join(stray)}")
     if request.get("notification") and "id" in request:

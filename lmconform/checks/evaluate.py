@@ -7,7 +7,7 @@ from dataclasses import dataclass, field, replace
 from lmconform.checks.observed import Observed
 from lmconform.checks.registry import Check
 from lmconform.vocabulary import FINDING_OUTCOME, Failure, Grade, NotApplicable, Note, NoVerdict, Outcome, Unsupported
-from lmconform.wire.exchange import Exchange
+from lmconform.wire.exchange import BROKEN, Exchange
 from lmconform.wire.redact import redact_text
 
 MAX_FAILURES_SHOWN = 5
@@ -93,7 +93,8 @@ def evaluate(check: Check, observed: Observed) -> Verdict | None:
         return Verdict(outcome=Outcome.UNSUPPORTED, detail=observed.unsupported, **common)
     judges_run = check.kind == "agent"  # an agent's coping with a failed or cut answer is what it judges
     failed = _no_answer(observed)
-    if failed is not None and not judges_run and not (check.judges_lost_process and failed.error_kind in LOST_PROCESS):
+    if failed is not None and not judges_run and not (check.judges_lost_process and failed.error_kind in LOST_PROCESS) \
+            and not (check.judges_broken_answers and failed.error_kind == BROKEN):
         return Verdict(outcome=Outcome.ERROR, detail=failed.error, **common)
     if observed.feature_missing:
         detail = f"the target has no {observed.case.feature} route (HTTP {exchange.status}: {exchange.body_excerpt(200)})"

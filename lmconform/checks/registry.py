@@ -42,6 +42,10 @@ class Check:
     # Judged when a process the case talks to (a bridge on stdio) exits or stops answering, which leaves the case's
     # other checks with no verdict: for the checks whose property is that it does not.
     judges_lost_process: bool = False
+    # Judged on an answer whose connection the server ended before the body did (reset, or closed short of its
+    # Content-Length), which leaves the case's other checks with no verdict: for the checks whose property is that it
+    # does not.
+    judges_broken_answers: bool = False
     # The faults that prove the check can fail: of the reference server's catalogue (lmconform.reference.faults) or,
     # for a bridge's checks, of the reference bridge's (lmconform.bridge.faults). tests/test_fault_catalogue.py
     # holds each to the fault × check table `make catalogue` writes.
@@ -56,7 +60,7 @@ REGISTRY: dict[str, Check] = {}
 
 def check(id: str, *, level: Level, title: str, ref: str, applies: Callable[[Case], bool],
           proven_by: Iterable[str] = (), requires: Iterable[Requirement] = (), kind: str = "wire",
-          judges_cut_bodies: bool = False, judges_lost_process: bool = False):
+          judges_cut_bodies: bool = False, judges_lost_process: bool = False, judges_broken_answers: bool = False):
     """Register a check function under a stable id; a second registration of the same id is an error."""
     if not ID_PATTERN.match(id):
         raise ValueError(f"check id {id!r} is not <surface>.<area>.<property> in lower case")
@@ -69,6 +73,7 @@ def check(id: str, *, level: Level, title: str, ref: str, applies: Callable[[Cas
         REGISTRY[id] = Check(id=id, level=Level(level), title=title, ref=ref, applies=applies, function=function,
                              surface=surface_of(id), kind=kind, requires=frozenset(map(Requirement, requires)),
                              judges_cut_bodies=judges_cut_bodies, judges_lost_process=judges_lost_process,
+                             judges_broken_answers=judges_broken_answers,
                              proven_by=tuple(proven_by))
         return function
 

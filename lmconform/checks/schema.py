@@ -17,11 +17,14 @@ is refused is http.status.success_for_valid_request's finding already; its body 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import cache, partial
 
+from lmconform.apis import api_of
 from lmconform.cases import FIRST, Case
+from lmconform.cases.model import PLACEHOLDER
 from lmconform.checks.observed import Observed
 from lmconform.checks.refs import OPENAI_ERRORS
 from lmconform.checks.registry import check
@@ -107,9 +110,15 @@ def _judged(exchange: HttpExchange, api: str, profile: str | None) -> Iterator[J
 
 
 def _exchanges(observed: Observed) -> Iterator[tuple[str, HttpExchange]]:
+    """The answers that are the API's objects: the request's, and each turn's that sent the same kind of request or
+    read a stored answer back (not what a deletion or a list of input items answers)."""
     yield FIRST, observed.exchange
+    stored = api_of(observed.case.api).stored_path
     for name, played in observed.turns.items():
-        if played.exchange is not None:
+        path = getattr(played.turn, "path", None)
+        same_kind = path is None or (played.turn.method == "GET" and stored is not None
+                                     and PLACEHOLDER.sub("{}", path) == re.sub(r"\{\w+\}", "{}", stored))
+        if played.exchange is not None and same_kind:
             yield name, played.exchange
 
 

@@ -12,6 +12,7 @@ from lmconform.checks.refs import (
     OPENAI_CHAT_CREATE,
     OPENAI_CHAT_STREAMING,
     OPENAI_PYTHON_SSE_ID,
+    RFC9112_BODY_LENGTH,
     VOID_PARSER,
     WHATWG_SSE,
 )
@@ -19,7 +20,7 @@ from lmconform.checks.registry import check
 from lmconform.checks.scope import over_http, streamed, streamed_ending_with_done, valid_request
 from lmconform.normalize.data_events import DataEvent, read_data_events
 from lmconform.vocabulary import Failure, Level, shown
-from lmconform.wire.exchange import NOT_JSON
+from lmconform.wire.exchange import BROKEN, NOT_JSON
 
 
 @check("http.status.success_for_valid_request", level=Level.MUST, applies=valid_request, ref=OPENAI_CHAT_CREATE,
@@ -27,7 +28,9 @@ from lmconform.wire.exchange import NOT_JSON
 def success_for_valid_request(observed: Observed) -> Iterator[Failure]:
     exchange = observed.exchange
     if not observed.succeeded:
-        yield Failure("a 2xx status", f"HTTP {exchange.status}", exchange.body_excerpt())
+        page = " with an HTML page (text/html): an error page of something between the client and the model " \
+               "server, such as a reverse proxy" if exchange.content_type == "text/html" else ""
+        yield Failure("a 2xx status", f"HTTP {exchange.status}{page}", exchange.body_excerpt())
     elif isinstance(exchange.json, dict) and exchange.json.get("error"):
         # LM Studio answers unknown routes with 200 and {"error": ...}: a success status is not an answer.
         # A Responses object always carries "error": null, which is no error.
@@ -41,6 +44,16 @@ def within_size_cap(observed: Observed) -> Iterator[Failure]:
     if exchange.truncated:
         yield Failure(f"a body of at most {exchange.max_body_bytes} bytes",
                       f"more than {exchange.max_body_bytes} bytes; reading stopped there", exchange.body_excerpt(300))
+
+
+@check("http.body.complete", level=Level.MUST, applies=over_http, ref=RFC9112_BODY_LENGTH,
+       judges_broken_answers=True, proven_by=("connection-reset", "content-length-long"),
+       title="the answer arrives whole: the server neither resets nor closes the connection before the body's end")
+def body_complete(observed: Observed) -> Iterator[Failure]:
+    exchange = observed.exchange
+    if exchange.error_kind == BROKEN:
+        last = exchange.body[-300:].decode("utf-8", errors="replace")
+        yield Failure("the whole body, then its end", exchange.error or "", f"the last bytes that arrived: {last!r}")
 
 
 @check("sse.content_type.event_stream", level=Level.MUST, applies=streamed, ref=VOID_PARSER,

@@ -1,8 +1,9 @@
 """A source of generated cases: `previous_response_id` programs.
 
-A program is a case of the Responses API whose turns create responses (with or without a forced function call),
-chain to earlier ones (each chained turn with its control: the same input alone), fork one twice with the same
-input, answer a function call, and use an id that was never issued. Programs are played and judged like any case,
+A program is a case of the Responses API whose turns create responses (streamed or not, with or without a forced
+function call, or with `store: false`), chain to earlier ones (each chained turn with its control: the same input
+alone), fork one twice with the same input, answer a function call, read a response back, list its input, delete it,
+read or chain to one the server must have forgotten, and use an id that was never issued. Programs are played and judged like any case,
 by the checks that apply to them; the chain checks (lmconform.apis.responses.checks.chain) state the invariants once,
 for the hand-written chain cases and the generated ones alike. A program with a finding shrinks to the shortest
 one that still has it, and is reported with its turns and the requests that replay it.
@@ -10,11 +11,13 @@ one that still has it, and is reported with its turns and the requests that repl
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import replace
 
 from hypothesis import strategies as st
 
+from lmconform.apis import api_of
 from lmconform.cases import FIRST, Case, HttpTurn
 from lmconform.checks.evaluate import judged as evaluate_judged
 from lmconform.checks.observed import Observed
@@ -42,10 +45,16 @@ inputs = st.one_of(
 class _Program:
     """Turns being written, with what each earlier one offers: a response to chain to, a call to answer."""
 
-    def __init__(self) -> None:
+    def __init__(self, source: Case) -> None:
+        self.stored_path = api_of(source.api).stored_path or ""  # where a response is read back: `…/{response_id}`
         self.turns: list[HttpTurn] = []
         self.responses: list[str] = []  # names of turns whose answer may be chained to
         self.calls: list[str] = []  # names of turns with a forced call not answered yet
+        self.forgotten: list[str] = []  # names of turns whose answer the server must no longer know
+
+    def stored(self, name: str, method: str, suffix: str = "") -> str:
+        """A request of `method` to the stored response of turn `name` (`suffix`: `/input_items`)."""
+        return self.add({}, method=method, path=re.sub(r"\{\w+\}", f"{{{name}}}", self.stored_path) + suffix)
 
     def add(self, body: dict, **references) -> str:
         name = FIRST if not self.turns else f"t{len(self.turns)}"
@@ -55,15 +64,33 @@ class _Program:
 
 def _step(draw, program: _Program) -> None:
     kinds = ["create", "create_with_call"]
-    if program.turns:
-        kinds.append("unknown_id")
+    if program.turns:  # not the request: every turn has the request's fields but its own, `store` too
+        kinds += ["unknown_id", "create_unstored"]
     if program.responses:
-        kinds += ["chain", "fork"]
+        kinds += ["chain", "fork", "read", "list_input", "delete"]
     if program.calls:
         kinds.append("answer_call")
+    if program.forgotten:
+        kinds += ["chain_forgotten", "read_forgotten"]
     kind = draw(st.sampled_from(kinds))
     if kind == "create":
-        program.responses.append(program.add({"input": draw(inputs)}))
+        # Streamed or not: a chain must continue from a streamed response as from any other.
+        program.responses.append(program.add({"input": draw(inputs), "stream": draw(st.booleans())}))
+    elif kind == "create_unstored":
+        program.forgotten.append(program.add({"input": draw(inputs), "store": False}))
+    elif kind in ("read", "list_input"):
+        program.stored(draw(st.sampled_from(program.responses)), "GET", "/input_items" if kind == "list_input" else "")
+    elif kind == "delete":
+        name = draw(st.sampled_from([name for name in program.responses if name not in program.calls] or [None]))
+        if name is not None:  # a call still to answer is kept: its answer would chain to a deleted response
+            program.stored(name, "DELETE")
+            program.stored(name, "GET")  # read back at once: it must be gone
+            program.responses.remove(name)
+            program.forgotten.append(name)
+    elif kind == "chain_forgotten":
+        program.add({"input": draw(inputs)}, previous=draw(st.sampled_from(program.forgotten)))
+    elif kind == "read_forgotten":
+        program.stored(draw(st.sampled_from(program.forgotten)), "GET")
     elif kind == "create_with_call":
         word = draw(st.sampled_from(WORDS))
         name = program.add({"input": f"Look up the word {word}", "tools": [TOOL], "tool_choice": "required"})
@@ -97,7 +124,7 @@ def as_case(seed_case: Case, turns: list[HttpTurn], index: int) -> Case:
 
 @st.composite
 def programs(draw, source: Case) -> Case:
-    program = _Program()
+    program = _Program(source)
     for _ in range(draw(st.integers(min_value=1, max_value=STEPS))):
         _step(draw, program)
     return as_case(source, program.turns, 0)
@@ -114,7 +141,7 @@ def representatives(source: Case) -> list[Case]:
 
 def representative(source: Case) -> Case:
     """A program with one step of every kind, for deciding which checks the source's examples can meet."""
-    program = _Program()
+    program = _Program(source)
     first = program.add({"input": "Start of a generated conversation."})
     called = program.add({"input": "Look up the word river", "tools": [TOOL], "tool_choice": "required"})
     program.add({"input": "Continue."}, previous=first)
@@ -123,6 +150,16 @@ def representative(source: Case) -> Case:
     program.add({"input": "Fork."}, previous=first)
     program.add({}, previous=called, answers_call_of=called, call_output=CALL_OUTPUT)
     program.add({"input": "Continue.", "previous_response_id": UNKNOWN_ID})
+    streamed = program.add({"input": "A streamed start.", "stream": True})
+    program.add({"input": "Continue."}, previous=streamed)
+    program.stored(streamed, "GET")
+    program.stored(streamed, "GET", "/input_items")
+    program.stored(streamed, "DELETE")
+    program.stored(streamed, "GET")
+    program.add({"input": "Continue."}, previous=streamed)
+    unstored = program.add({"input": "Not to be kept.", "store": False})
+    program.stored(unstored, "GET")
+    program.add({"input": "Continue."}, previous=unstored)
     return as_case(source, program.turns, 0)
 
 
@@ -136,20 +173,23 @@ def describe(observed: Observed) -> str:
     """A generated program as a person reads it: its turns, then every request that replays it."""
     case = observed.case
     lines = [f"{case.provenance['source']}, example {case.provenance['generated'].get('example')}:",
-             f"  {FIRST}: {_shown(case.body)}"]
+             f"  {FIRST}: {_shown(HttpTurn(FIRST, case.body))}"]
     for played in observed.turns.values():
         turn = played.turn
         references = ", ".join(f"{key} {value}" for key, value in (("previous", turn.previous),
                                                                   ("answers the call of", turn.answers_call_of)) if value)
-        lines.append(f"  {turn.name}: {_shown(turn.body)}{f' ({references})' if references else ''}")
+        lines.append(f"  {turn.name}: {_shown(turn)}{f' ({references})' if references else ''}")
     lines.append("Replay:")
     lines.append(f"  {observed.exchange.request.reproduction()}")
     lines += [f"  {played.exchange.request.reproduction()}" for played in observed.turns.values() if played.exchange]
     return "\n".join(lines)
 
 
-def _shown(body: dict) -> str:
-    return ", ".join(f"{key}={value!r}"[:80] for key, value in body.items() if key != "tools") or "(the call's output)"
+def _shown(turn: HttpTurn) -> str:
+    if turn.method is not None:
+        return f"{turn.method} {turn.path}"
+    return ", ".join(f"{key}={value!r}"[:80] for key, value in turn.body.items() if key != "tools") \
+        or "(the call's output)"
 
 
 # What the run asks of a source (lmconform.source): its cases are always part of a run, which plays none of their

@@ -24,8 +24,9 @@ from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
 from lmconform.apis import APIS
-from lmconform.reference.faults import parse_faults
+from lmconform.reference.faults import apply, parse_faults
 from lmconform.reference.faults.server import UNKNOWN_ROUTE_200
+from lmconform.reference.faults.transport import ANSWER
 from lmconform.reference.store import DEFAULT_STORE_SIZE
 from lmconform.reference.streams import DEFAULT_PAUSE_S, parse_form
 
@@ -93,7 +94,7 @@ class _Dispatcher:
                 return JSONResponse({"error": message})
             return JSONResponse({"error": {"message": message, "type": "invalid_request_error", "param": None,
                                            "code": "not_found"}}, 404)
-        return await endpoint(request, faults)
+        return apply(ANSWER, faults, await endpoint(request, faults), request)
 
 
 def create_app(faults: frozenset[str] = frozenset(), store_size: int = DEFAULT_STORE_SIZE,

@@ -14,6 +14,7 @@ from starlette.applications import Starlette
 
 from lmconform.reference.app import create_app
 from lmconform.reference.faults import parse_faults
+from lmconform.reference.raw import LendingProtocol
 from lmconform.reference.store import DEFAULT_STORE_SIZE
 from lmconform.reference.streams import DEFAULT_PAUSE_S
 
@@ -35,7 +36,10 @@ class _Server(uvicorn.Server):
 
 
 def _config(app: Starlette, **options: object) -> uvicorn.Config:
-    return uvicorn.Config(app, lifespan="off", timeout_graceful_shutdown=_GRACEFUL_SHUTDOWN_SECONDS, **options)
+    """uvicorn's HTTP/1.1 protocol lending each request's socket to the app: the faults of the transport write on it
+    (lmconform.reference.raw)."""
+    return uvicorn.Config(app, lifespan="off", timeout_graceful_shutdown=_GRACEFUL_SHUTDOWN_SECONDS,
+                          http=LendingProtocol, **options)
 
 
 def _listening_socket(host: str, port: int) -> socket.socket:

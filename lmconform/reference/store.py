@@ -1,12 +1,12 @@
-"""The memory behind `previous_response_id` and `GET /v1/responses/{id}`: recent responses, each with the
-conversation that led to it.
+"""The memory behind `previous_response_id`, `GET` and `DELETE /v1/responses/{id}` and its input items: recent
+responses, each with the conversation that led to it and the input of its own turn.
 
 The memory is bounded, because a conformance run against a long-lived server may create responses without end:
 
 - at most `capacity` entries (DEFAULT_STORE_SIZE, 10,000): the least recently used is forgotten first, and its
   id then answers `previous_response_not_found`, as it would after LM Studio restarts;
-- at most ENTRY_SIZE (2 Mi) characters of JSON per entry: the response body that `GET` returns plus the
-  conversation. The conversation is trimmed like a context window: its HISTORY_ITEMS (256) most recent
+- at most ENTRY_SIZE (2 Mi) characters of JSON per entry: the response body that `GET` returns, its input items,
+  plus the conversation. The conversation is trimmed like a context window: its HISTORY_ITEMS (256) most recent
   messages, fewer when they would pass the budget. A body that alone passes the budget is answered but not
   stored; a request body is at most MAX_BODY_BYTES (1 MiB), and only the rule model's tool arguments, which
   repeat a word of the prompt for every property, can grow an answer that far.
@@ -42,6 +42,7 @@ class Entry:
     history: tuple[dict[str, Any], ...]
     root: str
     serial: int
+    input_items: tuple[dict[str, Any], ...] = ()  # this turn's input, as `GET …/input_items` lists it
 
 
 class ResponseStore:
@@ -63,10 +64,11 @@ class ResponseStore:
                 self._entries.move_to_end(response_id)
             return entry
 
-    def add(self, response_id: str, body: bytes, history: Sequence[dict[str, Any]], root: str) -> None:
-        """Keep `body` and as much of the end of `history` as the entry's budget allows; a body over the budget
-        alone is not kept."""
-        budget = ENTRY_SIZE - len(body)  # UTF-8 bytes: never fewer than its characters
+    def add(self, response_id: str, body: bytes, history: Sequence[dict[str, Any]], root: str,
+            input_items: Sequence[dict[str, Any]] = ()) -> None:
+        """Keep `body`, `input_items` and as much of the end of `history` as the entry's budget allows; a body and
+        input over the budget alone are not kept."""
+        budget = ENTRY_SIZE - len(body) - len(json.dumps(list(input_items), ensure_ascii=False))
         if budget < 0:
             return
         kept: list[dict[str, Any]] = []
@@ -76,9 +78,15 @@ class ResponseStore:
                 break
             kept.append(message)
         with self._lock:
-            self._entries[response_id] = Entry(body, tuple(reversed(kept)), root, next(self._serials))
+            self._entries[response_id] = Entry(body, tuple(reversed(kept)), root, next(self._serials),
+                                               tuple(input_items))
             while len(self._entries) > self.capacity:
                 self._entries.popitem(last=False)
+
+    def delete(self, response_id: str) -> bool:
+        """Forget the entry; whether there was one."""
+        with self._lock:
+            return self._entries.pop(response_id, None) is not None
 
     def newest_of_chain(self, entry: Entry) -> Entry:
         """The most recently created entry of `entry`'s chain: `entry` itself or a later turn from the same root.

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from lmconform.apis import api_of
 from lmconform.cases import FIRST, Case, HttpTurn
+from lmconform.cases.model import PLACEHOLDER
 from lmconform.checks.observed import Observed, PlayedTurn, generation_of
 from lmconform.normalize.reading import reading
 from lmconform.settings import RunSettings
@@ -38,12 +39,14 @@ def play(case: Case, target: Target, upstream: Target | None = None, settings: R
         answers: dict[str, HttpExchange] = {FIRST: exchange}
         turns: dict[str, PlayedTurn] = {}
         for turn in case.turns:
+            method = turn.method or case.method
             try:
-                turn_body = _turn_body(case, body, turn, answers)
+                path = _turn_path(case, turn, answers)
+                turn_body = _turn_body(case, body, turn, answers) if method == "POST" else None
             except _NotSendable as reason:
                 turns[turn.name] = PlayedTurn(turn, None, str(reason))
                 continue
-            answers[turn.name] = transport.send(case.method, case.path, turn_body)
+            answers[turn.name] = transport.send(method, path, turn_body)
             turns[turn.name] = PlayedTurn(turn, answers[turn.name])
         paired = _pair(case, body, exchange, transport) if case.pair else {}
     finally:
@@ -80,6 +83,13 @@ def _turn_body(case: Case, request: dict, turn: HttpTurn, answers: dict[str, Htt
         answered = _answered(turn.answers_call_of, answers)
         call = (_first_call_id(case, turn.answers_call_of, answers), turn.call_output)
     return reading(case.api).continuation(request, turn.body, previous_id, call, answered)
+
+
+def _turn_path(case: Case, turn: HttpTurn, answers: dict[str, HttpExchange]) -> str:
+    """The turn's path with the id of each answer it names, or the case's path."""
+    if turn.path is None:
+        return case.path
+    return PLACEHOLDER.sub(lambda named: _answer_id(case, named[1], answers), turn.path)
 
 
 def _answered(name: str, answers: dict[str, HttpExchange]) -> HttpExchange:

@@ -17,6 +17,7 @@ from lmconform.target import DEFAULT_MAX_BODY_BYTES
 from lmconform.wire.collector import collector_paused
 
 T = TypeVar("T")
+BROKEN = "broken"  # the error kind of an answer whose connection the server ended before the end of its body
 
 
 class Request(ABC):
@@ -45,7 +46,8 @@ class Exchange:
     request: Request
     chunks: list[BodyChunk] = field(default_factory=list)
     error: str | None = None
-    # "unreachable" | "timeout" | "deadline" | "protocol"; over stdio also "exited" and "flood"
+    # "unreachable" | "timeout" | "deadline" | "broken" (the connection ended before the body) | "protocol"; over
+    # stdio also "exited" and "flood"
     error_kind: str | None = None
     truncated: bool = False
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import atexit
 import json
+import re
 import time
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -15,7 +16,7 @@ import httpx
 from lmconform import __version__
 from lmconform.target import Target
 from lmconform.wire.collector import collector_paused
-from lmconform.wire.exchange import NOT_JSON, BodyChunk, Exchange, Request
+from lmconform.wire.exchange import BROKEN, NOT_JSON, BodyChunk, Exchange, Request
 from lmconform.wire.redact import curl_command, redact_headers
 from lmconform.wire.sse import SSEStream, parse_sse
 
@@ -181,11 +182,39 @@ def send(target: Target, method: str, path: str, body: Any = None, raw_body: str
         exchange.error_kind, exchange.error = "unreachable", f"cannot connect to {target.base_url}: {error}"
     except httpx.TimeoutException:
         exchange.error_kind = "timeout"
-        exchange.error = f"no bytes for {target.read_timeout:g} s (read timeout) after {received} bytes"
+        exchange.error = f"no bytes for {target.read_timeout:g} s (read timeout) after {_arrived(exchange)}"
     except httpx.HTTPError as error:
-        exchange.error_kind, exchange.error = "protocol", f"{type(error).__name__}: {error}"
+        exchange.error_kind, exchange.error = _broken(error, exchange)
     exchange.duration_s = time.monotonic() - started
     return exchange
+
+
+# h11's words for a body that ended before its framing said it would: "(received 1331 bytes, expected 1363)"
+_SHORT_OF_LENGTH = re.compile(r"received (\d+) bytes, expected (\d+)")
+
+
+def _arrived(exchange: HttpExchange) -> str:
+    """What had arrived, as a user counts it: the events of a stream, the bytes of any answer."""
+    received = len(exchange.body)
+    if exchange.is_event_stream:
+        events = len(exchange.sse.events)
+        return f"{events} event{'s' * (events != 1)} ({received} bytes)"
+    return f"{received} bytes" if exchange.status is not None else "nothing"
+
+
+def _broken(error: httpx.HTTPError, exchange: HttpExchange) -> tuple[str, str]:
+    """Why the answer stopped, in a user's words: the kind of error ("broken" when the server ended the connection
+    before the end of the body) and what happened."""
+    text = str(error)
+    if isinstance(error, httpx.ReadError) and "reset" in text.lower():
+        return BROKEN, f"the server reset the connection after {_arrived(exchange)}"
+    short = _SHORT_OF_LENGTH.search(text)
+    if short is not None:
+        return BROKEN, (f"the server closed the connection after {short[1]} of the {short[2]} bytes its "
+                          "Content-Length announced")
+    if isinstance(error, httpx.RemoteProtocolError) and "peer closed" in text:
+        return BROKEN, f"the server closed the connection in the middle of the body, after {_arrived(exchange)}"
+    return "protocol", f"{type(error).__name__}: {error}"
 
 
 class HttpTransport:

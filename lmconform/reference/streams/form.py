@@ -47,7 +47,12 @@ FEATURES: dict[str, Feature] = {feature.name: feature for feature in (
     Feature("key-order", "keys in any order"),
     Feature("json-space", "whitespace inside the JSON"),
     Feature("unicode-escapes", "non-ASCII characters as \\u escapes"),
+    # Of the transport under the stream: only when a form names them, never picked by a seed alone.
+    Feature("drip", "the first 3 bytes one per write, 100 ms apart"),
+    Feature("gzip", "gzip Content-Encoding"),
+    Feature("close-delimited", "an HTTP/1.0 body that ends when the connection closes"),
 )}
+TRANSPORT = ("drip", "gzip", "close-delimited")
 LINE_ENDS = tuple(name for name, feature in FEATURES.items() if feature.group == "line-ends")
 PLAIN = "plain"
 _FORM = re.compile(r"(\d{1,18})(?::([a-z0-9,-]+))?")
@@ -75,9 +80,10 @@ class Form:
 
     @classmethod
     def from_seed(cls, seed: int) -> Form:
-        """The features a seed picks by itself: each with a chance of SEED_PICKS, and one kind of line end or none."""
+        """The features a seed picks by itself: each but those of the transport with a chance of SEED_PICKS, and one
+        kind of line end or none."""
         rng = random.Random(f"{seed}/features")
-        chosen = {name for name in FEATURES if name not in LINE_ENDS and rng.random() < SEED_PICKS}
+        chosen = {name for name in FEATURES if name not in (*LINE_ENDS, *TRANSPORT) and rng.random() < SEED_PICKS}
         line_end = rng.choice((None, *LINE_ENDS))
         return cls(seed, frozenset(chosen | ({line_end} if line_end else set())))
 

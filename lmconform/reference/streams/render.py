@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from lmconform.reference.streams.form import FEATURES, LINE_ENDS, Form
+from lmconform.reference.streams.form import FEATURES, LINE_ENDS, TRANSPORT, Form
 from lmconform.reference.streams.frames import Trouble, frame_events, line_ended
 from lmconform.reference.streams.json_text import JsonWriter
 from lmconform.reference.streams.writes import Write, cut_writes
@@ -38,7 +38,7 @@ def rendered(form: Form, events: list[tuple[str | None, str]], effects: set[str]
     among the `features` the API's streams can take; `always`: features that change every answer of the API."""
     framed = frame_events(events, form, "event-lines" in features, ends_with_done)
     cut = cut_writes(line_ended(framed.blocks, form), form)
-    always = {"no-space", "key-order", "json-space", *LINE_ENDS, *always}
+    always = {"no-space", "key-order", "json-space", *LINE_ENDS, *TRANSPORT, *always}
     effective = effects | framed.effects | cut.effects | (always & form.features)
     effective |= {name for name, did in (("unicode-escapes", writer.escaped), ("multiline-data", writer.broken)) if did}
     effective &= set(features)

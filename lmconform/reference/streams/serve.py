@@ -15,13 +15,15 @@ import json
 import re
 import threading
 from collections.abc import AsyncIterator, Mapping
+from dataclasses import replace
 from typing import Any
 
 from starlette.requests import Request
-from starlette.responses import StreamingResponse
+from starlette.responses import Response, StreamingResponse
 
 from lmconform.reference.model import content_text
-from lmconform.reference.streams.form import Form, parse_form
+from lmconform.reference.raw import GZIP_HEADERS, Framing, RawAnswer, accepts_gzip, dripped, gzipped
+from lmconform.reference.streams.form import FEATURES, Form, parse_form
 from lmconform.reference.streams.render import Rendered
 from lmconform.reference.streams.writes import Write
 
@@ -29,6 +31,7 @@ TAG = "lmconform-stream="
 _TAG = re.compile(re.escape(TAG) + r"(\d{1,18}(?::[a-z0-9,-]+)?)")
 _THINK = re.compile(r"\bthink\b", re.IGNORECASE)
 FORM_HEADER = "X-Lmconform-Stream"
+FORM_DRIP_BYTES = 3  # a generated form drips fewer bytes than the drip variant: hundreds of examples are played
 SHOWS_HEADER = "X-Lmconform-Stream-Shows"
 TROUBLES_HEADER = "X-Lmconform-Stream-Troubles"  # the clients known to read this form wrongly
 # Long enough for a reader in another process to take a write as a segment of its own, short enough that a
@@ -72,14 +75,26 @@ def thought(prompt: str) -> str | None:
     return f"Thinking about: {prompt}" if _THINK.search(prompt) else None
 
 
-def streamed(rendered: Rendered, headers: Mapping[str, str], state: Any) -> StreamingResponse:
-    """The writes, each a body message of its own; a pause after those a reader must get apart. Headers say the
-    form by the features that changed something (the same bytes again, but for ids and times), what they did, and
-    which clients read it wrongly; ASCII, as HTTP wants."""
+def streamed(rendered: Rendered, headers: Mapping[str, str], request: Request) -> Response:
+    """The writes, each a body message of its own; a pause after those a reader must get apart; then what the
+    form's features of the transport do to them (lmconform.reference.raw). Headers say the form by the features that
+    changed something (the same bytes again, but for ids and times), what they did, and which clients read it
+    wrongly; ASCII, as HTTP wants."""
+    if "gzip" in rendered.effective and not accepts_gzip(request):  # never sent to a client that did not ask
+        rendered = replace(rendered, effective=rendered.effective - {"gzip"},
+                           shows=tuple(shown for shown in rendered.shows if shown != FEATURES["gzip"].shows))
     shown = {FORM_HEADER: str(Form(rendered.form.seed, rendered.effective)), SHOWS_HEADER: rendered.cause.encode("ascii", "replace").decode(),
              TROUBLES_HEADER: ",".join(sorted({trouble.client for trouble in rendered.troubles}))}
-    pause = getattr(state, "stream_pause", DEFAULT_PAUSE_S)
-    return StreamingResponse(_sent(rendered.writes, pause, state.stopping), headers={**headers, **shown})
+    state = request.app.state
+    body: AsyncIterator[bytes] = _sent(rendered.writes, getattr(state, "stream_pause", DEFAULT_PAUSE_S), state.stopping)
+    on = rendered.effective
+    if "drip" in on:
+        body = dripped(body, FORM_DRIP_BYTES)
+    gzip = "gzip" in on
+    if gzip:
+        body = gzipped(body)
+    answer = StreamingResponse(body, headers={**headers, **shown, **(GZIP_HEADERS if gzip else {})})
+    return RawAnswer(answer, Framing.CLOSE_DELIMITED) if "close-delimited" in on else answer
 
 
 async def _sent(writes: tuple[Write, ...], pause: float, stopping: threading.Event) -> AsyncIterator[bytes]:

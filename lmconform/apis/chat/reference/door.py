@@ -97,7 +97,7 @@ async def chat_completions(request: Request, faults: frozenset[str]) -> Response
     chunks = _stream_chunks(plan, per_call, counts if _usage_requested(body) else None, envelope, logprobs)
     if form is not None:
         reasoning = thought(last_user_text(read["messages"]))
-        return streamed(render(chunks, reasoning, form), SSE_HEADERS, request.app.state)
+        return streamed(render(chunks, reasoning, form), SSE_HEADERS, request)
     chunks = [apply(stages.OBJECT, faults, chunk) for chunk in chunks]
     lines = apply(stages.STREAM, faults, [*chunks, "[DONE]"])
     frames = apply(stages.SSE, faults, _sent([_data(line) for line in lines]), request.app.state.stopping)

@@ -1,6 +1,6 @@
-"""`/v1/responses` checks, by what they judge: tools, the response object, conversations kept by the server, the
-event stream, what the openai SDK makes of it, what a proxy changes of it, and the schemas of its objects. Importing
-this package registers them."""
+"""`/v1/responses` checks, by what they judge: tools, the response object, conversations kept by the server, what it
+stores of a response, the event stream, what the openai SDK makes of it, what a proxy changes of it, and the schemas
+of its objects. Importing this package registers them."""
 
 from lmconform.apis.responses.checks import (  # noqa: F401  (registration)
     body,
@@ -8,6 +8,7 @@ from lmconform.apis.responses.checks import (  # noqa: F401  (registration)
     clients,
     proxy,
     schema,
+    store,
     stream,
     tools,
 )

@@ -11,13 +11,14 @@ import json
 from collections.abc import Iterator
 
 from lmconform.apis.responses.checks.scope import (
+    forgotten,
     responses_chain,
     responses_function_call_output,
     responses_recall,
     responses_unknown_previous,
 )
 from lmconform.apis.responses.normalize import response_object
-from lmconform.cases import FIRST, HttpTurn
+from lmconform.cases import HttpTurn
 from lmconform.checks.observed import Observed, PlayedTurn
 from lmconform.checks.refs import LMSTUDIO_CHAIN_NOT_FOUND, LMSTUDIO_RESPONSES, OPENAI_RESPONSES_CREATE
 from lmconform.checks.registry import check
@@ -84,8 +85,20 @@ def _over(select):
 
 
 def _chained(observed: Observed) -> list[PlayedTurn]:
-    """Turns that continue an earlier answer with new input (not the ones that answer a function call)."""
-    return [played for played in observed.turns.values() if played.turn.previous and not played.turn.answers_call_of]
+    """Turns that continue an earlier answer with new input (not the ones that answer a function call, nor those
+    that continue an answer the server must have forgotten)."""
+    return [played for played in observed.turns.values() if played.turn.previous and not played.turn.answers_call_of
+            and played.turn.previous not in forgotten_by(observed, played.turn)]
+
+
+def forgotten_by(observed: Observed, turn: HttpTurn) -> dict[str, str]:
+    """The answers the server must no longer know when `turn` is sent: created with `store: false`, or deleted by a
+    DELETE it answered 2xx."""
+    def deleted(delete) -> bool:
+        exchange = observed.turns[delete.name].exchange
+        return exchange is not None and exchange.succeeded
+
+    return forgotten(observed.case, turn, deleted)
 
 
 def _previous_id(observed: Observed, turn: HttpTurn) -> str:
@@ -204,29 +217,38 @@ def function_call_output_round_trip(observed: Observed, played: PlayedTurn) -> I
                       f"{len(answer.get('output') or [])} output items", json.dumps(answer)[:400])
 
 
+_NEVER_ISSUED = "the history was silently dropped"
+
+
 def _unknown_ids(observed: Observed) -> list[tuple[str, HttpExchange]]:
-    """The answers to a previous_response_id that was never issued: the case's request, or turns that send one."""
+    """The answers to a previous_response_id that was never issued (the case's request, or turns that send one), or
+    that the server must have forgotten (stored with `store: false`, or deleted), each with what a 2xx answer to it
+    means."""
     # An id of another JSON type is a malformed request, refused as any other, not an id to look up.
     named = observed.case.previous_response_id
-    answers = [(FIRST, observed.exchange)] if observed.case.invalid and named and isinstance(named, str) else []
-    answers += [(played.turn.name, observed.answer_to(played.turn.name)) for played in observed.turns.values()
-                if played.turn.unknown_previous_id and played.exchange is not None]
+    answers = [(_NEVER_ISSUED, observed.exchange)] if observed.case.invalid and named and isinstance(named, str) else []
+    for played in observed.turns.values():
+        why = forgotten_by(observed, played.turn).get(played.turn.previous or "")
+        if played.exchange is not None and (played.turn.unknown_previous_id or why):
+            meaning = f"it continued from a response {why}" if why else _NEVER_ISSUED
+            answers.append((meaning, observed.answer_to(played.turn.name)))
     if not answers:
         raise NotApplicable("no request of this case names an unknown previous_response_id")
     return answers
 
 
 @check("responses.chain.unknown_id_not_accepted", level=Level.MUST, applies=responses_unknown_previous,
-       ref=LMSTUDIO_CHAIN_NOT_FOUND, title="an unknown previous_response_id is refused, never answered without history",
+       ref=LMSTUDIO_CHAIN_NOT_FOUND,
+       title="an unknown or forgotten previous_response_id is refused, never answered as if it were known",
        proven_by=("unknown-previous-200",))
 def unknown_id_not_accepted(observed: Observed) -> Iterator[Failure]:
     # The refusal is this check's property; what its body says is errors.body.*'s and
     # responses.chain.unknown_id_is_400_not_found's.
-    for _, exchange in _unknown_ids(observed):
+    for meaning, exchange in _unknown_ids(observed):
         succeeded = exchange.status is not None and 200 <= exchange.status < 300
         if not 400 <= (exchange.status or 0) < 500:
-            yield Failure("a 4xx error", f"HTTP {exchange.status}: the history was silently dropped"
-                          if succeeded else f"HTTP {exchange.status}", exchange.body_excerpt())
+            yield Failure("a 4xx error", f"HTTP {exchange.status}: {meaning}" if succeeded else f"HTTP {exchange.status}",
+                          exchange.body_excerpt())
 
 
 @check("responses.chain.unknown_id_is_400_not_found", level=Level.SHOULD, applies=responses_unknown_previous,

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
-from lmconform.cases import Case
+from lmconform.cases import FIRST, Case, Turn
 
 
 def _nested(tool) -> bool:
@@ -74,8 +75,10 @@ def responses_nested_tools(case: Case) -> bool:
 
 
 def _continuing(case: Case) -> list:
-    """Turns that continue an earlier answer with new input (not those that answer a function call)."""
-    return [turn for turn in case.turns if turn.previous and not turn.answers_call_of]
+    """Turns that continue an earlier answer with new input (not those that answer a function call, nor those that
+    continue an answer the server must have forgotten)."""
+    return [turn for turn in case.turns if turn.previous and not turn.answers_call_of
+            and not chains_to_forgotten(case, turn)]
 
 
 def responses_chain(case: Case) -> bool:
@@ -91,9 +94,61 @@ def responses_function_call_output(case: Case) -> bool:
 
 
 def responses_unknown_previous(case: Case) -> bool:
-    """The case's request names a previous_response_id that was never issued, or one of its turns does."""
+    """The case's request names a previous_response_id that was never issued, or one of its turns does, or chains
+    to a response the server must have forgotten."""
     return case.api == "responses" and ((case.invalid and case.previous_response_id is not None)
-                                        or any(turn.unknown_previous_id for turn in case.turns))
+                                        or any(turn.unknown_previous_id for turn in case.turns)
+                                        or any(chains_to_forgotten(case, turn) for turn in case.turns))
+
+
+# --- stored state: what the server keeps of a response, and for how long -------------------------------------------
+
+def _unstored(case: Case, name: str) -> bool:
+    """Whether the request (FIRST) or turn `name` asked not to be stored: a turn has the request's fields but its
+    own."""
+    body = case.body if isinstance(case.body, dict) else {}
+    turn = next((turn for turn in case.turns if turn.name == name), None)
+    return (turn.body.get("store", body.get("store")) if turn is not None else body.get("store")) is False
+
+
+def forgotten(case: Case, before: Turn, deleted: Callable[[Turn], bool] = lambda turn: True) -> dict[str, str]:
+    """The answers the server must no longer know when `before` is sent, each with why: created with `store:
+    false`, or deleted by an earlier DELETE turn (one that `deleted` says did delete)."""
+    gone = {FIRST: "created with `store: false`"} if _unstored(case, FIRST) else {}
+    for turn in case.turns[:case.turns.index(before)]:
+        if _unstored(case, turn.name):
+            gone[turn.name] = "created with `store: false`"
+        if turn.method == "DELETE" and deleted(turn):
+            gone.update((name, f"deleted by the turn {turn.name!r}") for name in turn.named)
+    return gone
+
+
+def chains_to_forgotten(case: Case, turn: Turn) -> bool:
+    return bool(turn.previous) and turn.previous in forgotten(case, turn)
+
+
+def _requests(case: Case, method: str, items: bool = False) -> list[Turn]:
+    """The turns of `method` to a stored response (`/input_items` with `items`)."""
+    return [turn for turn in case.turns if turn.method == method and turn.path is not None
+            and turn.path.endswith("/input_items") == items]
+
+
+def responses_reads(case: Case) -> bool:
+    return responses_answer(case) and bool(_requests(case, "GET"))
+
+
+def responses_deletes(case: Case) -> bool:
+    return responses_answer(case) and bool(_requests(case, "DELETE"))
+
+
+def responses_input_items(case: Case) -> bool:
+    return responses_answer(case) and bool(_requests(case, "GET", items=True))
+
+
+def responses_forgets(case: Case) -> bool:
+    """A GET names a response the server must have forgotten."""
+    return responses_answer(case) and any(set(turn.named) & set(forgotten(case, turn)) for turn in case.turns
+                                          if turn.method == "GET")
 
 
 def responses_tool_choice_required(case: Case) -> bool:

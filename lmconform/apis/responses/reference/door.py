@@ -1,4 +1,4 @@
-"""`POST /v1/responses` and `GET /v1/responses/{id}` as LM Studio answers them: the request validated
+"""`POST /v1/responses`, and `GET` and `DELETE /v1/responses/{id}` and its input items, as LM Studio answers them: the request validated
 (lmconform.apis.responses.reference.validation), conversations chained by `previous_response_id` through
 lmconform.reference.store, and the plan of lmconform.reference.model rendered as a response object or as its
 event stream (lmconform.apis.responses.reference.render).
@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from starlette.requests import Request
-from starlette.responses import Response, StreamingResponse
+from starlette.responses import JSONResponse, Response, StreamingResponse
 
 from lmconform.apis.responses import API
 from lmconform.apis.responses.reference import stages
@@ -28,9 +28,17 @@ from lmconform.apis.responses.reference.faults.defects import (
     UNKNOWN_PREVIOUS_200,
     UNKNOWN_PREVIOUS_404,
 )
+from lmconform.apis.responses.reference.faults.store import (
+    DELETE_KEEPS_RESPONSE,
+    DELETION_BARE,
+    INPUT_ITEMS_EMPTY,
+    STORE_FALSE_IGNORED,
+    STREAM_STORED_AS_CREATED,
+)
 from lmconform.apis.responses.reference.render import (
     as_json,
     frame,
+    input_items,
     numbered,
     output_items,
     response_object,
@@ -79,25 +87,56 @@ async def create_response(request: Request, faults: frozenset[str]) -> Response:
     output = output_items(plan, thought, turn.logprobs)
     truncated = plan.finish_reason == "length"
     response = apply(stages.OBJECT, faults, response_object(turn, output, usage(chat_body, plan), truncated))
-    if turn.store:
+    if turn.store or STORE_FALSE_IGNORED in faults:
         history = [*conversation, *_as_messages(output)]
-        store.add(response["id"], as_json(apply(stages.STORED, faults, response)), history, root or response["id"])
+        stored = apply(stages.STORED, faults, response)
+        if turn.stream and STREAM_STORED_AS_CREATED in faults:
+            stored = {**stored, "status": "in_progress", "output": [], "usage": None, "completed_at": None}
+        store.add(response["id"], as_json(stored), history, root or response["id"], input_items(body, response["id"]))
     if not turn.stream:
         return Response(as_json(apply(stages.BODY, faults, response)), media_type="application/json")
     if form is not None:
-        return streamed(render(stream_events(response), form), SSE_HEADERS, request.app.state)
+        return streamed(render(stream_events(response), form), SSE_HEADERS, request)
     events = apply(stages.EVENTS, faults, stream_events(response))
     frames = apply(stages.FRAMES, faults, numbered(events))
     sent = apply(stages.SSE, faults, [frame(name, data) for name, data in frames])
     return StreamingResponse(iter(sent), headers=SSE_HEADERS)
 
 
+def _not_found(response_id: str) -> Response:
+    return Rejected(f"Response with id '{response_id}' not found.", None, None, 404).response()
+
+
 async def get_response(request: Request, faults: frozenset[str]) -> Response:
     response_id = request.url.path.rsplit("/", 1)[1]
     entry = store_of(request, API.name).get(response_id)
     if entry is None:
-        return Rejected(f"Response with id '{response_id}' not found.", None, None, 404).response()
+        return _not_found(response_id)
     return Response(entry.body, media_type="application/json")
+
+
+async def delete_response(request: Request, faults: frozenset[str]) -> Response:
+    """OpenAI's deletion object; the response is gone for GET and for chaining."""
+    response_id = request.url.path.rsplit("/", 1)[1]
+    store = store_of(request, API.name)
+    found = store.get(response_id) is not None if DELETE_KEEPS_RESPONSE in faults else store.delete(response_id)
+    if not found:
+        return _not_found(response_id)
+    return JSONResponse({} if DELETION_BARE in faults else {"id": response_id, "object": "response", "deleted": True})
+
+
+async def list_input_items(request: Request, faults: frozenset[str]) -> Response:
+    """The input items of a stored response as OpenAI's list object, newest first unless `order=asc` (OpenAI's
+    default order is `desc`); one page holds them all."""
+    response_id = request.url.path.rsplit("/", 2)[1]
+    entry = store_of(request, API.name).get(response_id)
+    if entry is None:
+        return _not_found(response_id)
+    items = [] if INPUT_ITEMS_EMPTY in faults else list(entry.input_items)
+    if request.query_params.get("order", "desc") != "asc":
+        items.reverse()
+    return JSONResponse({"object": "list", "data": items, "first_id": items[0]["id"] if items else None,
+                         "last_id": items[-1]["id"] if items else None, "has_more": False})
 
 
 def _form(request: Request, body: Any, faults: frozenset[str]) -> Form | None:
@@ -169,4 +208,5 @@ def _as_messages(output: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return messages
 
 
-ROUTES = {(API.method, API.path): create_response, ("GET", API.stored_path): get_response}
+ROUTES = {(API.method, API.path): create_response, ("GET", API.stored_path): get_response,
+          ("DELETE", API.stored_path): delete_response, ("GET", f"{API.stored_path}/input_items"): list_input_items}

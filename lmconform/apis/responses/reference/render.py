@@ -18,6 +18,25 @@ def new_id(prefix: str) -> str:
     return f"{prefix}_{secrets.token_hex(12)}"
 
 
+def input_items(body: dict[str, Any], response_id: str) -> list[dict[str, Any]]:
+    """The request's input as the items `GET /v1/responses/{id}/input_items` lists: a string is one user message of
+    `input_text`; a message's string content becomes that part; every item has an id."""
+    given = body.get("input")
+    items = [{"type": "message", "role": "user", "content": given}] if isinstance(given, str) else given or []
+    listed = []
+    for position, item in enumerate(items):
+        item = dict(item)
+        if isinstance(item.get("content"), str):
+            kind = "output_text" if item.get("role") == "assistant" else "input_text"
+            item["content"] = [{"type": kind, "text": item["content"]}]
+        if item.get("role") is not None:
+            item.setdefault("type", "message")
+            item.setdefault("status", "completed")
+        item.setdefault("id", f"msg_{response_id.removeprefix('resp_')}_{position}")
+        listed.append(item)
+    return listed
+
+
 def output_items(plan: Plan, thought: str | None, logprobs: bool = False) -> list[dict[str, Any]]:
     """The output of a plan; with `logprobs`, its text's log probabilities, one entry a streamed word."""
     items: list[dict[str, Any]] = []
