@@ -43,7 +43,8 @@ RECORDS_KEY = pytest.StashKey["VerdictRecords"]()
 FAILURE_TEXT_KEY = pytest.StashKey[str]()
 VERDICT_KEY = pytest.StashKey[dict]()  # the verdict's results-record row, carried to the test's reports
 EXCHANGE_KEY = pytest.StashKey[str]()  # the exchange behind a finding, carried once per case and process
-EXCHANGES_SENT_KEY = pytest.StashKey[set]()  # the cases whose exchange this process has carried
+TIMING_KEY = pytest.StashKey["dict | None"]()  # when the case's answer arrived, carried once per case and process
+EXCHANGES_SENT_KEY = pytest.StashKey[set]()  # the cases whose timing (and exchange) this process has carried
 NOTHING_TO_JUDGE_KEY = pytest.StashKey[bool]()
 STEP_SUMMARY = "GITHUB_STEP_SUMMARY"  # GitHub Actions shows Markdown appended to this file on the run's page
 # Names of environment variables and metadata entries whose values are credentials ("author" is a name).
@@ -117,6 +118,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     if report.when == "call":
         report.lmconform_verdict = item.stash.get(VERDICT_KEY, None)
         report.lmconform_exchange = item.stash.get(EXCHANGE_KEY, None)
+        report.lmconform_timing = item.stash.get(TIMING_KEY, None)
         report.lmconform_nothing_to_judge = item.stash.get(NOTHING_TO_JUDGE_KEY, False)
     return report
 
@@ -145,6 +147,7 @@ class VerdictRecords:
         self.worker_target: dict | None = None
         self.exchanges: dict[str, str] = {}  # case id -> the exchange behind its findings, from whichever process
         self.nothing_to_judge = 0  # (case, check) pairs whose check found nothing to judge in the answer
+        self.timings: dict[str, dict] = {}  # case id -> when its answer arrived, from whichever process
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         record = verdict_record(report)
@@ -153,6 +156,9 @@ class VerdictRecords:
             exchange = getattr(report, "lmconform_exchange", None)
             if exchange is not None:
                 self.exchanges.setdefault(record["case"], exchange)
+            timing = getattr(report, "lmconform_timing", None)
+            if timing is not None:
+                self.timings.setdefault(record["case"], timing)
         self.nothing_to_judge += report.when == "call" and nothing_to_judge(report)
 
     @pytest.hookimpl(tryfirst=True)
@@ -203,7 +209,7 @@ class VerdictRecords:
         if target is None:
             return None
         return results_record(target, self.started, time.monotonic() - self.clock, self.rows, self.exchanges,
-                              self.nothing_to_judge)
+                              self.nothing_to_judge, self.timings)
 
 
 def without_secrets(value, secrets: tuple[str, ...]):

@@ -14,6 +14,7 @@ from lmconform.plugin import (
     NOTHING_TO_JUDGE_KEY,
     PLAN_KEY,
     RUN_KEY,
+    TIMING_KEY,
     VERDICT_KEY,
     strict,
 )
@@ -55,8 +56,11 @@ def judge(lmconform_run, request: pytest.FixtureRequest):
         record = verdict.record()
         request.node.stash[VERDICT_KEY] = record
         sent = request.config.stash[EXCHANGES_SENT_KEY]
-        if keeps_exchange(verdict.outcome) and case.id not in sent:
+        if case.id not in sent:  # the case's timing, once per case and process; its exchange, if kept
             sent.add(case.id)
+            request.node.stash[TIMING_KEY] = lmconform_run.timing(case.id)
+        if keeps_exchange(verdict.outcome) and (case.id, "exchange") not in sent:
+            sent.add((case.id, "exchange"))
             request.node.stash[EXCHANGE_KEY] = lmconform_run.exchange_text(case.id)
         # JUnit shows user properties: plain strings a CI system can filter on.
         request.node.user_properties.extend((f"lmconform.{name}", record[name])
