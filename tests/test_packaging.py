@@ -24,9 +24,10 @@ INSIDE = ("lmconform/cases/case.schema.json", "lmconform/apis/chat/cases/void-we
           "lmconform/apis/chat/schemas/chunk.json", "lmconform/apis/responses/schemas/events/output-text-delta.json",
           "lmconform/schemas/common/error.json", "lmconform/schemas/overlays/lmstudio.json",
           "lmconform/suites/test_apis.py")
-UNRELATED_TEST = "def test_arithmetic():\n    assert 1 + 1 == 2\n"
-UNRELATED_CONFTEST = ("import pytest\n\n\n@pytest.fixture\ndef judge():\n    return 'the project\\'s own'\n\n\n"
-                      "def test_its_own_fixture(judge):\n    assert judge == \"the project's own\"\n")
+# The project's own fixture has the name of one of the suites' fixtures: it is the project's that its test gets.
+UNRELATED_TEST = ("def test_arithmetic():\n    assert 1 + 1 == 2\n\n\n"
+                  "def test_its_own_fixture(judge):\n    assert judge == 'the project'\n")
+UNRELATED_CONFTEST = "import pytest\n\n\n@pytest.fixture\ndef judge():\n    return 'the project'\n"
 
 
 def run(*command, cwd: Path, status: int = 0) -> subprocess.CompletedProcess:
