@@ -82,7 +82,7 @@ def timing_html(timings: dict[str, CaseTiming]) -> str:
     e = html.escape
     figures = summary(timings)
     parts = ['<section class="lmc-timing" id="timing">', "<h2>When the answers arrived</h2>",
-             f"<p>Over {len(timings)} cases: first byte after {seconds(figures['first_byte_s'])} and first token "
+             f"<p>Over {len(timings)} case{'' if len(timings) == 1 else 's'}: first byte after {seconds(figures['first_byte_s'])} and first token "
              f"after {seconds(figures['first_token_s'])} (medians), {rate(figures['tokens_per_s'])} tokens per "
              f"second where the usage says, the longest pause in a stream {seconds(figures['longest_gap_s'])}.</p>"]
     streamed = {case: timing for case, timing in sorted(timings.items()) if timing.curve}
