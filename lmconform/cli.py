@@ -13,6 +13,7 @@ import sys
 
 from lmconform import fingerprint
 from lmconform.bridge.cli import register as register_bridge
+from lmconform.check_command import register as register_check
 from lmconform.exit_status import USAGE_ERROR
 from lmconform.fuzz.listing import register as register_fuzz
 from lmconform.gate import register as register_gate
@@ -75,6 +76,7 @@ def build_parser() -> argparse.ArgumentParser:
     faults = commands.add_parser("faults", help="list the reference server's faults, one line each")
     faults.set_defaults(handler=_faults)
 
+    register_check(commands)
     register_checks(commands)
     fingerprint.register(commands)
     snapshots_diff.register(commands)

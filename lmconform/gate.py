@@ -59,6 +59,7 @@ from lmconform.reference.faults import FAULTS
 from lmconform.reference.faults.registry import HTTP as HTTP_FAULTS
 from lmconform.run import Run, TargetUnreachable, discover, run_suite
 from lmconform.run.transparency import (
+    StreamFuzz,
     findings_text,
     fuzz_streams,
     load_expected,
@@ -225,6 +226,12 @@ def gate_toml(rows: Iterable[GateRow], reasons: Mapping[str, str] | None = None)
     return "\n\n".join(blocks) + "\n"
 
 
+def changed_streams(result: StreamFuzz) -> list[str]:
+    """Without expected rows, every legal stream the proxy changed is a difference: a line per form's features."""
+    return [f"{row.api} with {', '.join(f'`{feature}`' for feature in row.features) or 'no unusual form'}: "
+            f"{', '.join(row.findings)}" for row in result.rows]
+
+
 def register(subparsers) -> argparse.ArgumentParser:
     """Add `gate` to an argparse subparsers object; the handler is in the parser's defaults as `handler`."""
     parser = subparsers.add_parser(
@@ -329,7 +336,7 @@ def run_gate_command(args: argparse.Namespace) -> int:
         print(table)
         if result.rows:
             print("\n" + findings_text(result))
-        differences = stream_differences(result, expected) if expected is not None else []
+        differences = stream_differences(result, expected) if expected is not None else changed_streams(result)
         if args.write_expect and not _written(args.write_expect, stream_toml(result), refuse):
             return USAGE_ERROR
     else:
@@ -343,7 +350,7 @@ def run_gate_command(args: argparse.Namespace) -> int:
     if args.markdown and not _written(args.markdown, table + "\n", refuse):
         return USAGE_ERROR
     if differences:
-        print(f"lmconform gate: {len(differences)} differences from {args.expect}:", *differences, sep="\n",
-              file=sys.stderr)
+        against = f"from {args.expect}" if args.expect else "made by the proxy (no --expect: every one is its doing)"
+        print(f"lmconform gate: {len(differences)} differences {against}:", *differences, sep="\n", file=sys.stderr)
         return 1
     return 0

@@ -34,7 +34,6 @@ from lmconform.options import (
     usage_error,
 )
 from lmconform.run import RunPlan, TargetUnreachable, discover, results_record
-from lmconform.run.exchanges import keeps_exchange
 from lmconform.vocabulary import Outcome
 from lmconform.wire.redact import FILTERED, redact_text
 
@@ -44,7 +43,8 @@ RECORDS_KEY = pytest.StashKey["VerdictRecords"]()
 FAILURE_TEXT_KEY = pytest.StashKey[str]()
 VERDICT_KEY = pytest.StashKey[dict]()  # the verdict's results-record row, carried to the test's reports
 EXCHANGE_KEY = pytest.StashKey[str]()  # the exchange behind a finding, carried once per case and process
-EXCHANGES_SENT_KEY = pytest.StashKey[set]()  # the cases whose exchange this process has carried
+TIMING_KEY = pytest.StashKey["dict | None"]()  # when the case's answer arrived, carried once per case and process
+EXCHANGES_SENT_KEY = pytest.StashKey[set]()  # the cases whose timing (and exchange) this process has carried
 NOTHING_TO_JUDGE_KEY = pytest.StashKey[bool]()
 STEP_SUMMARY = "GITHUB_STEP_SUMMARY"  # GitHub Actions shows Markdown appended to this file on the run's page
 # Names of environment variables and metadata entries whose values are credentials ("author" is a name).
@@ -97,62 +97,6 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     metafunc.parametrize(("case", "check"), pairs, ids=[f"{case.slug}:{check.id}" for case, check in pairs])
 
 
-@pytest.fixture(scope="session")
-def lmconform_run(pytestconfig: pytest.Config):
-    """The run against the target; the embedded reference server when no --endpoint was given."""
-    plan = pytestconfig.stash[PLAN_KEY]
-    try:
-        run = plan.start()
-    except TargetUnreachable as error:
-        hint = f"Is the server running? (--endpoint {plan.target.base_url})" if plan.target.base_url else \
-            f"Is the command right? (--bridge-command {plan.target.shown_command!r})"
-        pytest.exit(f"lmconform: {error}. {hint}", returncode=UNREACHABLE)
-    pytestconfig.stash[RUN_KEY] = run
-    yield run
-    run.close()
-
-
-@pytest.fixture
-def judge(lmconform_run, request: pytest.FixtureRequest):
-    """Judge one (case, check) pair and turn the verdict into the test's outcome."""
-
-    def fail(text: str) -> None:
-        request.node.stash[FAILURE_TEXT_KEY] = text
-        pytest.fail(text, pytrace=False)
-
-    def judge_pair(case, check) -> None:
-        verdict = lmconform_run.judge(case, check)
-        if verdict is None:
-            # Not a verdict: the results record has no row for it and the HTML report no line. pytest has no
-            # outcome for "did not apply after all" (the answer decides it, after collection): a skip is closest.
-            request.node.stash[NOTHING_TO_JUDGE_KEY] = True
-            pytest.skip(f"[{check.id}] nothing to judge in this answer")
-        record = verdict.record()
-        request.node.stash[VERDICT_KEY] = record
-        sent = request.config.stash[EXCHANGES_SENT_KEY]
-        if keeps_exchange(verdict.outcome) and case.id not in sent:
-            sent.add(case.id)
-            request.node.stash[EXCHANGE_KEY] = lmconform_run.exchange_text(case.id)
-        # JUnit shows user properties: plain strings a CI system can filter on.
-        request.node.user_properties.extend((f"lmconform.{name}", record[name])
-                                            for name in ("case", "check", "level", "outcome"))
-        expected = verdict.expected
-        allowed = expected["outcomes"] if expected else ()
-        if verdict.outcome in allowed and verdict.outcome is not Outcome.OK:
-            pytest.xfail(f"[{check.id}] known {verdict.outcome}: {expected['reason']}")
-        if expected and verdict.outcome is Outcome.OK and Outcome.OK not in allowed:
-            fail(f"{verdict.headline}\nUNEXPECTED PASS: {expected['file']} expects {' or '.join(allowed)} "
-                 f"({expected['reason']}); the defect is gone, so remove the entry")
-        if verdict.outcome is Outcome.UNSUPPORTED:
-            pytest.skip(verdict.message)
-        if verdict.outcome in (Outcome.FAILED, Outcome.ERROR) or (
-            verdict.outcome is Outcome.NON_STRICT and strict(request.config)
-        ):
-            fail(verdict.message)
-
-    return judge_pair
-
-
 def verdict_record(report: pytest.TestReport) -> dict | None:
     """The results-record row of the verdict a test report carries, if it judged a (case, check) pair."""
     return getattr(report, "lmconform_verdict", None)
@@ -174,6 +118,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     if report.when == "call":
         report.lmconform_verdict = item.stash.get(VERDICT_KEY, None)
         report.lmconform_exchange = item.stash.get(EXCHANGE_KEY, None)
+        report.lmconform_timing = item.stash.get(TIMING_KEY, None)
         report.lmconform_nothing_to_judge = item.stash.get(NOTHING_TO_JUDGE_KEY, False)
     return report
 
@@ -202,6 +147,7 @@ class VerdictRecords:
         self.worker_target: dict | None = None
         self.exchanges: dict[str, str] = {}  # case id -> the exchange behind its findings, from whichever process
         self.nothing_to_judge = 0  # (case, check) pairs whose check found nothing to judge in the answer
+        self.timings: dict[str, dict] = {}  # case id -> when its answer arrived, from whichever process
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         record = verdict_record(report)
@@ -210,6 +156,9 @@ class VerdictRecords:
             exchange = getattr(report, "lmconform_exchange", None)
             if exchange is not None:
                 self.exchanges.setdefault(record["case"], exchange)
+            timing = getattr(report, "lmconform_timing", None)
+            if timing is not None:
+                self.timings.setdefault(record["case"], timing)
         self.nothing_to_judge += report.when == "call" and nothing_to_judge(report)
 
     @pytest.hookimpl(tryfirst=True)
@@ -260,7 +209,7 @@ class VerdictRecords:
         if target is None:
             return None
         return results_record(target, self.started, time.monotonic() - self.clock, self.rows, self.exchanges,
-                              self.nothing_to_judge)
+                              self.nothing_to_judge, self.timings)
 
 
 def without_secrets(value, secrets: tuple[str, ...]):

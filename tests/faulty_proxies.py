@@ -1,10 +1,11 @@
-"""Three small proxies, each with one defect of the kind proxies are known to have in their SSE handling, for the
+"""Four small proxies, each with one defect of the kind proxies are known to have in their SSE handling, for the
 stream fuzzing to find and shrink to its cause. Each forwards every request to its upstream as it is and re-frames
 a streamed answer event by event (`data: …` then a blank line, as most proxies write their own stream), reading
 the upstream's body read by read as the network delivers it:
 
 - `lf_only`: ends lines at LF alone, so a CR stays in the line and a CRLF or CR blank line never ends an event;
 - `per_read_utf8`: decodes each read as UTF-8 on its own, so a character split between two reads is lost;
+- `drops_cr`: deletes every CR byte, so a line ended by CR alone runs into the next;
 - `merges_at_comments`: drops comment lines together with a blank line right after one (a keep-alive block
   vanishes whole), so an event whose blank line follows a comment runs into the next.
 """
@@ -80,6 +81,11 @@ class PerReadUtf8(Reframer):
         return read.decode("utf-8", errors="replace")
 
 
+class DropsCr(Reframer):
+    def text_of(self, read: bytes) -> str:
+        return super().text_of(read.replace(b"\r", b""))
+
+
 class MergesAtComments(Reframer):
     def __init__(self) -> None:
         super().__init__()
@@ -97,7 +103,8 @@ class MergesAtComments(Reframer):
 
 
 PROXIES: dict[str, Callable[[], Reframer]] = {
-    "lf-only": LfOnly, "per-read-utf8": PerReadUtf8, "merges-at-comments": MergesAtComments, "correct": Reframer,
+    "lf-only": LfOnly, "per-read-utf8": PerReadUtf8, "merges-at-comments": MergesAtComments, "drops-cr": DropsCr,
+    "correct": Reframer,
 }
 
 

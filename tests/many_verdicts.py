@@ -18,6 +18,7 @@ from lmconform.checks.evaluate import Verdict
 from lmconform.checks.registry import REGISTRY
 from lmconform.plugin import RUN_KEY
 from lmconform.run import Run
+from lmconform.suite_fixtures import judge  # noqa: F401  (the suites' judging, over the run below)
 from lmconform.target import Target
 from lmconform.vocabulary import FINDING_OUTCOME, Failure, Outcome
 
@@ -55,6 +56,6 @@ def lmconform_run(pytestconfig: pytest.Config):
 
 
 @pytest.mark.parametrize("number", range(VERDICTS))
-def test_pair(number: int, judge) -> None:
+def test_pair(number: int, judge) -> None:  # noqa: F811  (the fixture imported above)
     case = SimpleNamespace(id=f"chat/case-{number // len(CHECKS):04d}", number=number)
     judge(case, CHECKS[number % len(CHECKS)])

@@ -29,7 +29,7 @@ FLOORS = (
     ("lmconform.checks", "lmconform.record"),
     ("lmconform.source", "lmconform.fuzz"),
     ("lmconform.run", "lmconform.options"),
-    ("lmconform.gate", "lmconform.plugin", "lmconform.report"),
+    ("lmconform.gate", "lmconform.plugin", "lmconform.report", "lmconform.check_command", "lmconform.suite_fixtures"),
     ("lmconform.cli", "lmconform.suites"),
 )
 

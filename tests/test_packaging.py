@@ -1,52 +1,88 @@
-"""`pip install .` (not editable) gives a working lmconform: the wheel carries the cases and their schema and none
-of the project's own tools, and `pytest --pyargs lmconform.suites` run from another folder finds the cases and
-passes against the embedded reference server."""
+"""A release people can install: `python -m build` makes a wheel and an sdist that `twine check` passes, each with the
+cases and schemas inside and none of the project's own tools; the wheel, installed in a fresh virtual environment,
+runs `lmconform check` from another folder; and a pytest project that has lmconform installed and never uses it
+runs exactly as without it.
 
+Nothing is fetched: the build uses this environment's setuptools (--no-isolation), and the fresh environment gets
+the wheel alone (--no-deps --no-index), its dependencies read from this environment's site-packages through a path
+file. One test does it all, since the build and the environment are most of its cost."""
+
+import json
+import re
 import subprocess
 import sys
+import sysconfig
+import tarfile
 import zipfile
 from pathlib import Path
 
-import pytest
+from lmconform import __version__
 
 ROOT = Path(__file__).resolve().parent.parent
+QUICK = ("--checks", "chat.stream.tool_call.index_zero", "--checks", "client.void.tool_call_parsed")
+INSIDE = ("lmconform/cases/case.schema.json", "lmconform/apis/chat/cases/void-weather-tool.json",
+          "lmconform/apis/chat/schemas/chunk.json", "lmconform/apis/responses/schemas/events/output-text-delta.json",
+          "lmconform/schemas/common/error.json", "lmconform/schemas/overlays/lmstudio.json",
+          "lmconform/suites/test_apis.py")
+# The project's own fixture has the name of one of the suites' fixtures: it is the project's that its test gets.
+UNRELATED_TEST = ("def test_arithmetic():\n    assert 1 + 1 == 2\n\n\n"
+                  "def test_its_own_fixture(judge):\n    assert judge == 'the project'\n")
+UNRELATED_CONFTEST = "import pytest\n\n\n@pytest.fixture\ndef judge():\n    return 'the project'\n"
 
 
-@pytest.fixture(scope="module")
-def installed(tmp_path_factory) -> Path:
-    """A fresh virtualenv with lmconform installed from its wheel; returns the venv's python."""
-    folder = tmp_path_factory.mktemp("packaging")
-    wheels = folder / "wheels"
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", str(wheels), str(ROOT)],
-                   check=True, capture_output=True, timeout=600)
-    venv = folder / "venv"
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
-    python = venv / "bin" / "python"
-    (wheel,) = wheels.glob("lmconform-*.whl")
-    # No bytecode compiled at install: the SDKs it pulls in are large, and the test imports a small part of them.
-    subprocess.run([str(python), "-m", "pip", "install", "--quiet", "--no-compile", str(wheel)], check=True,
-                   capture_output=True, timeout=900)
-    return python
+def run(*command, cwd: Path, status: int = 0) -> subprocess.CompletedProcess:
+    done = subprocess.run([str(part) for part in command], cwd=cwd, capture_output=True, text=True, timeout=900)
+    assert done.returncode == status, f"{command}: {done.returncode}\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+    return done
 
 
-def test_the_wheel_carries_the_cases_and_not_the_projects_tools(installed):
-    (wheel,) = (installed.parent.parent.parent / "wheels").glob("lmconform-*.whl")
-    names = zipfile.ZipFile(wheel).namelist()
-    assert "lmconform/cases/case.schema.json" in names
-    assert any(name.startswith("lmconform/apis/chat/cases/") and name.endswith(".json") for name in names)
-    assert "lmconform/suites/test_apis.py" in names
-    assert {"lmconform/apis/chat/schemas/chunk.json", "lmconform/apis/responses/schemas/events/output-text-delta.json",
-            "lmconform/schemas/common/error.json", "lmconform/schemas/overlays/lmstudio.json"} <= set(names)
-    assert not any(name.startswith(("tools/", "tests/")) or "targets/" in name for name in names)
+def test_the_wheel_and_sdist_pass_twine_and_the_installed_wheel_checks_servers_and_stays_out_of_other_projects(
+        tmp_path, server):
+    dist = tmp_path / "dist"
+    run(sys.executable, "-m", "build", "--no-isolation", "--outdir", dist, ROOT, cwd=tmp_path)
+    (wheel,), (sdist,) = dist.glob("*.whl"), dist.glob("*.tar.gz")
+    assert wheel.name == f"lmconform-{__version__}-py3-none-any.whl" and sdist.name == f"lmconform-{__version__}.tar.gz"
+    assert "PASSED" in run(sys.executable, "-m", "twine", "check", "--strict", wheel, sdist, cwd=tmp_path).stdout
+    in_wheel = set(zipfile.ZipFile(wheel).namelist())
+    in_sdist = {name.split("/", 1)[1] for name in tarfile.open(sdist).getnames() if "/" in name}
+    assert set(INSIDE) <= in_wheel and set(INSIDE) <= in_sdist
+    assert not any(name.startswith(("tools/", "tests/")) for name in in_wheel)
+
+    venv = tmp_path / "venv"
+    run(sys.executable, "-m", "venv", venv, cwd=tmp_path)
+    python, command = venv / "bin" / "python", venv / "bin" / "lmconform"
+    purelib = Path(run(python, "-c", "import sysconfig; print(sysconfig.get_path('purelib'))", cwd=tmp_path)
+                   .stdout.strip())
+    (purelib / "dependencies.pth").write_text(sysconfig.get_path("purelib") + "\n")
+    run(python, "-m", "pip", "install", "--quiet", "--no-deps", "--no-index", "--no-compile", wheel, cwd=tmp_path)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    where = run(python, "-c", "import lmconform; print(lmconform.__file__)", cwd=elsewhere).stdout
+    assert where.startswith(str(purelib)), where
+
+    clean = run(command, "check", *QUICK, "--out", "out", cwd=elsewhere)
+    assert "Void · Chat completions" in clean.stdout and "✓ works" in clean.stdout
+    assert {path.name for path in (elsewhere / "out").iterdir()} >= {"report.html", "results.json", "junit.xml"}
+    assert json.loads((elsewhere / "out" / "results.json").read_text())["lmconform"] == __version__
+    faulty = run(command, "check", f"{server.base_url}/faults/tool-index-one", *QUICK, "--out", "faulty",
+                 cwd=elsewhere, status=1)
+    assert re.search(r"\[([^\]]+)\]", faulty.stdout)[1] == "chat.stream.tool_call.index_zero"
+
+    project = tmp_path / "unrelated"
+    project.mkdir()
+    (project / "test_sums.py").write_text(UNRELATED_TEST)
+    (project / "conftest.py").write_text(UNRELATED_CONFTEST)
+    with_it = run(python, "-m", "pytest", "-p", "no:cacheprovider", "-rA", cwd=project)
+    without = run(python, "-m", "pytest", "-p", "no:cacheprovider", "-rA", "-p", "no:lmconform", cwd=project)
+    assert _steady(with_it.stdout) == _steady(without.stdout) and "2 passed" in with_it.stdout
+    assert sorted(path.name for path in project.iterdir() if path.name != "__pycache__") == \
+        ["conftest.py", "test_sums.py"]
+    fixtures = run(python, "-m", "pytest", "-p", "no:cacheprovider", "--fixtures", cwd=project).stdout
+    assert "lmconform" not in _steady(fixtures).replace(str(purelib), "")  # pytest's plugins line names every plugin
 
 
-def test_an_installed_suite_runs_from_another_folder(installed, tmp_path):
-    where = subprocess.run([str(installed), "-c", "import lmconform; print(lmconform.__file__)"], cwd=tmp_path,
-                           capture_output=True, text=True, check=True).stdout
-    assert "site-packages" in where and str(ROOT) not in where
-    results = tmp_path / "results.json"
-    finished = subprocess.run([str(installed), "-m", "pytest", "--pyargs", "lmconform.suites", "-q", "-p",
-                               "no:cacheprovider", "--results-json", str(results)],
-                              cwd=tmp_path, capture_output=True, text=True, timeout=600)
-    assert finished.returncode == 0, finished.stdout[-2000:] + finished.stderr[-2000:]
-    assert "passed" in finished.stdout and results.is_file()
+def _steady(output: str) -> str:
+    """pytest's output without what differs from run to run: the plugins line, the rootdir and the time taken (and the
+    rules, whose length follows it)."""
+    lines = [line for line in output.splitlines() if not line.startswith(("plugins:", "rootdir:"))]
+    return re.sub(r"=+", "=", re.sub(r" in [0-9.]+s", "", "\n".join(lines)))

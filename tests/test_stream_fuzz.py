@@ -1,6 +1,6 @@
 """Property two: a proxy is transparent. Generated answers of the reference server sent through a proxy and
 straight to the server must reach the client alike, and the proxy's stream must pass the checks the server's
-passes. Three proxies written for the test (tests/faulty_proxies.py) each have one defect a real proxy has had;
+passes. Proxies written for the test (tests/faulty_proxies.py) each have one defect a real proxy has had;
 each is caught, and its finding shrinks to the framing that causes it. A correct re-framing proxy is the control.
 
 The reference server pauses 0 s after split writes here: these proxies read with httpx, whose HTTP/1.1 reader
@@ -122,7 +122,8 @@ def gate(upstream, proxy: str, *options: str) -> list[str]:
 
 def test_the_gate_prints_the_shrunk_findings_and_compares_them_with_the_expected_rows(upstream, tmp_path, capsys):
     with running_proxy(upstream.base_url, "merges-at-comments") as proxy:
-        assert main(gate(upstream, proxy, "--stream-fuzz", "8", "--write-expect", str(tmp_path / "got.toml"))) == 0
+        # Without --expect every difference is the proxy's doing: the gate fails, and writes what it found.
+        assert main(gate(upstream, proxy, "--stream-fuzz", "8", "--write-expect", str(tmp_path / "got.toml"))) == 1
         out = capsys.readouterr().out
         assert "| chat | `comments`: comment lines in and between events |" in out
         assert "Replay: curl -sS -N -X POST" in out and "lmconform-stream=" in out
@@ -136,6 +137,14 @@ def test_the_gate_prints_the_shrunk_findings_and_compares_them_with_the_expected
         assert main(gate(upstream, proxy, "--stream-fuzz", "8", "--expect", str(wrong))) == 1
         err = capsys.readouterr().err
         assert "chat with `crlf`: expected, not found" in err and "chat with `comments`: not in the expected rows" in err
+
+
+@pytest.mark.parametrize("proxy, cause", [("per-read-utf8", "responses with `split-utf8`"), ("drops-cr", "with `cr`")])
+def test_the_gate_without_expected_rows_fails_on_any_legal_stream_the_proxy_changed(upstream, capsys, proxy, cause):
+    with running_proxy(upstream.base_url, proxy) as url:
+        assert main(gate(upstream, url, "--stream-fuzz", "16")) == 1
+    err = capsys.readouterr().err
+    assert "differences made by the proxy (no --expect: every one is its doing)" in err and cause in err
 
 
 @pytest.mark.parametrize("options, message", [

@@ -24,6 +24,7 @@ from itertools import groupby
 from lmconform.report.headline import Headline, Line, build_headline
 from lmconform.report.records import CaseResult, RunResults
 from lmconform.report.target_prose import build_words, exact_version, kind_name
+from lmconform.report.timing import rate, seconds, summary
 from lmconform.surfaces import surface_rank
 from lmconform.vocabulary import OUTCOME_STYLES, WORST_FIRST, Outcome, surface_of
 
@@ -214,8 +215,12 @@ def target_facts(column: Column, stable: bool = False) -> list[tuple[str, str]]:
     if stable:
         return [("server", kind_name(target)), ("version", exact_version(target) or "unknown"),
                 ("model", target.model or "unknown"), ("built", build_words(target) or "as packaged")]
+    timing = summary(column.run.timing)  # how fast varies from run to run: never in a stable page
     return [("version", exact_version(target) or "unknown"), ("model", target.model or "unknown"),
-            ("url", target.url), ("started", target.started or "unknown")]
+            ("url", target.url), ("started", target.started or "unknown"),
+            ("first byte (median)", seconds(timing["first_byte_s"])),
+            ("first token (median)", seconds(timing["first_token_s"])),
+            ("tokens/s (median)", rate(timing["tokens_per_s"])), ("longest pause", seconds(timing["longest_gap_s"]))]
 
 
 def stable_reason(result: CaseResult) -> str:

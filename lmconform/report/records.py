@@ -102,6 +102,49 @@ class RunResults:
     results: tuple[CaseResult, ...]
     exchanges: dict[str, str] = field(default_factory=dict)  # case id -> the exchange as text, for cases with findings
     nothing_to_judge: int = 0  # (case, check) pairs whose check found nothing to judge in the answer
+    timing: dict[str, CaseTiming] = field(default_factory=dict)  # case id -> when its answer arrived
+
+
+@dataclass(frozen=True)
+class CaseTiming:
+    """When one case's answer arrived (lmconform.run.timing); a figure the record does not give is None."""
+
+    first_byte_s: float | None = None
+    first_token_s: float | None = None
+    total_s: float | None = None
+    tokens_per_s: float | None = None
+    events: int | None = None
+    longest_gap_s: float | None = None
+    median_gap_s: float | None = None
+    curve: tuple[tuple[float, int], ...] = ()  # (seconds, events so far)
+
+
+def timing_of(document: dict) -> dict[str, CaseTiming]:
+    """The timing a record keeps, by case id; a record written before it kept any, or a figure that is not a
+    number, gives nothing for it (timing informs, it never makes a record unreadable)."""
+    entries = document.get("timing")
+    if not isinstance(entries, dict):
+        return {}
+
+    def number(entry: dict, key: str) -> float | None:
+        value = entry.get(key)
+        return value if isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0 else None
+
+    timings = {}
+    for case, entry in entries.items():
+        if not isinstance(entry, dict):
+            continue
+        points = entry.get("curve")
+        points = points if isinstance(points, list) else []
+        curve = tuple((float(point[0]), int(point[1])) for point in points
+                      if isinstance(point, list) and len(point) == 2
+                      and all(isinstance(part, (int, float)) and not isinstance(part, bool) for part in point))
+        events = number(entry, "events")
+        timings[case] = CaseTiming(number(entry, "first_byte_s"), number(entry, "first_token_s"),
+                                   number(entry, "total_s"), number(entry, "tokens_per_s"),
+                                   int(events) if events is not None else None, number(entry, "longest_gap_s"),
+                                   number(entry, "median_gap_s"), curve)
+    return timings
 
 
 def load_results(paths: list[Path | str]) -> list[RunResults]:
@@ -142,6 +185,7 @@ def read_document(document: object, path: Path) -> RunResults:
         results=tuple(case_result(row, path, f"results[{index}]") for index, row in enumerate(rows)),
         exchanges=exchanges_of(document, path),
         nothing_to_judge=count_field(document, "nothing_to_judge", path),
+        timing=timing_of(document),
     )
 
 

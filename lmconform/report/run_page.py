@@ -22,6 +22,8 @@ from lmconform.report.headline_html import STYLE as HEADLINE_STYLE
 from lmconform.report.headline_html import headline_html
 from lmconform.report.records import RunResults
 from lmconform.report.target_prose import target_html
+from lmconform.report.timing import STYLE as TIMING_STYLE
+from lmconform.report.timing import timing_html
 from lmconform.vocabulary import OUTCOME_STYLES, WORST_FIRST, Outcome
 
 HIDDEN_AT_FIRST = frozenset({Outcome.OK})  # passes are folded away; a tick shows them
@@ -165,13 +167,14 @@ def run_page(results: RunResults) -> str:
     """The whole page of one run's results record."""
     headline = build_headline(results.results)
     title = f"lmconform: {results.target.label}"
-    return html_document(title, STYLE + HEADLINE_STYLE + FINDINGS_STYLE, [
+    return html_document(title, STYLE + HEADLINE_STYLE + FINDINGS_STYLE + TIMING_STYLE, [
         '<div class="lmc-page">',
         f"<h1>{html.escape(title)}</h1>",
         headline_html(headline, line_link, lead(headline, results)),
         target_html(results.target),
         findings_html(list(results.results), set(results.exchanges)),
         verdicts_html(results, results.nothing_to_judge),
+        timing_html(results.timing),
         exchanges_html(results.exchanges),
         "</div>",
     ], SCRIPT)

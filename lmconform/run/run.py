@@ -17,6 +17,7 @@ from lmconform.expectations import Expectations
 from lmconform.run.exchanges import exchange_text, keeps_exchange, kept_exchanges
 from lmconform.run.play import play
 from lmconform.run.sources import SOURCES
+from lmconform.run.timing import case_timing
 from lmconform.settings import RunSettings
 from lmconform.source import SourceContext
 from lmconform.target import Target
@@ -68,6 +69,7 @@ class Run:
         self._clock = time.monotonic()
         self._examples: dict[str, list[Observed]] = {}
         self._verdicts: dict[tuple[str, str], Verdict | None] = {}
+        self._timings: dict[str, dict | None] = {}  # of the cases played as written, their first answer's
         self.verdicts: list[Verdict] = []
 
     def observe(self, case: Case) -> Observed:
@@ -86,6 +88,7 @@ class Run:
 
     def _written(self, case: Case) -> list[Observed]:
         first = play(case, self.target, self.upstream, self.settings)
+        self._timings[case.id] = case_timing(first)
         self._examples[case.id] = [first]  # kept at once: the case may be its own feature's probe
         first.feature_missing = self._feature_missing(case, first)
         for repetition in range(1, self.settings.repeat):
@@ -169,6 +172,11 @@ class Run:
             verdict = replace(verdict, expected=known.record(self.expectations.source))
         return verdict
 
+    def timing(self, case_id: str) -> dict | None:
+        """When the parts of a written case's (first) answer arrived (lmconform.run.timing); None for a case a source
+        makes examples of, or one without an answer over HTTP."""
+        return self._timings.get(case_id)
+
     def exchange_text(self, case_id: str) -> str:
         """A judged case's (first) exchange as the results record keeps it: as text, redacted."""
         observed = self._examples[case_id][0]
@@ -179,14 +187,18 @@ class Run:
         kept = {verdict.case_id for verdict in self.verdicts if keeps_exchange(verdict.outcome)}
         return results_record(self.target.header_record(), self.started, time.monotonic() - self._clock,
                               [verdict.record() for verdict in self.verdicts],
-                              {case_id: self.exchange_text(case_id) for case_id in kept}, self.nothing_to_judge)
+                              {case_id: self.exchange_text(case_id) for case_id in kept}, self.nothing_to_judge,
+                              {case_id: timing for case_id, timing in self._timings.items() if timing})
 
 
 def results_record(target: dict, started: datetime, duration_s: float, rows: list[dict],
-                   exchanges: dict[str, str] | None = None, nothing_to_judge: int = 0) -> dict:
+                   exchanges: dict[str, str] | None = None, nothing_to_judge: int = 0,
+                   timings: dict[str, dict] | None = None) -> dict:
     """The results record of a run (docs/results-record.md): its rows in (case, check) order, so that two runs of
-    the same verdicts (one process or several) write the same record, and the exchanges of the cases it keeps
-    (`exchanges`: case id -> text, those of other cases left out)."""
+    the same verdicts (one process or several) write the same record, the exchanges of the cases it keeps
+    (`exchanges`: case id -> text, those of other cases left out), and when each judged case's answer arrived
+    (`timings`: case id -> lmconform.run.timing's figures)."""
+    with_rows = {row["case"] for row in rows}
     return {
         "lmconform": __version__,
         "target": target,
@@ -195,4 +207,5 @@ def results_record(target: dict, started: datetime, duration_s: float, rows: lis
         "nothing_to_judge": nothing_to_judge,
         "results": sorted(rows, key=lambda row: (row["case"], row["check"])),
         "exchanges": kept_exchanges(rows, exchanges or {}),
+        "timing": {case_id: timing for case_id, timing in sorted((timings or {}).items()) if case_id in with_rows},
     }

@@ -1,4 +1,4 @@
-"""Shape snapshots: taken only when asked for, since a run for a report must not fail for want of snapshots.
+"""The suites' fixtures (lmconform.suite_fixtures), and shape snapshots: taken only when asked for, since a run for a report must not fail for want of snapshots.
 
 A run that neither compares nor writes them deselects the shape tests before any runs: they are no part of it,
 and a report of the run lists no line for them. The terminal says why they were left out."""
@@ -11,6 +11,7 @@ from lmconform.cases import Case
 from lmconform.plugin import PLAN_KEY
 from lmconform.snapshots import shape_extension, snapshot_folder
 from lmconform.snapshots.diff import shape_diff
+from lmconform.suite_fixtures import judge, lmconform_run  # noqa: F401 (the suites' fixtures, theirs alone)
 
 SHAPE_FIXTURE = "assert_shape"
 LEFT_OUT_KEY = pytest.StashKey[str]()

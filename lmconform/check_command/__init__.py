@@ -1,0 +1,162 @@
+"""`lmconform check [URL]`: the suite in one command, for people who do not write pytest. It surveys the target (what
+answers there, which model to test), runs the conformance suites in this process with a progress line, prints what
+failed and the "will it work?" headline, and leaves `report.html`, `results.json` and `junit.xml` in `--out`.
+
+The suites run under pytest (`pytest.main`, with the plugin the `pytest11` entry point loads), not through the run
+API alone: the JUnit file, the known-failures semantics (xfail, an unexpected pass), --strict, the results record and
+the step summary are then exactly those of `pytest suites`, and the exit status is the suite's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from lmconform.check_command.findings import findings_text
+from lmconform.check_command.progress import Progress
+from lmconform.check_command.survey import Refused, survey
+from lmconform.exit_status import USAGE_ERROR
+from lmconform.target import Target, normalize_base_url
+from lmconform.wire.redact import redact_text
+
+FILES = ("report.html", "results.json", "junit.xml")
+DEFAULT_OUT = "lmconform-report"
+# pytest's own statuses a user of this command never needs to tell apart from the suite's usage error.
+PYTEST_USAGE = (pytest.ExitCode.USAGE_ERROR, pytest.ExitCode.NO_TESTS_COLLECTED)
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "check", help="test a server (default: the embedded reference server) and say which clients will work",
+        description="Surveys the server at URL, runs every conformance case against it with a progress line, prints "
+                    "what failed and the \"will it work?\" headline, and writes report.html, results.json and "
+                    "junit.xml into --out. Exit status: 0 no MUST failed (with --strict, no SHOULD either), 1 a "
+                    "check failed, 2 a usage error, 3 the server could not be reached.")
+    parser.add_argument("url", nargs="?", metavar="URL",
+                        help="the server's base URL, with or without /v1 (default: the embedded reference server)")
+    parser.add_argument("--api-key", help="API key sent as a Bearer token (default: $LMCONFORM_API_KEY)")
+    parser.add_argument("--model", help="the model to test (default: one the server lists; a loaded one that can "
+                                        "call tools where the server says which)")
+    parser.add_argument("--checks", action="append", default=[], metavar="GLOB",
+                        help="only checks whose id matches (repeatable): --checks 'chat.stream.*'")
+    parser.add_argument("--strict", action="store_true", help="a broken SHOULD fails the run too")
+    parser.add_argument("--repeat", type=int, default=1, metavar="K",
+                        help="send each case K times; a check passes only if it held every time (real models)")
+    parser.add_argument("--agents", metavar="claude-code,codex,opencode|all",
+                        help="also run these coding agents against the server on a small task, through lmconform's "
+                             "relay (`lmconform agents install` installs them once)")
+    parser.add_argument("--expect", metavar="FILE",
+                        help="known failures of this server (TOML): reported as expected, and one that no longer "
+                             "fails fails the run")
+    parser.add_argument("--upstream", metavar="URL2",
+                        help="URL is a proxy in front of URL2: also send every case straight to URL2 and report "
+                             "what the proxy changes (the proxy gate's short form)")
+    parser.add_argument("--reference-fault", action="append", default=[], metavar="NAME",
+                        help="without URL: the embedded reference server reproduces this defect (`lmconform faults`)")
+    parser.add_argument("--out", default=DEFAULT_OUT, metavar="DIR",
+                        help=f"where report.html, results.json and junit.xml go (default ./{DEFAULT_OUT})")
+    parser.set_defaults(handler=run_check)
+
+
+def run_check(args: argparse.Namespace) -> int:
+    api_key = args.api_key or os.environ.get("LMCONFORM_API_KEY") or None
+
+    def say(message: str, stream=sys.stdout) -> None:
+        print(redact_text(message, [api_key] if api_key else []), file=stream, flush=True)
+
+    try:
+        options = _suite_options(args, api_key, say)
+        out = _out_dir(args.out)
+    except Refused as refusal:
+        say(f"lmconform check: {refusal}", sys.stderr)
+        return refusal.status
+    progress = Progress(sys.stdout)
+    os.environ.setdefault("HYPOTHESIS_STORAGE_DIRECTORY", str(out / ".hypothesis"))  # not the user's directory
+    status = pytest.main(["--pyargs", "lmconform.suites", "-c", os.devnull, "--rootdir", str(out),
+                          "-p", "no:cacheprovider", "-p", "no:terminal", *options,
+                          "--results-json", str(out / "results.json"), "--report", str(out / "report.html"),
+                          "--junitxml", str(out / "junit.xml")], plugins=[progress])
+    progress.finish()
+    status = USAGE_ERROR if status in PYTEST_USAGE else int(status)
+    record = out / "results.json"
+    if status in (0, 1) and record.exists():
+        print(findings_text(record))
+        say(f"Wrote {', '.join(str(out / name) for name in FILES)}")
+    return status
+
+
+def _out_dir(text: str) -> Path:
+    out = Path(text)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise Refused(f"cannot write into --out {text}: {error.strerror or error}", USAGE_ERROR) from None
+    return out
+
+
+def _suite_options(args: argparse.Namespace, api_key: str | None, say) -> list[str]:
+    """The suite's options for what the command was given, each checked first so that a mistake is one line."""
+    from lmconform.checks.registry import unmatched_patterns
+
+    unknown = list(unmatched_patterns(args.checks))
+    if unknown:
+        raise Refused(f"no check id matches {', '.join(map(repr, unknown))}: `lmconform checks` lists them",
+                      USAGE_ERROR)
+    from lmconform.agents import AGENTS
+
+    named = [name.strip() for name in (args.agents or "").split(",") if name.strip()]
+    if args.agents is not None and (not named or named != ["all"] and not set(named) <= set(AGENTS)):
+        raise Refused(f"--agents takes agents among {', '.join(AGENTS)} (comma-separated) or all, not "
+                      f"{args.agents!r}", USAGE_ERROR)
+    if args.repeat < 1:
+        raise Refused(f"--repeat takes a positive number, not {args.repeat}", USAGE_ERROR)
+    if args.expect and not Path(args.expect).is_file():
+        raise Refused(f"--expect {args.expect}: no such file", USAGE_ERROR)
+    options = [*(word for glob in args.checks for word in ("--checks", glob)), "--repeat", str(args.repeat)]
+    options += ["--expect", args.expect] if args.expect else []
+    options += ["--agents", args.agents] if args.agents else []
+    options += ["--strict"] if args.strict else []
+    options += ["--api-key", api_key] if api_key else []
+    if args.url is None:
+        return options + _embedded(args, say)
+    if args.reference_fault:
+        raise Refused("--reference-fault is a defect of the embedded reference server: drop it, or drop URL "
+                      "(a running `lmconform serve` serves its faults under URL/faults/NAME)", USAGE_ERROR)
+    base_url = _url(args.url, "URL")
+    found = survey(Target(base_url, api_key=api_key, model=args.model))
+    say(f"lmconform check: {base_url}\n{found.sentence}")
+    options += ["--endpoint", base_url, *(["--model", found.model] if found.model else []),
+                *(["--profile", found.profile] if found.profile else [])]
+    if args.upstream:
+        upstream = _url(args.upstream, "--upstream")
+        say(f"through the proxy at {base_url} and straight to {upstream}: "
+            f"{survey(Target(upstream)).sentence}")
+        options += ["--upstream", upstream]
+    return options
+
+
+def _embedded(args: argparse.Namespace, say) -> list[str]:
+    from lmconform.reference.faults import parse_faults
+
+    if args.upstream:
+        raise Refused("--upstream names what the proxy at URL forwards to: give the proxy's URL too", USAGE_ERROR)
+    try:
+        parse_faults(args.reference_fault)
+    except ValueError as error:
+        raise Refused(f"--reference-fault: {error}", USAGE_ERROR) from None
+    with_faults = f", reproducing {', '.join(args.reference_fault)}" if args.reference_fault else ""
+    say(f"lmconform check: no URL given, so the embedded reference server (LM Studio-like){with_faults}")
+    return [word for fault in args.reference_fault for word in ("--reference-fault", fault)]
+
+
+def _url(text: str, option: str) -> str:
+    try:
+        return normalize_base_url(text)
+    except ValueError:
+        raise Refused(f"{option} {text!r} is not a server address: give one such as http://localhost:1234",
+                      USAGE_ERROR) from None
+

@@ -1,0 +1,59 @@
+"""The reusable CI step (action.yml at the repository root): its inputs, its steps, and its run script, which is run
+here against the reference server with a step-summary file of its own, as GitHub Actions would run it."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
+from bridge_pipe import closed_port
+
+ROOT = Path(__file__).resolve().parent.parent
+SCRIPT = ROOT / "action" / "check.sh"
+INPUTS = {"endpoint", "api-key", "model", "upstream", "expect", "checks", "strict"}
+
+
+def step(tmp_path: Path, **inputs: str) -> tuple[subprocess.CompletedProcess, str]:
+    """The script with the action's inputs; returns what it did and what it appended to the step summary."""
+    summary = tmp_path / "summary.md"
+    summary.write_text("earlier step's summary\n")
+    env = {**os.environ, "GITHUB_STEP_SUMMARY": str(summary), "LMCONFORM": str(Path(sys.executable).parent / "lmconform"),
+           **{f"INPUT_{name.upper()}": value for name, value in inputs.items()}}
+    done = subprocess.run(["bash", str(SCRIPT)], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+    text = summary.read_text()
+    assert text.startswith("earlier step's summary\n")  # appended, as GitHub asks
+    return done, text.removeprefix("earlier step's summary\n")
+
+
+def test_the_action_takes_the_inputs_runs_the_script_and_keeps_the_report():
+    action = yaml.safe_load((ROOT / "action.yml").read_text())
+    assert INPUTS <= set(action["inputs"]) and action["runs"]["using"] == "composite"
+    steps = action["runs"]["steps"]
+    assert any("action/check.sh" in step.get("run", "") for step in steps)
+    upload = next(step for step in steps if step.get("uses", "").startswith("actions/upload-artifact@"))
+    assert upload["if"] == "always()" and upload["with"]["path"] == "${{ inputs.out }}"
+    workflow = yaml.safe_load((ROOT / "examples" / "ci" / "github-actions-proxy-gate.yml").read_text())
+    uses = [step.get("uses", "") for job in workflow["jobs"].values() for step in job["steps"]]
+    assert any(use.split("@")[0].endswith("/lmconform") for use in uses), uses
+
+
+def test_the_script_writes_the_headline_to_the_step_summary_and_the_report_to_out(server, tmp_path):
+    done, summary = step(tmp_path, endpoint=server.base_url, checks="chat.stream.tool_call.index_zero\nclient.void.*",
+                         strict="true", out="report")
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert summary.startswith("### lmconform: will it work with") and "| Void · Chat completions | ✓ works |" in summary
+    assert {path.name for path in (tmp_path / "report").iterdir()} >= {"report.html", "results.json", "junit.xml"}
+
+
+def test_the_script_fails_by_the_exit_status_and_says_why_in_the_summary(server, tmp_path):
+    done, summary = step(tmp_path, endpoint=f"{server.base_url}/faults/tool-index-one",
+                         checks="chat.stream.tool_call.index_zero")
+    assert done.returncode == 1 and "| Tool calls | ✗ breaks |" in summary
+    done, summary = step(tmp_path, endpoint=f"http://127.0.0.1:{closed_port()}")
+    assert done.returncode == 3
+    assert "could not run (exit status 3)" in summary and "nothing answers at http://127.0.0.1:" in summary
+    done, _ = step(tmp_path, strict="yes")
+    assert done.returncode == 2 and "strict is true or false" in done.stderr
