@@ -7,6 +7,7 @@ import sys
 import zipfile
 from pathlib import Path
 
+import budget
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -46,7 +47,7 @@ def test_an_installed_suite_runs_from_another_folder(installed, tmp_path):
     assert "site-packages" in where and str(ROOT) not in where
     results = tmp_path / "results.json"
     finished = subprocess.run([str(installed), "-m", "pytest", "--pyargs", "lmconform.suites", "-q", "-p",
-                               "no:cacheprovider", "--results-json", str(results)],
+                               "no:cacheprovider", "--results-json", str(results), *budget.suite_options()],
                               cwd=tmp_path, capture_output=True, text=True, timeout=600)
     assert finished.returncode == 0, finished.stdout[-2000:] + finished.stderr[-2000:]
     assert "passed" in finished.stdout and results.is_file()
