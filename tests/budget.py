@@ -2,13 +2,51 @@
 (LMCONFORM_TEST_BUDGET=check), the contributor's quick loop. Such a test proves the same property either way; the
 full budget only tries more of it, and `make test` is the one that must pass before a merge:
 - a test that judges many generated examples (no check raises a false alarm on a legal one) sends a tenth of them;
-- the fault catalogue plays, against each fault, the cases of the API the fault breaks rather than every case."""
+- the fault catalogues (of the reference server and of the reference bridge) play against each fault the cases its
+  row's checks judge, the only cases where they can fail, and a tenth of the others, of the API the fault breaks
+  rather than of every API: the row's findings are all found, and nothing outside the row fires on what was played.
+  A new fault or check gets the same treatment from its row (fixtures/catalogue.toml).
+
+Measured with `/usr/bin/time` (user + sys of pytest and every process it starts, on a busy machine, so CPU time
+rather than wall time): see docs/contributing.md, "What make check costs"."""
 
 import os
+from collections.abc import Iterable
+
+from lmconform.cases import load_cases
+from tools.catalogue import cases_judged_by
 
 CHECK = os.environ.get("LMCONFORM_TEST_BUDGET") == "check"
+# One case in SAMPLE_EVERY of an API's cases that a fault's row gives no reason to play is played all the same.
+SAMPLE_EVERY = 10
 
 
 def examples(full: int) -> int:
     """The number of examples a test sends: `full` in `make test`, a tenth of it in `make check`."""
     return max(1, full // 10) if CHECK else full
+
+
+def cases_played(row: Iterable[str], apis: Iterable[str]) -> set[str] | None:
+    """The cases of `apis` played against a fault whose row is the checks `row`: every case in `make test` (None);
+    in `make check` the cases those checks judge, and a sample of the rest."""
+    if not CHECK:
+        return None
+    apis = tuple(apis)
+    return cases_judged_by(row, apis) | {case.id for api in apis for case in load_cases(api)[::SAMPLE_EVERY]}
+
+
+# The checks a run of the whole suite keeps in `make check`: the schemas' and the clients', which judge every case of
+# every HTTP API, a fifth of the (case, check) pairs. Such a test proves what the subprocess does
+# (its exit status, its output, its files), which the other checks would only repeat; `make test` keeps them all.
+SUITE_CHECKS = ("schema.*", "client.*") if CHECK else ()
+
+
+def suite_checks(*also: str) -> tuple[str, ...]:
+    """The checks a run of the whole suite keeps: every one in `make test` (none named); in `make check`
+    SUITE_CHECKS and those `also` names, which the test is about."""
+    return (*SUITE_CHECKS, *also) if CHECK else ()
+
+
+def suite_options(*also: str) -> list[str]:
+    """`pytest suites` options that keep suite_checks(*also)."""
+    return [option for glob in suite_checks(*also) for option in ("--checks", glob)]

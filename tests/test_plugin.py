@@ -8,6 +8,7 @@ import sys
 import xml.etree.ElementTree as ElementTree
 from pathlib import Path
 
+import budget
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -27,7 +28,7 @@ def closed_port() -> int:
 
 def test_the_embedded_reference_server_passes_and_the_results_record_is_written(tmp_path):
     results = tmp_path / "results.json"
-    finished = run_suite("--results-json", str(results))
+    finished = run_suite("--results-json", str(results), *budget.suite_options())
     assert finished.returncode == 0, finished.stdout[-2000:]
     record = json.loads(results.read_text())
     assert record["target"]["label"] == "reference" and record["target"]["model"] == "lmconform-reference"
@@ -199,14 +200,15 @@ def test_the_plugin_and_the_runner_give_the_same_verdicts(server, tmp_path, faul
 
     endpoint = server.base_url + (f"/faults/{fault}" if fault else "")
     results = tmp_path / "results.json"
-    run_suite("--endpoint", endpoint, "--profile", "reference", "--results-json", str(results))
+    run_suite("--endpoint", endpoint, "--profile", "reference", "--results-json", str(results), *budget.suite_options())
 
     def rows(records):
         return sorted((row["case"], row["check"], row["level"], row["outcome"], row["message"].splitlines()[0])
                       for row in records)
 
     by_plugin = rows(json.loads(results.read_text())["results"])
-    by_runner = rows(verdict.record() for verdict in run_in_process(Target(endpoint, profile="reference")).verdicts)
+    by_runner = rows(verdict.record() for verdict in run_in_process(Target(endpoint, profile="reference"),
+                                                                     include=budget.suite_checks()).verdicts)
     assert by_plugin and by_plugin == by_runner
 
 
@@ -230,7 +232,7 @@ def test_several_processes_give_the_record_and_the_page_of_one(tmp_path):
     controlling process writes one results record, with the exchanges behind the findings whichever worker found
     them, and one JUnit file. The page `lmconform report` builds from that record is the serial run's page, byte for
     byte once what differs between any two runs is masked."""
-    fault = ("--reference-fault", "id-name-repeated")
+    fault = ("--reference-fault", "id-name-repeated", *budget.suite_options())
     serial, parallel = tmp_path / "serial.json", tmp_path / "parallel.json"
     junit = tmp_path / "junit.xml"
     assert run_suite(*fault, "--results-json", str(serial), "--report", str(tmp_path / "serial.html")).returncode == 1

@@ -27,13 +27,16 @@ from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+from lmconform.apis import APIS
 from lmconform.bridge import FAULTS as BRIDGE_FAULTS
+from lmconform.cases import load_cases
 from lmconform.checks import REGISTRY
 from lmconform.files import write_text_atomically
 from lmconform.fuzz import requests
 from lmconform.reference import FAULTS, ReferenceServer
 from lmconform.run import Run, RunPlan, run_suite
 from lmconform.run.plan import embedded_bridge
+from lmconform.run.run import applies
 from lmconform.settings import RunSettings
 from lmconform.target import Target
 from lmconform.vocabulary import FINDINGS
@@ -57,9 +60,12 @@ class Row:
     proxy_findings: frozenset[str] = frozenset()  # server faults only
     symposium_findings: frozenset[str] | None = None  # bridge faults only, where the profile changes them
 
+    def failed(self) -> frozenset[str]:
+        """The checks the fault makes fail in any of its runs."""
+        return self.findings | self.proxy_findings | (self.symposium_findings or frozenset())
+
     def proves(self, check: str) -> bool:
-        """Whether the fault makes the check fail in any of its runs."""
-        return check in self.findings | self.proxy_findings | (self.symposium_findings or frozenset())
+        return check in self.failed()
 
 
 @dataclass(frozen=True)
@@ -105,11 +111,18 @@ def findings_of(run: Run) -> set[str]:
     return {verdict.check.id for verdict in run.verdicts if verdict.outcome in FINDINGS}
 
 
-def server_run(base_url: str, fault: str | None, apis: tuple[str, ...] | None = None) -> Run:
+def cases_judged_by(checks: Iterable[str], apis: Iterable[str] = APIS) -> set[str]:
+    """The ids of the cases of `apis` that any of `checks` judges: the only cases where those checks can fail."""
+    judging = [REGISTRY[check] for check in checks]
+    return {case.id for api in apis for case in load_cases(api) if any(applies(check, case) for check in judging)}
+
+
+def server_run(base_url: str, fault: str | None, apis: tuple[str, ...] | None = None,
+               cases: set[str] | None = None) -> Run:
     """The suite against the reference server at `base_url` with `fault` (None: clean), on the cases of `apis` (all
-    by default). Generated requests (200 a run) are played against the clean server and the faults only they reach;
-    a fault the written cases and the chain programs find is proven on those, which keeps the catalogue to
-    minutes."""
+    by default), or only those of them `cases` names. Generated requests (200 a run) are played against the clean
+    server and the faults only they reach; a fault the written cases and the chain programs find is proven on
+    those, which keeps the catalogue to minutes."""
     # A 1 MiB cap proves the body-cap finding as well as the default would, without reading 32 MiB per case.
     target = Target(base_url=base_url + (f"/faults/{fault}" if fault else ""), read_timeout=5, profile="reference",
                     max_body_bytes=1 << 20)
@@ -119,7 +132,7 @@ def server_run(base_url: str, fault: str | None, apis: tuple[str, ...] | None = 
     try:
         for api in apis or plan.apis:
             for case, check in plan.pairs(api):
-                if requests_too or case.source != requests.SOURCE:
+                if (requests_too or case.source != requests.SOURCE) and (cases is None or case.id in cases):
                     run.judge(case, check)
     finally:
         run.close()
@@ -147,14 +160,16 @@ def _refused_endpoint() -> str:
         return f"http://127.0.0.1:{sock.getsockname()[1]}"
 
 
-def bridge_run(fault: str | None, profile: str) -> Run:
-    """The vscodelm cases against the reference bridge with `fault`, as the embedded run starts it; a fault shown only
-    by an agent failure runs the openai agent in front of an endpoint that refuses connections."""
+def bridge_run(fault: str | None, profile: str, cases: set[str] | None = None) -> Run:
+    """The vscodelm cases (or only those `cases` names) against the reference bridge with `fault`, as the embedded
+    run starts it; a fault shown only by an agent failure runs the openai agent in front of an endpoint that refuses
+    connections."""
     command = embedded_bridge((fault,) if fault else (), profile)
     if fault and BRIDGE_FAULTS[fault].needs_failing_agent:
         command += ("--agent", "openai", "--endpoint", _refused_endpoint(), "--model", "m")
+    others = () if cases is None else tuple(case.id for case in load_cases("vscodelm") if case.id not in cases)
     return run_suite(Target(base_url="", bridge_command=command, bridge_profile=profile, read_timeout=10),
-                     apis=("vscodelm",))
+                     apis=("vscodelm",), exclude_cases=others)
 
 
 _SERVER: ReferenceServer | None = None
