@@ -69,7 +69,7 @@ check: $(STAMP)
 	$(BIN)/ruff check lmconform tests tools bench
 	$(BIN)/mypy
 	LMCONFORM_TEST_BUDGET=check $(BIN)/python -m pytest tests -p no:cacheprovider -n auto --dist loadgroup \
-	    -m "not real_server and not root and not browser" --durations=10
+	    -m "not real_server and not root and not browser and not agents" --durations=10
 
 # Two workers or more: the real servers' tests keep one (they are grouped), the others share the rest.
 test: $(STAMP) $(CHROMIUM) targets

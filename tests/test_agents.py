@@ -82,6 +82,7 @@ def node_modules() -> Path:
 
 # --- the agents on the clean reference server ----------------------------------------------------------------------
 
+@pytest.mark.agents
 def test_each_agent_does_its_task_as_fixtures_agents_reference_expects(server, node_modules):
     target = Target(base_url=server.base_url)
     settings = RunSettings(agents=tuple(AGENTS), agent_seconds=60, fuzz_examples=0)
@@ -119,6 +120,7 @@ class CodexAsAdvised(Codex):
                       launch.environment)
 
 
+@pytest.mark.agents
 def test_codex_does_its_task_with_the_tools_the_dialect_refuses_turned_off(server, node_modules):
     target = Target(base_url=server.base_url, model="lmconform-reference")
     run = run_agent(CodexAsAdvised(), target, TASK, "marigold", Limits(seconds=60, requests=10), node_modules)
@@ -129,6 +131,7 @@ def test_codex_does_its_task_with_the_tools_the_dialect_refuses_turned_off(serve
 
 # --- the fault × agent matrix ---------------------------------------------------------------------------------------
 
+@pytest.mark.agents
 def test_the_fault_agent_matrix_is_what_docs_agents_publishes(server, node_modules):
     """The page says which inputs it was made from (the pins, and the code that answers, runs and judges the agents).
     Made from these very inputs, its fault rows stand, and only the clean rows are run again (three runs); made from
@@ -292,6 +295,7 @@ RECORDED = sorted(path for agent in AGENTS.values()
                   for path in cases_folder(CASES_DIR, agent.api).glob(f"recorded-{agent.name}-*.json"))
 
 
+@pytest.mark.agents
 def test_every_pinned_agent_is_on_record_at_its_version(node_modules):
     for agent in AGENTS.values():
         version = agent.version(node_modules)
