@@ -33,7 +33,11 @@ from lmconform.cases import load_cases
 from lmconform.checks import REGISTRY
 from lmconform.files import write_text_atomically
 from lmconform.fuzz import requests
-from lmconform.reference import FAULTS, ReferenceServer
+from lmconform.reference import (
+    FAULTS,
+    ReferenceServer,
+    refusal,  # noqa: F401  (declares bounds-ignored, which the doors import lazily)
+)
 from lmconform.run import Run, RunPlan, run_suite
 from lmconform.run.plan import embedded_bridge
 from lmconform.run.run import applies
