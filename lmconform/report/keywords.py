@@ -60,13 +60,17 @@ def keywords_markdown(matrix: Matrix) -> list[str]:
         cells = [md(by_column[column.anchor].text) if column.anchor in by_column else "" for column in matrix.columns]
         lines.append(f"| `{md(family)}` | " + " | ".join(cells) + " |")
     lines += ["", "### The evidence", ""]
+    lines += [f"- `{md(family)}` · {md(column.name)} · {md(graded.text)} ({md(graded.case)}): {md(graded.evidence)}"
+              for family, column, graded in _evidence(matrix, grid)]
+    return lines
+
+
+def _evidence(matrix: Matrix, grid):
+    """Each grade given, keyword by keyword, in the order of the matrix's columns: what both pages list."""
     for family, by_column in grid:
         for column in matrix.columns:
-            graded = by_column.get(column.anchor)
-            if graded is not None:
-                lines.append(f"- `{md(family)}` · {md(column.name)} · {md(graded.text)} ({md(graded.case)}): "
-                             f"{md(graded.evidence)}")
-    return lines
+            if column.anchor in by_column:
+                yield family, column, by_column[column.anchor]
 
 
 def keywords_html(matrix: Matrix) -> list[str]:
@@ -86,10 +90,6 @@ def keywords_html(matrix: Matrix) -> list[str]:
                          f'<td class="grade {e(graded.grade)}" title="{e(graded.evidence)}">{e(graded.text)}</td>')
         parts.append(f'<tr><th scope="row"><code>{e(family)}</code></th>{"".join(cells)}</tr>')
     parts += ["</tbody></table>", "<h3>The evidence</h3>", '<ul class="evidence">']
-    for family, by_column in grid:
-        for column in matrix.columns:
-            graded = by_column.get(column.anchor)
-            if graded is not None:
-                parts.append(f"<li><code>{e(family)}</code> · {e(column.name)} · <b>{e(graded.text)}</b> "
-                             f"({e(graded.case)}): {e(graded.evidence)}</li>")
+    parts += [f"<li><code>{e(family)}</code> · {e(column.name)} · <b>{e(graded.text)}</b> ({e(graded.case)}): "
+              f"{e(graded.evidence)}</li>" for family, column, graded in _evidence(matrix, grid)]
     return [*parts, "</ul>"]
