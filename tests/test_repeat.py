@@ -5,6 +5,7 @@ import itertools
 
 import pytest
 
+from lmconform.cases.reader import load_cases
 from lmconform.reference import ReferenceServer
 from lmconform.reference.app import create_app
 from lmconform.run import run_suite
@@ -43,11 +44,15 @@ def verdicts(server: ReferenceServer, repeat: int) -> list:
 def test_repetition_finds_what_one_lucky_answer_hides(flaky_server):
     # One answer per case: whether a case sees the defect is luck, so some pass and some fail.
     assert {v.outcome for v in verdicts(flaky_server, 1)} == {Outcome.OK, Outcome.FAILED}
-    # Two answers per case: every case sees it once, and says so.
+    # Two answers per case: every case sees it once, and says so; a pair (streamed and not) sends two requests per
+    # repetition, so each of its repetitions sees it.
     repeated = verdicts(flaky_server, 2)
     assert {v.outcome for v in repeated} == {Outcome.FAILED}
-    assert {v.repetitions for v in repeated} == {(1, 2)}
-    assert repeated[0].record()["pass_k"] == "1/2" and "held in 1 of 2 repetitions" in repeated[0].message
+    pairs = {case.id for case in load_cases("chat") if case.pair}
+    assert pairs and {v.repetitions for v in repeated if v.case_id in pairs} == {(0, 2)}
+    single = [v for v in repeated if v.case_id not in pairs]
+    assert {v.repetitions for v in single} == {(1, 2)}
+    assert single[0].record()["pass_k"] == "1/2" and "held in 1 of 2 repetitions" in single[0].message
 
 
 def test_a_deterministic_server_passes_every_repetition():

@@ -19,7 +19,7 @@ from jsonschema import Draft202012Validator
 from lmconform.apis import APIS
 from lmconform.checks.evaluate import evaluate
 from lmconform.checks.registry import REGISTRY
-from lmconform.checks.schema import OBJECTS
+from lmconform.checks.schema import OBJECTS, api_object_exchanges
 from lmconform.expectations import Expectations
 from lmconform.profiles import FAMILIES
 from lmconform.run import run_suite
@@ -166,12 +166,12 @@ class Sample:
 
 
 def samples_of(observed_case) -> list[Sample]:
-    """Every payload of a played case: the requests it sent and every JSON body and event of the answers."""
+    """Every payload of a played case: the requests it sent and every JSON body and event of the answers that are
+    the API's objects (not what a deletion or a list of input items answers)."""
     api, found = observed_case.case.api, []
     if api in APIS_WITHOUT_SCHEMAS:
         return found
-    exchanges = [observed_case.exchange, *(p.exchange for p in observed_case.turns.values() if p.exchange)]
-    for exchange in exchanges:
+    for _, exchange in api_object_exchanges(observed_case):
         if isinstance(exchange.request.body, dict) and (api, "request") in PAYLOAD_SCHEMAS:
             found.append(Sample(api, "request", exchange.request.body, observed_case.case.id))
         if exchange.status is None:

@@ -109,7 +109,7 @@ def _judged(exchange: HttpExchange, api: str, profile: str | None) -> Iterator[J
                          tuple(validate(api, "event", payload, profile)))
 
 
-def _exchanges(observed: Observed) -> Iterator[tuple[str, HttpExchange]]:
+def api_object_exchanges(observed: Observed) -> Iterator[tuple[str, HttpExchange]]:
     """The answers that are the API's objects: the request's, and each turn's that sent the same kind of request or
     read a stored answer back (not what a deletion or a list of input items answers)."""
     yield FIRST, observed.exchange
@@ -127,7 +127,7 @@ def judge(observed: Observed, object_: SchemaObject, level: Level) -> Iterator[F
     seen = 0
     found: dict[tuple[str, str], list[tuple[str, HttpExchange, Judged, SchemaFinding]]] = {}
     answers = 0
-    for name, exchange in _exchanges(observed):
+    for name, exchange in api_object_exchanges(observed):
         judged = [payload for payload in exchange.view(read) if payload.kind == object_.kind]
         answers += bool(judged)
         seen += len(judged)
