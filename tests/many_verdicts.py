@@ -2,7 +2,7 @@
 that stands in for the run lmconform's plugin would start, and gives each (case, check) pair a verdict by a fixed
 rule: one in twenty a finding at the check's level, one in a hundred and one an ERROR, the rest OK.
 
-    pytest tests/many_verdicts.py -p many_verdicts --results-json results.json --report report.html
+    pytest tests/many_verdicts.py -p lmconform.plugin -p many_verdicts --results-json results.json --report report.html
 
 Each case with a finding gets an exchange of EXCHANGE_CHARS characters in the record, as a streamed answer would.
 """

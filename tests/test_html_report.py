@@ -396,8 +396,8 @@ def test_in_chromium_a_report_of_10000_verdicts_opens_and_filters_and_searches(t
     report, results = tmp_path / "report.html", tmp_path / "results.json"
     started = time.monotonic()
     finished = subprocess.run(
-        [sys.executable, "-m", "pytest", str(ROOT / "tests" / "many_verdicts.py"), "-p", "many_verdicts",
-         "-p", "no:cacheprovider", "-q", "--tb=no", "-o", "python_files=many_verdicts.py", "--results-json",
+        [sys.executable, "-m", "pytest", str(ROOT / "tests" / "many_verdicts.py"), "-p", "lmconform.plugin",
+         "-p", "many_verdicts", "-p", "no:cacheprovider", "-q", "--tb=no", "-o", "python_files=many_verdicts.py", "--results-json",
          str(results), "--report", str(report)],
         capture_output=True, text=True, cwd=tmp_path, env=env, timeout=900)
     assert finished.returncode == 1, finished.stdout[-2000:] + finished.stderr[-2000:]

@@ -79,6 +79,12 @@ def test_the_wheel_and_sdist_pass_twine_and_the_installed_wheel_checks_servers_a
         ["conftest.py", "test_sums.py"]
     fixtures = run(python, "-m", "pytest", "-p", "no:cacheprovider", "--fixtures", cwd=project).stdout
     assert "lmconform" not in _steady(fixtures).replace(str(purelib), "")  # pytest's plugins line names every plugin
+    # Nor an option: the plugin wakes only for a command line that names lmconform's suites.
+    usage = run(python, "-m", "pytest", "-p", "no:cacheprovider", "--help", cwd=project).stdout
+    assert "--endpoint" not in usage and "lmconform" not in _steady(usage)
+    suites_usage = run(python, "-m", "pytest", "-p", "no:cacheprovider", "--pyargs", "lmconform.suites", "--help",
+                       cwd=project).stdout
+    assert "--endpoint" in suites_usage
 
 
 def _steady(output: str) -> str:

@@ -181,12 +181,15 @@ def test_selected_checks_never_change_what_is_sent(server):
     assert {"responses/fuzz-chains", "responses/paris-population-chain"} <= set(some)
 
     def without_ids(requests):  # response and call ids are minted anew by each run; what refers to them is the same
+        def scrub_url(url):  # GET and DELETE /v1/responses/{id} name the stored answer in the path
+            return re.sub(r"/resp_[0-9A-Za-z]+", "/<id>", url)
+
         def scrub(value):
             if isinstance(value, dict):
                 return {key: "<id>" if key in ("previous_response_id", "call_id") else scrub(item)
                         for key, item in value.items()}
             return [scrub(item) for item in value] if isinstance(value, list) else value
-        return [(method, url, scrub(body)) for method, url, body in requests]
+        return [(method, scrub_url(url), scrub(body)) for method, url, body in requests]
 
     for case_id, requests in some.items():
         assert without_ids(requests) == without_ids(everything[case_id]), case_id
@@ -264,3 +267,17 @@ def test_an_unreachable_target_with_several_processes_exits_3_before_any_worker_
     assert finished.returncode == 3
     assert "Is the server running?" in finished.stdout + finished.stderr
     assert "Traceback" not in finished.stdout + finished.stderr
+
+
+def test_the_plugin_wakes_only_for_a_command_line_that_names_the_suites(tmp_path):
+    from lmconform.pytest_entry import names_the_suites
+
+    assert names_the_suites(["suites"]) and names_the_suites([str(ROOT / "suites"), "-q"])
+    assert names_the_suites(["-k", "chat", f"{ROOT / 'suites' / 'test_apis.py'}::test_chat"])
+    assert names_the_suites(["--pyargs", "lmconform.suites"]) and names_the_suites(["lmconform.suites.test_apis"])
+    assert not names_the_suites([]) and not names_the_suites([str(tmp_path), "-p", "no:cacheprovider"])
+    assert not names_the_suites([str(ROOT / "tests"), "lmconform.suitesque", "-m", "not slow"])
+    unrelated = subprocess.run([sys.executable, "-m", "pytest", "--help"], capture_output=True, text=True,
+                               cwd=tmp_path, timeout=300)
+    assert unrelated.returncode == 0 and "--endpoint" not in unrelated.stdout
+    assert "--endpoint" in run_suite("--help").stdout
