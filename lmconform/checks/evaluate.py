@@ -53,7 +53,7 @@ class Verdict:
         if self.outcome is not Outcome.OK and self.example:
             lines.append(f"Example:  {self.example}")
         if self.outcome is not Outcome.OK and self.curl:
-            lines.append(f"Reproduce: {self.curl}")
+            lines += [f"Reproduce: {command}" for command in self.curl.splitlines()]
         lines.append(f"Reference: {self.check.ref}")
         return redact_text("\n".join(lines), self.secrets)
 
@@ -87,7 +87,7 @@ class Verdict:
 def evaluate(check: Check, observed: Observed) -> Verdict | None:
     """The verdict of `check` on `observed`, or None when the check has nothing to judge in this answer."""
     exchange = observed.exchange
-    common = dict(case_id=observed.case.id, check=check, curl=exchange.request.reproduction(), secrets=observed.secrets,
+    common = dict(case_id=observed.case.id, check=check, curl=observed.reproduction(), secrets=observed.secrets,
                   example=observed.example, agent=observed.agent_run.label if observed.agent_run else "")
     if observed.unsupported:
         return Verdict(outcome=Outcome.UNSUPPORTED, detail=observed.unsupported, **common)

@@ -76,6 +76,11 @@ class Observed:
         if not self.succeeded:
             raise NotApplicable(f"the answer was {self.exchange.status_text}")
 
+    def reproduction(self) -> str:
+        """Shell commands that send the case's request again: for a pair, its other forms after it (the streamed
+        request or the body, and the GET of the stored answer), since its checks judge them together."""
+        return "\n".join(exchange.request.reproduction() for exchange in [self.exchange, *self.paired.values()])
+
     def exchanges(self) -> list[Exchange]:
         """The case's request and every turn that was sent, in the order they were played."""
         return [self.exchange, *(played.exchange for played in self.turns.values() if played.exchange is not None),
