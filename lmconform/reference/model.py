@@ -71,9 +71,10 @@ def output_cap(body: dict[str, Any]) -> int | None:
 
 
 def capped(plan: Plan, cap: int | None) -> Plan:
-    """The plan cut at `cap` words of text, finished by "length" when it was cut."""
+    """The plan cut at `cap` words of text, finished by "length" when it reached the cap: a model stopped by the cap
+    never writes the end of its turn, so a real server says "length" even when the text would have ended there."""
     words = re.findall(r"\S+\s*", plan.text)
-    if cap is None or plan.tool_calls or len(words) <= cap:
+    if cap is None or plan.tool_calls or len(words) < cap:
         return plan
     return replace(plan, text="".join(words[:cap]).rstrip(), finish_reason="length")
 
