@@ -17,7 +17,8 @@ from lmconform.apis.responses.normalize import normalize_responses_body
 
 THOUGHT = "The user wants a greeting for Ada Lovelace, so I will keep it short."
 # Faults of reasoning declared beside an API's other faults (an API whose faults are one module).
-ELSEWHERE = ("messages-thinking-in-text", "native-reasoning-in-message")
+ELSEWHERE = ("messages-thinking-in-text", "messages-thinking-input-refused", "messages-thinking-500",
+             "native-reasoning-in-message")
 REASONING_FAULTS = sorted([*faults_of_kind("reasoning"), *ELSEWHERE])
 
 
@@ -162,10 +163,62 @@ def _(client: httpx.Client) -> None:
 
 @effect("messages-thinking-in-text")
 def _(client: httpx.Client) -> None:
-    body = {"model": "m", "max_tokens": 1100, "thinking": {"type": "enabled", "budget_tokens": 1024},
-            "messages": [{"role": "user", "content": "Hi"}]}
-    content = client.post("/faults/messages-thinking-in-text/v1/messages", json=body).json()["content"]
+    content = client.post("/faults/messages-thinking-in-text/v1/messages", json=MESSAGES_THINKING).json()["content"]
     assert [block["type"] for block in content] == ["text"] and content[0]["text"].startswith("<think>")
+
+
+@effect("responses-reasoning-input-refused")
+def _(client: httpx.Client) -> None:
+    sent_back = {"input": [{"role": "user", "content": "Say hello."},
+                           {"type": "reasoning", "id": "rs_1", "summary": [],
+                            "content": [{"type": "reasoning_text", "text": THOUGHT}]},
+                           {"role": "user", "content": "Again."}]}
+    refused = client.post("/faults/responses-reasoning-input-refused/v1/responses", json={"model": "m", **sent_back})
+    assert refused.status_code == 400 and refused.json()["error"]["param"] == "input.1.type"
+    assert create(client, sent_back)["status"] == "completed"
+    assert create(client, {"input": "Hi"}, "responses-reasoning-input-refused")["status"] == "completed"
+
+
+@effect("responses-reasoning-effort-500")
+def _(client: httpx.Client) -> None:
+    crashed = client.post("/faults/responses-reasoning-effort-500/v1/responses",
+                          json={"model": "m", "input": "Hi", "reasoning": {"effort": "low"}})
+    assert crashed.status_code == 500
+    assert create(client, {"input": "Hi"}, "responses-reasoning-effort-500")["status"] == "completed"
+
+
+@effect("responses-refusal-dropped")
+def _(client: httpx.Client) -> None:
+    (item,) = create(client, {"input": "Refuse it."}, "responses-refusal-dropped")["output"]
+    assert item["type"] == "message" and item["content"] == []
+    events = stream(client, {"input": "Refuse it."}, "responses-refusal-dropped")
+    assert not of_type(events, "response.refusal.delta") and of_type(events, "response.completed")
+    assert create(client, {"input": "Hi"}, "responses-refusal-dropped")["output"][0]["content"][0]["text"] == \
+        "You said: Hi"
+
+
+MESSAGES_THINKING = {"model": "m", "max_tokens": 1100, "thinking": {"type": "enabled", "budget_tokens": 1024},
+                     "messages": [{"role": "user", "content": "Hi"}]}
+MESSAGES_THINKING_SENT_BACK = {"model": "m", "max_tokens": 32, "messages": [
+    {"role": "user", "content": "Say hello."},
+    {"role": "assistant", "content": [{"type": "thinking", "thinking": THOUGHT, "signature": "c2ln"},
+                                      {"type": "text", "text": "Hello!"}]},
+    {"role": "user", "content": "Again."}]}
+
+
+@effect("messages-thinking-input-refused")
+def _(client: httpx.Client) -> None:
+    refused = client.post("/faults/messages-thinking-input-refused/v1/messages", json=MESSAGES_THINKING_SENT_BACK)
+    assert refused.status_code == 400 and "messages.1.content.0" in refused.json()["error"]["message"]
+    assert client.post("/v1/messages", json=MESSAGES_THINKING_SENT_BACK).status_code == 200
+    assert client.post("/faults/messages-thinking-input-refused/v1/messages", json=MESSAGES_THINKING).status_code == 200
+
+
+@effect("messages-thinking-500")
+def _(client: httpx.Client) -> None:
+    crashed = client.post("/faults/messages-thinking-500/v1/messages", json=MESSAGES_THINKING)
+    assert crashed.status_code == 500 and crashed.json()["error"]["type"] == "api_error"
+    assert client.post("/faults/messages-thinking-500/v1/messages", json=MESSAGES_THINKING_SENT_BACK).status_code == 200
 
 
 @effect("native-reasoning-in-message")

@@ -60,7 +60,8 @@ def has_error_message(observed: Observed) -> Iterator[Failure | Note]:
 
 @check("errors.status.not_server_error", level=Level.SHOULD, applies=may_be_refused, ref=OPENAI_ERRORS,
        title="a request a server may refuse (an unsupported option, a prompt longer than the context) is never "
-             "answered 5xx", proven_by=("context-overflow-500",))
+             "answered 5xx",
+       proven_by=("context-overflow-500", "reasoning-effort-500", "responses-reasoning-effort-500", "messages-thinking-500"))
 def not_server_error(observed: Observed) -> Iterator[Failure]:
     # SHOULD: a 5xx says the server failed, so clients (the openai SDKs among them) retry the same request and
     # users report a crash; a 4xx says what to change. Both end in an error, so clients cope.

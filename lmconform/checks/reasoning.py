@@ -77,7 +77,8 @@ def not_repeated_in_text(observed: Observed) -> Iterator[Failure]:
 @check("generation.reasoning.round_trip_accepted", level=Level.SHOULD, applies=carries_reasoning,
        ref=DEEPSEEK_THINKING_MODE,
        title="a request carrying the previous turn's reasoning is answered, and that reasoning is not echoed",
-       proven_by=("reasoning-input-refused", "reasoning-input-echoed"))
+       proven_by=("reasoning-input-refused", "reasoning-input-echoed", "responses-reasoning-input-refused",
+                  "messages-thinking-input-refused"))
 def round_trip_accepted(observed: Observed) -> Iterator[Failure]:
     # SHOULD: agents with interleaved thinking send each turn's reasoning back (DeepSeek's thinking mode requires it
     # after a tool call, Anthropic's thinking blocks are sent back with tool results); a server that refuses it

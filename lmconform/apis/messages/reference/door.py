@@ -14,7 +14,13 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 
 from lmconform.apis.messages import API
 from lmconform.apis.messages.reference import stages
-from lmconform.apis.messages.reference.faults import SYSTEM_TURN_REFUSED, TOOL_INPUT_OFF_SCHEMA, TOOL_RESULT_500
+from lmconform.apis.messages.reference.faults import (
+    SYSTEM_TURN_REFUSED,
+    TOOL_INPUT_OFF_SCHEMA,
+    TOOL_RESULT_500,
+    refused_thinking_block,
+    thinking_crashes,
+)
 from lmconform.apis.messages.reference.render import frame, message_object, stream_events
 from lmconform.apis.messages.reference.validation import (
     ROLES,
@@ -38,10 +44,13 @@ async def create_message(request: Request, faults: frozenset[str]) -> Response:
         broken = schema_refusal(API.name, body, faults)
         if broken is not None:
             raise Refused(refusal_message(broken))
+        thinking_refused = refused_thinking_block(body, faults)
+        if thinking_refused is not None:
+            raise Refused(thinking_refused)
     except Refused as refused:
         return apply(stages.REFUSAL, faults, refused.response())
     talk = conversation(body)
-    if TOOL_RESULT_500 in faults and talk.has_tool_results:
+    if (TOOL_RESULT_500 in faults and talk.has_tool_results) or thinking_crashes(body, faults):
         return error_response("Internal server error while rendering the prompt", 500)
     messages = talk.chat_body["messages"]
     plan = recall(messages) or decide(talk.chat_body)

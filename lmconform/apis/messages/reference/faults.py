@@ -35,6 +35,34 @@ SYSTEM_TURN_REFUSED = flag(
     seen_in="LM Studio before 0.4.15 and its standalone server llmster 0.0.20 (lmstudio-bug-tracker #2204), vLLM and "
             "proxies translating the Messages API (CLIProxyAPI #3625): Claude Code sends one in its first request")
 
+THINKING_INPUT_REFUSED = flag(
+    "messages-thinking-input-refused", api="messages",
+    summary="a request whose assistant turn carries a `thinking` block (the previous turn's thinking sent back) is "
+            "refused 400",
+    seen_in="Anthropic-compatible layers that take text, image and tool blocks only; Claude Code sends thinking "
+            "blocks back with its tool results when thinking is on")
+THINKING_500 = flag(
+    "messages-thinking-500", api="messages", summary="a request with `thinking` enabled gets HTTP 500 `api_error`",
+    seen_in="servers that pass the thinking budget to a chat template or engine without it")
+
+
+def refused_thinking_block(body: dict[str, Any], faults: frozenset[str]) -> str | None:
+    """The 400 message under messages-thinking-input-refused, or None."""
+    if THINKING_INPUT_REFUSED not in faults:
+        return None
+    for position, message in enumerate(body.get("messages") or []):
+        blocks = message.get("content") if isinstance(message, dict) else None
+        for index, block in enumerate(blocks if isinstance(blocks, list) else []):
+            if isinstance(block, dict) and block.get("type") in ("thinking", "redacted_thinking"):
+                return (f"messages.{position}.content.{index}: Input tag '{block['type']}' found using 'type' does "
+                        "not match any of the expected tags: 'text', 'image', 'tool_use', 'tool_result'")
+    return None
+
+
+def thinking_crashes(body: dict[str, Any], faults: frozenset[str]) -> bool:
+    thinking = body.get("thinking")
+    return THINKING_500 in faults and isinstance(thinking, dict) and thinking.get("type") == "enabled"
+
 
 def _refusal_parts(refusal: Response) -> tuple[int, str]:
     body = json.loads(bytes(refusal.body))

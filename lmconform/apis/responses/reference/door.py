@@ -28,6 +28,7 @@ from lmconform.apis.responses.reference.faults.defects import (
     UNKNOWN_PREVIOUS_200,
     UNKNOWN_PREVIOUS_404,
 )
+from lmconform.apis.responses.reference.faults.reasoning import effort_crashes, refused_reasoning_item
 from lmconform.apis.responses.reference.faults.store import (
     DELETE_KEEPS_RESPONSE,
     DELETION_BARE,
@@ -63,6 +64,11 @@ async def create_response(request: Request, faults: frozenset[str]) -> Response:
         broken = schema_refusal(API.name, body, faults)
         if broken is not None:
             raise Rejected(refusal_message(broken), broken.pointer.lstrip("/").replace("/", ".") or None, broken.keyword)
+        refused = refused_reasoning_item(body, faults)
+        if refused is not None:
+            raise Rejected(*refused, "invalid_value")
+        if effort_crashes(body, faults):
+            raise Rejected("Internal server error", None, None, 500)
         earlier, root = _chain(store, turn.previous_id, faults)
         _check_call_ids(earlier, turn.input)
         form = _form(request, body, faults)

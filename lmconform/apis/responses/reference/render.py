@@ -139,6 +139,8 @@ def _content_events(item: dict[str, Any], index: int) -> list[dict[str, Any]]:
         deltas = [{"type": "response.function_call_arguments.delta", **where, "delta": piece} for piece in pieces]
         return [*deltas, {"type": "response.function_call_arguments.done", **where, "arguments": streamed,
                           "name": item["name"]}]
+    if not item["content"]:  # a message a fault emptied: added and done, nothing between
+        return []
     where["content_index"] = 0
     part = item["content"][0]
     if part["type"] == "refusal":
