@@ -2,7 +2,7 @@
 answers there, which model to test), runs the conformance suites in this process with a progress line, prints what
 failed and the "will it work?" headline, and leaves `report.html`, `results.json` and `junit.xml` in `--out`.
 
-The suites run under pytest (`pytest.main`, with the plugin the `pytest11` entry point loads), not through the run
+The suites run under pytest (`pytest.main` naming `lmconform.suites`, which wakes the plugin), not through the run
 API alone: the JUnit file, the known-failures semantics (xfail, an unexpected pass), --strict, the results record and
 the step summary are then exactly those of `pytest suites`, and the exit status is the suite's.
 """
