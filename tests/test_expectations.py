@@ -151,6 +151,14 @@ case = "chat/void-weather-tool"
 outcome = "NON-STRICT"
 reason = "no longer sent"
 seen = "a-server 1.0"
+
+[[expected]]
+check = "chat.finish_reason.length_at_max_tokens"
+case = "chat/void-weather-tool"
+model_dependent = true
+outcomes = ["OK", "NON-STRICT"]
+reason = "the answer may end before the cap, which leaves the check nothing to judge"
+seen = "a-server 1.0"
 """
 
 
@@ -176,6 +184,8 @@ def test_a_rewritten_target_file_keeps_what_holds_and_asks_for_what_the_run_adds
     assert rows["generation.tool_call.arguments_json_object", "chat/void-weather-tool"].outcomes == \
         {"OK", "FAILED", "NON-STRICT"}
     assert ("chat.finish_reason.tool_calls_after_tool_call", "chat/void-weather-tool") not in rows
+    # A model-dependent row that matches no verdict stays: the model may leave its check nothing to judge.
+    assert rows["chat.finish_reason.length_at_max_tokens", "chat/void-weather-tool"].model_dependent
     new = rows["sse.framing.ends_with_done", "chat/echo-markup"]
     assert new.reason == PLACEHOLDER and new.outcomes == {"FAILED"} and new.seen == "a-server 1.1, today"
     # A verdict a glob row does not allow gets a row of its own ahead of it, which the file's order makes win.

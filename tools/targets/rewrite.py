@@ -2,7 +2,7 @@
 what a person wrote stays, what the run decides is rewritten.
 
 A row that still holds is kept as it is written, its reason and `model_dependent` mark with it; a row the run no
-longer needs (its pair passes now, or it matches no verdict) is taken out; a wire fact that came out otherwise gets
+longer needs (its pair passes now, or it matches no verdict, unless the model decides it) is taken out; a wire fact that came out otherwise gets
 the run's outcome, and a model-dependent row the run's outcome beside its others; a verdict no row expects gets a row
 of its own, whose reason is PLACEHOLDER. Every change is listed, and each row with a placeholder or an outcome that
 changed is one to read: tests/test_expectations.py fails while a placeholder is left.
@@ -118,7 +118,7 @@ def rewritten(text: str, expectations: Expectations, verdicts: Iterable[Verdict]
             changes.append(f"the glob row {block.entry.check} {block.entry.case} fails to hold for {pair}, which "
                            f"passes: narrow it by hand")
     for block in blocks:
-        if not block.used:
+        if not block.used and not block.entry.model_dependent:  # what the model decides may leave no verdict
             block.text = ""
             changes.append(f"row taken out, it matches no verdict: {block.entry.check} {block.entry.case}")
     out: list[str] = []

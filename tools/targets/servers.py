@@ -99,6 +99,13 @@ def cpu_supports(variant: str) -> bool:
     return variant != CPU_VARIANT or CPU_VARIANT_FLAGS <= cpu_flags()
 
 
+# The server's own cap on any answer's tokens, above every case's output cap but the Anthropic thinking cases', whose
+# max_tokens must exceed a budget of at least 1024: a 270M model on one thread that writes on to 1100 tokens spends
+# a minute and more on each of them, and what they check (the thinking request accepted, the events in order) is
+# decided in the first tokens.
+N_PREDICT = 128
+
+
 @contextmanager
 def llama_server(cache: Path | None = None, cpu_variant: str | None = CPU_VARIANT,
                  label: str = "llama-server") -> Iterator[RunningTarget]:
@@ -115,7 +122,7 @@ def llama_server(cache: Path | None = None, cpu_variant: str | None = CPU_VARIAN
     port = free_port()
     command = in_chroot(chroot.root, ["llama-server", "-m", model_inside, "--alias", MODEL_ID, "--host", LOOPBACK,
                                       "--port", str(port), "--jinja", "--chat-template-file", template_inside,
-                                      "--no-ui", "-c", "4096", "-t", "1"], binds)
+                                      "--no-ui", "-c", "4096", "-t", "1", "--n-predict", str(N_PREDICT)], binds)
     with _serving(start(command, port=port, label=label, model=MODEL_ID, log_path=cache / "logs" / f"{label}.log",
                         server_version=chroot.llama_cpp_version())) as running:
         loaded = loaded_cpu_variants(running.process.pid)
