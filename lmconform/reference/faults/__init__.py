@@ -2,8 +2,9 @@
 here) holds every fault, in catalogue order: the faults of each API of the table, in the table's order, as its
 `reference/faults` module declares them (the defects, those of docs/coverage.md, the variants — valid forms real
 servers send differently from OpenAI, which no check may report above INFO —, those that change one member of one
-kind of object, and those only generated requests reach), then those of the server as a whole (server.py) and of
-the transport under every answer (transport.py).
+kind of object, and those only generated requests reach), then those of the server as a whole (server.py), of
+the transport under every answer (transport.py) and of the doors' shared refusal of what the request schemas forbid
+(lmconform/reference/refusal.py).
 
 A check proves itself against the catalogue: it passes on the clean server and fails on exactly the faults
 about its defect. That only works if a fault is narrow, so each one names a single deviation from what LM
@@ -27,6 +28,7 @@ def catalogue() -> dict[str, Fault]:
     for api in APIS.values():
         api.room("reference.faults")
     from lmconform.reference.faults import server, transport  # noqa: F401  (registration)
+    from lmconform.reference import refusal  # noqa: F401  (its flag: the schemas' bounds ignored)
 
     return registry.FAULTS
 
