@@ -51,6 +51,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from lmconform.apis import APIS
+from lmconform.cases import load_cases
 from lmconform.checks.registry import REGISTRY
 from lmconform.exit_status import UNREACHABLE, USAGE_ERROR
 from lmconform.expectations import ExpectationError
@@ -104,9 +105,10 @@ class GateFile:
     rows: tuple[GateRow, ...]
 
 
-def failing_checks(run: Run) -> frozenset[str]:
-    """The checks with a verdict other than OK on any case of the run."""
-    return frozenset(verdict.check.id for verdict in run.verdicts if verdict.outcome is not Outcome.OK)
+def failing_checks(run: Run, cases: Callable[[str], bool] = lambda case: True) -> frozenset[str]:
+    """The checks with a verdict other than OK on any case of the run (of those `cases` keeps)."""
+    return frozenset(verdict.check.id for verdict in run.verdicts
+                     if verdict.outcome is not Outcome.OK and cases(verdict.case_id))
 
 
 def gate_row(fault: str, straight: frozenset[str], proxied: frozenset[str], proxied_clean: frozenset[str],
@@ -147,22 +149,43 @@ class GateTargets:
                       model=self.model_template.format(fault=fault) if fault else clean)
 
 
-def run_gate(faults: Iterable[str], targets: GateTargets, workers: int = 4) -> list[GateRow]:
+def run_gate(faults: Iterable[str], targets: GateTargets, workers: int = 4,
+             cases_of: Callable[[str], frozenset[str]] | None = None) -> list[GateRow]:
     """A row per fault, each from four runs of the cases of its API: the upstream with the fault and clean, each
-    straight and through the proxy. The runs wait on the proxy, so `workers` of them overlap."""
+    straight and through the proxy. The runs wait on the proxy, so `workers` of them overlap.
+
+    `cases_of(fault)`, where the caller knows it (lmconform's own tests, from the fault catalogue), names the cases
+    where the fault shows: its runs play only those, and every other case counts as it did in the clean runs, which
+    played it already."""
     faults = list(faults)
     apis_of = {fault: CASES_FOR_FAULT_API[FAULTS[fault].api] for fault in faults}
     with ThreadPoolExecutor(workers) as pool:
-        def failing(target: Target, apis: tuple[str, ...]) -> Future[frozenset[str]]:
-            return pool.submit(lambda: failing_checks(run_suite(target, apis, settings=NO_GENERATED)))
+        def played(target: Target, apis: tuple[str, ...], only: frozenset[str] | None = None) -> Future[Run]:
+            left_out = () if only is None else tuple(case.id for api in apis for case in load_cases(api)
+                                                     if case.id not in only)
+            return pool.submit(lambda: run_suite(target, apis, settings=NO_GENERATED, exclude_cases=left_out))
 
-        clean = {apis: failing(targets.proxied(None, apis), apis) for apis in set(apis_of.values())}
-        upstream_clean = {apis: failing(targets.straight(None), apis) for apis in set(apis_of.values())}
-        runs = {fault: (failing(targets.straight(fault), apis), failing(targets.proxied(fault, apis), apis))
+        clean = {apis: played(targets.proxied(None, apis), apis) for apis in set(apis_of.values())}
+        upstream_clean = {apis: played(targets.straight(None), apis) for apis in set(apis_of.values())}
+        only = {fault: cases_of(fault) if cases_of else None for fault in faults}
+        runs = {fault: (played(targets.straight(fault), apis, only[fault]),
+                        played(targets.proxied(fault, apis), apis, only[fault]))
                 for fault, apis in apis_of.items()}
-        return [gate_row(fault, runs[fault][0].result(), runs[fault][1].result(), clean[apis_of[fault]].result(),
-                         upstream_clean[apis_of[fault]].result())
-                for fault in faults]
+
+        def with_the_rest(fault: str, run: Run, clean_run: Run) -> frozenset[str]:
+            """What the fault's run fails, and on the cases it left out what the clean run failed."""
+            if only[fault] is None:
+                return failing_checks(run)
+            return failing_checks(run) | failing_checks(clean_run, lambda case: case not in only[fault])
+
+        rows = []
+        for fault, apis in apis_of.items():
+            straight, proxied = (future.result() for future in runs[fault])
+            proxied_clean, straight_clean = clean[apis].result(), upstream_clean[apis].result()
+            rows.append(gate_row(fault, with_the_rest(fault, straight, straight_clean),
+                                 with_the_rest(fault, proxied, proxied_clean), failing_checks(proxied_clean),
+                                 failing_checks(straight_clean)))
+        return rows
 
 
 def load_gate_file(path: Path) -> GateFile:
