@@ -36,6 +36,8 @@ FIRST_SCREEN = (1400, 1000)
 # A Python structure or a missing value printed as Python prints it: `('file', 12, 'text')`, `version: None`.
 PYTHON_REPR = re.compile(r"\('|\[\(|\bNone\b")
 BREAKING = {"FAILED", "ERROR"}
+# Its module fixtures each run the whole suite in a subprocess: one worker sets them up, not each.
+pytestmark = pytest.mark.xdist_group("html-report")
 
 
 @dataclass(frozen=True)

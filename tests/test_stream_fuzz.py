@@ -25,6 +25,8 @@ from lmconform.run.transparency import StreamFuzz, StreamRow, fuzz_streams, load
 from lmconform.target import Target
 from lmconform.wire.http import send
 
+# The proxies' fuzzed streams are a module fixture of over a minute: one worker sets it up, not each.
+pytestmark = pytest.mark.xdist_group("stream-fuzz")
 EXAMPLES = 24  # 12 of each API
 WRITES = {"split-utf8", "split-anywhere", "one-byte-writes"}
 LINE_ENDS_SHOWN = {name: FEATURES[name].shows for name in LINE_ENDS}
