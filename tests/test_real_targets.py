@@ -156,7 +156,7 @@ def litellm_reference_run(server):
 def litellm_llama_server_run(llama_server_running):
     spec = _spec("litellm-llama-server")
     with litellm_proxy(llama_server_running.base_url, spec.model, label=spec.label) as running:
-        return _run(spec, running, upstream_url=llama_server_running.base_url)
+        return _run(spec, running)
 
 
 # What a test of real servers needs: the servers (make targets installs them), and root where llama-server runs,
