@@ -36,7 +36,7 @@ from tools.catalogue import cases_judged_by
 from tools.catalogue import load as load_catalogue
 from tools.targets import litellm_proxy
 
-# The gate's tests share one LiteLLM proxy: they run together on one worker (`make test` runs -n 2).
+# The gate's tests share one LiteLLM proxy: they run together on one worker (`make test` runs several).
 pytestmark = pytest.mark.xdist_group("proxy-gate")
 
 GATE_FILE = Path(__file__).resolve().parent.parent / "fixtures" / "gates" / "litellm.toml"

@@ -60,7 +60,8 @@ from tools.targets.published import (
 from tools.targets.rewrite import WRITE_EXPECTED, rewritten, seen_now
 
 # One worker runs every real server: the published matrix is built from all their runs, and each server is
-# started once for all its tests; the other worker takes the rest of the tests meanwhile (`make test` runs -n 2).
+# started once for all its tests; the other workers take the rest of the tests meanwhile (`make test` runs one worker
+# more than the cores).
 pytestmark = pytest.mark.xdist_group("real-servers")
 
 ROOT = Path(__file__).resolve().parent.parent
