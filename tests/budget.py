@@ -5,7 +5,9 @@ full budget only tries more of it, and `make test` is the one that must pass bef
 - the fault catalogues (of the reference server and of the reference bridge) play against each fault the cases its
   row's checks judge, the only cases where they can fail, and a tenth of the others, of the API the fault breaks
   rather than of every API: the row's findings are all found, and nothing outside the row fires on what was played.
-  A new fault or check gets the same treatment from its row (fixtures/catalogue.toml).
+  A new fault or check gets the same treatment from its row (fixtures/catalogue.toml). In `make test` the server's
+  catalogue plays every case of the API a fault breaks and a tenth of the other APIs' cases; `make catalogue`, which
+  writes the table, plays every case against every fault.
 
 Measured with `/usr/bin/time` (user + sys of pytest and every process it starts, on a busy machine, so CPU time
 rather than wall time): see docs/contributing.md, "What make check costs"."""

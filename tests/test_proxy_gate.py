@@ -152,8 +152,8 @@ def test_litellm_relays_the_upstreams_messages_events_as_they_are_but_refuses_a_
 # what LiteLLM introduces, which the [stream_fuzz] section tells of legal but unusual streams, where a drip, gzip and
 # a close-delimited body are features); LiteLLM does not serve LM Studio's native /api/v1/chat; the generated faults
 # show only to generated requests, which the gate does not send: every row would be empty. A stream reset in the middle
-# is not gated either, nor a body cut short of its Content-Length: whether LiteLLM has forwarded part of the answer
-# when the close reaches it depends on the timing of its reads, so their rows differ from run to run.
+# is not gated either, nor a Content-Length past the body and then a close: whether LiteLLM has forwarded part of the
+# answer when the close reaches it depends on the timing of its reads, so their rows differ from run to run.
 NOT_GATED_APIS_AND_MODULES = {"native_chat", "generated"}
 TIMING_DEPENDENT = {"connection-reset", "content-length-long"}
 
