@@ -88,12 +88,16 @@ def cases_showing(fault: str) -> frozenset[str]:
     return frozenset(cases_judged_by(CATALOGUE.server[fault].findings, CASES_FOR_FAULT_API[FAULTS[fault].api]))
 
 
+LITELLM_ATTEMPTS = 3
+
+
 def played_through_litellm(play, server: ReferenceServer, **proxy_options):
-    """What `play(proxy)` finds with LiteLLM in front of the reference server; played again once if LiteLLM's process
-    died under it. Its interpreter has segfaulted in the middle of a run on a loaded machine (exit -11, once in many
-    runs, not again with the same requests): that is not a way of handling a request, and the run after it found
-    only an unreachable proxy."""
-    for _ in range(2):
+    """What `play(proxy)` finds with LiteLLM in front of the reference server; played again if LiteLLM's process died
+    under it. Its interpreter has segfaulted in the middle of a run on a loaded machine (exit -11, once in many runs
+    here, twice in a row on a slower CI machine, never again with the same requests): that is not a way of handling a
+    request, and the run after it found only an unreachable proxy. The fault handler's stack, which the log keeps,
+    goes into the failure when every attempt died."""
+    for _ in range(LITELLM_ATTEMPTS):
         with litellm_proxy(server.base_url, UPSTREAM_MODEL, **proxy_options) as proxy:
             try:
                 found = play(proxy)
@@ -103,7 +107,10 @@ def played_through_litellm(play, server: ReferenceServer, **proxy_options):
             exited = proxy.process.poll()
         if exited is None:
             return found
-    pytest.fail(f"LiteLLM exited twice (status {exited}) while lmconform played through it; see {proxy.log_path}")
+    log = proxy.log_path.read_text(errors="replace")
+    crash = log[log.rfind("Fatal Python error"):][:3000] if "Fatal Python error" in log else "(no stack in the log)"
+    pytest.fail(f"LiteLLM exited {LITELLM_ATTEMPTS} times (last status {exited}) while lmconform played through it; "
+                f"see {proxy.log_path}. The last crash:\n{crash}")
 
 
 @pytest.mark.real_server

@@ -175,7 +175,9 @@ def litellm_proxy(upstream_base_url: str, upstream_model: str, cache: Path | Non
                                "api_base": base_url + API_BASE_SUFFIX[provider]},
         } for provider, served in providers.items() for name, base_url in served.items()],
     }
-    env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}  # offline: the price list it ships, not a download
+    # Offline: the price list it ships, not a download. The fault handler writes the Python stack into the log if the
+    # interpreter crashes, which it has done under load (see the proxy gate's retry).
+    env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "PYTHONFAULTHANDLER": "1"}
     port = free_port()
     with tempfile.TemporaryDirectory(prefix="lmconform-litellm-") as folder:
         config_path = Path(folder) / "config.yaml"
