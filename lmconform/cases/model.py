@@ -144,6 +144,7 @@ class Case:
     agent: AgentTask | None = None  # a case of the `agents` source, and each request its agent sent
     pair: str | None = None  # "stream": the request is sent streamed and not, and the two answers compared
     schema_keyword: str | None = None  # the JSON Schema keyword family its response format is graded on
+    plays: int = 1  # the answers it is judged on, at the least (--repeat K asks for K): its verdicts are pass^k
 
     @property
     def streamed(self) -> bool:
@@ -190,7 +191,8 @@ class Case:
         request = {"method": self.method, "path": self.path,
                    **({"raw_body": self.raw_body} if self.raw_body is not None else {"body": self.body})}
         document = {"description": description or self.description, "provenance": self.provenance,
-                    "feature": self.feature, "schema_keyword": self.schema_keyword, "request": request,
+                    "feature": self.feature, "schema_keyword": self.schema_keyword,
+                    "plays": self.plays if self.plays != 1 else None, "request": request,
                     "expect": {"status": self.expect_status},
                     "turns": [turn.document() for turn in self.turns] or None, "pair": self.pair,
                     "source": self.source, "agent": self.agent.document() if self.agent else None}

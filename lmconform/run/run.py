@@ -77,8 +77,8 @@ class Run:
         return self.examples(case)[0]
 
     def examples(self, case: Case) -> list[Observed]:
-        """Every answer a case is judged on: the case played as written (once; K times with --repeat), or the
-        examples its source makes of it (lmconform.source)."""
+        """Every answer a case is judged on: the case played as written (once, or as many times as it says; K times
+        at the least with --repeat), or the examples its source makes of it (lmconform.source)."""
         if case.id not in self._examples:
             if case.source:
                 self._examples[case.id] = SOURCES[case.source].examples(case, self._context(case))
@@ -91,7 +91,7 @@ class Run:
         self._timings[case.id] = case_timing(first)
         self._examples[case.id] = [first]  # kept at once: the case may be its own feature's probe
         first.feature_missing = self._feature_missing(case, first)
-        for repetition in range(1, self.settings.repeat):
+        for repetition in range(1, max(self.settings.repeat, case.plays)):
             again = play(case, self.target, self.upstream, self.settings)
             again.feature_missing, again.play = first.feature_missing, repetition
             self._examples[case.id].append(again)
