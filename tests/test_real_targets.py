@@ -28,7 +28,7 @@ import pytest
 
 from lmconform.checks.evaluate import Verdict
 from lmconform.checks.registry import REGISTRY
-from lmconform.expectations import Expectations, Expected
+from lmconform.expectations import ExpectationError, Expectations, Expected
 from lmconform.files import write_json_atomically
 from lmconform.run import Run, discover
 from lmconform.target import Target
@@ -179,6 +179,16 @@ RUNS = {
 
 def test_every_target_file_has_a_run():
     assert sorted(path.stem for path in TARGET_FILES.glob("*.toml")) == sorted(RUNS)
+
+
+@pytest.mark.parametrize("timeout", ["0", "-5", "true", '"45"'])
+def test_a_target_file_refuses_an_agent_timeout_that_is_not_a_number_of_seconds(tmp_path, timeout):
+    path = tmp_path / "t.toml"
+    path.write_text(f'label = "t"\nstart = "s"\n[run]\nagents = ["codex"]\nagent_timeout = {timeout}\n')
+    with pytest.raises(ExpectationError, match="agent_timeout is a number of seconds above 0"):
+        load_target_file(path)
+    path.write_text('label = "t"\nstart = "s"\n[run]\nagents = ["codex"]\nagent_timeout = 45\n')
+    assert load_target_file(path).settings.agent_seconds == 45
 
 
 def runs(names) -> list:

@@ -14,6 +14,7 @@
     fuzz_shrink = 20         # requests shrinking a finding may send (default DEFAULT_FUZZ_SHRINK)
     exclude_cases = ["…"]    # globs over case ids the run leaves out
     agents = ["claude-code"] # coding agents run against the target on their task (lmconform.agents; --agents)
+    agent_timeout = 45       # seconds an agent's run may take (--agent-timeout; default DEFAULT_AGENT_SECONDS)
     upstream = true          # a proxy: also compare each answer with its upstream's (the proxy.diff checks)
     bridge = true            # the target is lmconform's reference VS Code bridge in front of the server (apis:
                              # ["vscodelm"]), started with the model, max_tokens and temperature above
@@ -39,13 +40,13 @@ from lmconform.checks.evaluate import Verdict
 from lmconform.checks.registry import unmatched_patterns
 from lmconform.expectations import ExpectationError, Expectations, load_expectations
 from lmconform.run import Run, run_suite
-from lmconform.settings import DEFAULT_FUZZ_EXAMPLES, RunSettings
+from lmconform.settings import DEFAULT_AGENT_SECONDS, DEFAULT_FUZZ_EXAMPLES, RunSettings
 from lmconform.target import Target
 from lmconform.vocabulary import Outcome
 from tools.targets.process import RunningTarget
 
 RUN_KEYS = {"model", "max_tokens", "temperature", "apis", "checks", "exclude", "fuzz_examples", "fuzz_sources",
-            "fuzz_shrink", "upstream", "bridge", "exclude_cases", "agents"}
+            "fuzz_shrink", "upstream", "bridge", "exclude_cases", "agents", "agent_timeout"}
 
 
 @dataclass(frozen=True)
@@ -67,6 +68,7 @@ class TargetFile:
     bridge: bool = False
     exclude_cases: tuple[str, ...] = ()
     agents: tuple[str, ...] = ()
+    agent_timeout: float = DEFAULT_AGENT_SECONDS
 
     def target(self, base_url: str, api_key: str | None = None, server_version: str | None = None,
                label: str | None = None) -> Target:
@@ -85,7 +87,8 @@ class TargetFile:
         if self.bridge:
             return RunSettings()
         return RunSettings(max_tokens=self.max_tokens, temperature=self.temperature, fuzz_examples=self.fuzz_examples,
-                           fuzz_sources=self.fuzz_sources, fuzz_shrink=self.fuzz_shrink, agents=self.agents)
+                           fuzz_sources=self.fuzz_sources, fuzz_shrink=self.fuzz_shrink, agents=self.agents,
+                           agent_seconds=self.agent_timeout)
 
 
     def bridge_command(self, base_url: str, api_key: str | None = None) -> tuple[str, ...]:
@@ -113,6 +116,9 @@ def load_target_file(path: Path) -> TargetFile:
     checks, exclude = tuple(run.get("checks", ())), tuple(run.get("exclude", ()))
     if not set(run.get("agents", ())) <= set(AGENTS):
         raise ExpectationError(f"{path}: [run] agents must be among {', '.join(AGENTS)}")
+    timeout = run.get("agent_timeout", DEFAULT_AGENT_SECONDS)
+    if isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0:
+        raise ExpectationError(f"{path}: [run] agent_timeout is a number of seconds above 0, not {timeout!r}")
     typos = list(unmatched_patterns(checks + exclude))
     if typos:
         raise ExpectationError(f"{path}: [run] globs match no check: {', '.join(typos)}")
@@ -122,7 +128,8 @@ def load_target_file(path: Path) -> TargetFile:
                       fuzz_sources=tuple(run.get("fuzz_sources", RunSettings.fuzz_sources)),
                       fuzz_shrink=run.get("fuzz_shrink", RunSettings.fuzz_shrink),
                       upstream=run.get("upstream", False), expectations=expectations, bridge=run.get("bridge", False),
-                      exclude_cases=tuple(run.get("exclude_cases", ())), agents=tuple(run.get("agents", ())))
+                      exclude_cases=tuple(run.get("exclude_cases", ())), agents=tuple(run.get("agents", ())),
+                      agent_timeout=timeout)
 
 
 def run_target_file(spec: TargetFile, running: RunningTarget, upstream_url: str | None = None) -> Run:
