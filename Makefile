@@ -62,19 +62,21 @@ matrix: $(STAMP)
 targets: $(STAMP)
 	$(BIN)/python -m tools.targets install
 
+# One worker more than the cores, for both loops: the real servers' tests keep one (they are grouped) and mostly wait
+# on a model server computing on one thread, the proxy gate's another, and many tests wait on a process starting; with
+# a worker per core make test's cores were busy 78% of the time (27 min 50 s on 2 cores), with one more 91% (24 min
+# 51 s); make check took 10 min 22 s on three workers, 11 min 34 s on two.
+TEST_WORKERS ?= $(shell n=$$(nproc 2>/dev/null || echo 2); echo $$((n + 1)))
+
 # A contributor's loop, without root: lint, types where they pay (the layers pyproject.toml lists), and every test that
 # needs no real server, no root and no browser, those that judge many generated inputs with the smaller budgets of
 # LMCONFORM_TEST_BUDGET=check (tests/budget.py). `make test` is the whole truth.
 check: $(STAMP)
 	$(BIN)/ruff check lmconform tests tools bench
 	$(BIN)/mypy
-	LMCONFORM_TEST_BUDGET=check $(BIN)/python -m pytest tests -p no:cacheprovider -n auto --dist loadgroup \
+	LMCONFORM_TEST_BUDGET=check $(BIN)/python -m pytest tests -p no:cacheprovider -n $(TEST_WORKERS) --dist loadgroup \
 	    -m "not real_server and not root and not browser and not agents" --durations=10
 
-# One worker more than the cores: the real servers' tests keep one (they are grouped) and mostly wait on a model
-# server computing on one thread, the proxy gate's another, and many tests wait on a process starting; with a worker
-# per core the cores were busy 78% of the time (27 min 50 s on 2 cores), with one more 91% (24 min 51 s).
-TEST_WORKERS ?= $(shell n=$$(nproc 2>/dev/null || echo 2); echo $$((n + 1)))
 test: $(STAMP) $(CHROMIUM) targets
 	$(BIN)/python -m pytest tests -p no:cacheprovider -n $(TEST_WORKERS) --dist loadgroup --durations=15
 
