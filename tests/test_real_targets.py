@@ -17,11 +17,12 @@ fixtures/snapshots/<server>-<version>/ (`make matrix-real`, `make snapshots-real
 
 from __future__ import annotations
 
+import fnmatch
 import json
 import os
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pytest
@@ -141,8 +142,16 @@ def other_cpu_variant() -> str:
 @pytest.fixture(scope="module")
 def llama_server_other_variant_run():
     variant = other_cpu_variant()
+    spec = _spec("llama-server")
+    spec = replace(spec, agents=(), exclude_cases=(*spec.exclude_cases, *LEFT_TO_THE_PINNED_RUN))
     with llama_server(cpu_variant=variant, label=f"llama-server-{variant}") as running:
-        return _run(_spec("llama-server"), running, record=False)
+        return _run(spec, running, record=False)
+
+
+# What the second CPU variant does not play again, to keep make test within its time: the keyword matrix (each case
+# played three times, pass^3) and the agents (each first request is refused for its length before the model computes
+# a token, so no CPU code can change their rows). The pinned run judges them.
+LEFT_TO_THE_PINNED_RUN = ("chat/schema-keyword-*", "*/agent-*")
 
 
 @pytest.fixture(scope="module")
@@ -252,7 +261,9 @@ def test_the_llama_server_expectations_hold_under_another_cpu_variant(llama_serv
     print(f"llama-server expectations compared under the CPU variants {pinned} (pinned) and {other}")
     assert pinned == CPU_VARIANT and other == other_cpu_variant()
     spec = llama_server_other_variant_run.spec
-    found = differences(llama_server_other_variant_run.run.verdicts, spec.expectations)
+    found = [difference for difference in differences(llama_server_other_variant_run.run.verdicts, spec.expectations)
+             if not (difference.kind == "stale entry"
+                     and any(fnmatch.fnmatchcase(difference.case, glob) for glob in LEFT_TO_THE_PINNED_RUN))]
     assert not found, f"under the {other} CPU variant, {len(found)} verdicts differ from {spec.path.name}\n{table(found)}"
 
 

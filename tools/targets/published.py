@@ -74,10 +74,14 @@ def page_difference(committed: Path, produced: str, lines: int = 80) -> str:
 # --- shapes ---------------------------------------------------------------------------------------------------------
 
 def serialized_shapes(run: Run) -> dict[str, str]:
-    """Case id -> the shape of its answer, as `pytest suites --snapshot-update` would store it."""
+    """Case id -> the shape of its answer, as `pytest suites --snapshot-update` would store it. A coding agent's
+    case has none: which of its requests comes first, and how far the server got with it, is the agent's timing (its
+    retries, its title request, a keep-alive comment the server sent while it waited), and every API it speaks has
+    cases of its own whose shapes are stored."""
     extension = ShapeSnapshotExtension()
     return {case_id: extension.serialize(shape_of(observed.exchange, observed.case.api))
-            for case_id, observed in sorted(run.observations().items()) if not observed.case.source}
+            for case_id, observed in sorted(run.observations().items())
+            if not observed.case.source and observed.agent_run is None}
 
 
 def stored_shapes(folder: Path) -> dict[str, str]:
