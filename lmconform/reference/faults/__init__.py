@@ -27,8 +27,8 @@ def catalogue() -> dict[str, Fault]:
     """Every fault: each API's faults module (and the server's own) imported, so registered, first."""
     for api in APIS.values():
         api.room("reference.faults")
-    from lmconform.reference.faults import server, transport  # noqa: F401  (registration)
     from lmconform.reference import refusal  # noqa: F401  (its flag: the schemas' bounds ignored)
+    from lmconform.reference.faults import server, transport  # noqa: F401  (registration)
 
     return registry.FAULTS
 
