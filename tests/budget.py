@@ -7,7 +7,9 @@ full budget only tries more of it, and `make test` is the one that must pass bef
   rather than of every API: the row's findings are all found, and nothing outside the row fires on what was played.
   A new fault or check gets the same treatment from its row (fixtures/catalogue.toml). In `make test` the server's
   catalogue plays every case of the API a fault breaks and a tenth of the other APIs' cases; `make catalogue`, which
-  writes the table, plays every case against every fault.
+  writes the table, plays every case against every fault;
+- a test that runs the whole suite for what the run does (its exit status, its output, its files) keeps the schemas'
+  and the clients' checks, and its generated cases send a tenth of their requests.
 
 Measured with `/usr/bin/time` (user + sys of pytest and every process it starts, on a busy machine, so CPU time
 rather than wall time): see docs/contributing.md, "What make check costs"."""
@@ -16,6 +18,7 @@ import os
 from collections.abc import Iterable
 
 from lmconform.cases import load_cases
+from lmconform.settings import DEFAULT_FUZZ_EXAMPLES, RunSettings
 from tools.catalogue import cases_judged_by
 
 CHECK = os.environ.get("LMCONFORM_TEST_BUDGET") == "check"
@@ -52,3 +55,20 @@ def suite_checks(*also: str) -> tuple[str, ...]:
 def suite_options(*also: str) -> list[str]:
     """`pytest suites` options that keep suite_checks(*also)."""
     return [option for glob in suite_checks(*also) for option in ("--checks", glob)]
+
+
+def fuzz_examples() -> int:
+    """The requests each generated case of a whole-suite run sends: the suite's default in `make test`, a tenth of it
+    in `make check`. They are half of such a run's time, and the tests of the generated requests themselves
+    (tests/test_generated_requests.py, tests/test_fuzz.py) set their own numbers."""
+    return examples(DEFAULT_FUZZ_EXAMPLES)
+
+
+def suite_settings() -> RunSettings:
+    """The in-process run's settings that match a subprocess run with fuzz_options()."""
+    return RunSettings(fuzz_examples=fuzz_examples())
+
+
+def fuzz_options() -> list[str]:
+    """`pytest suites` options for fuzz_examples(); none in `make test`, where the suite's default holds."""
+    return ["--fuzz-examples", str(fuzz_examples())] if CHECK else []

@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 from types import SimpleNamespace
 
+import budget
 import pytest
 
 from lmconform.expectations import ExpectationError, load_expectations
@@ -25,7 +26,8 @@ seen = "reference server fault tool-index-one"
 
 
 def suite(*args: str) -> subprocess.CompletedProcess:
-    command = [sys.executable, "-m", "pytest", str(ROOT / "suites"), "-p", "no:cacheprovider", "-q", *args]
+    command = [sys.executable, "-m", "pytest", str(ROOT / "suites"), "-p", "no:cacheprovider", "-q",
+               *budget.fuzz_options(), *args]
     return subprocess.run(command, capture_output=True, text=True, cwd=ROOT, timeout=300)
 
 

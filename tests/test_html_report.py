@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from html.parser import HTMLParser
 from pathlib import Path
 
+import budget
 import pytest
 
 from lmconform.run.exchanges import EXCHANGE_BODY_CAP, exchange_text
@@ -54,7 +55,8 @@ class Rendered:
 
 def run_report(directory: Path, *args: str, env: dict | None = None) -> Rendered:
     report, results = directory / "report.html", directory / "results.json"
-    command = [sys.executable, "-m", "pytest", str(ROOT / "suites"), "-p", "no:cacheprovider", *args,
+    command = [sys.executable, "-m", "pytest", str(ROOT / "suites"), "-p", "no:cacheprovider", *budget.fuzz_options(),
+               *args,
                "--results-json", str(results), "--report", str(report)]
     finished = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, timeout=600, env=env)
     assert finished.returncode in (0, 1), finished.stdout[-3000:] + finished.stderr[-3000:]

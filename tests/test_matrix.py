@@ -9,6 +9,7 @@ from html.parser import HTMLParser
 from itertools import takewhile
 from pathlib import Path
 
+import budget
 import pytest
 
 from lmconform.report.commands import register
@@ -303,7 +304,7 @@ def test_an_output_that_cannot_be_written_exits_2_with_one_line(two_runs, tmp_pa
 
 def run_suite(results: Path, *args: str) -> None:
     command = [sys.executable, "-m", "pytest", str(ROOT / "suites"), "-p", "no:cacheprovider", "-q",
-               "--checks", "chat.stream.*", "--results-json", str(results), *args]
+               "--checks", "chat.stream.*", "--results-json", str(results), *budget.fuzz_options(), *args]
     finished = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, timeout=300)
     assert finished.returncode in (0, 1) and results.exists(), finished.stdout[-2000:] + finished.stderr[-2000:]
 

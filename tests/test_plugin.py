@@ -16,7 +16,8 @@ CANARY_KEY = "sk-canary-4f1d2e9b7c"
 
 
 def run_suite(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    command = [sys.executable, "-m", "pytest", str(ROOT / "suites"), "-p", "no:cacheprovider", "-q", *args]
+    command = [sys.executable, "-m", "pytest", str(ROOT / "suites"), "-p", "no:cacheprovider", "-q",
+               *budget.fuzz_options(), *args]
     return subprocess.run(command, capture_output=True, text=True, cwd=ROOT, timeout=300, env=env)
 
 
@@ -175,9 +176,9 @@ def test_selected_checks_never_change_what_is_sent(server):
                                                   *(turn.exchange for turn in observed.turns.values() if turn.exchange)]]
         return requests
 
-    target = Target(base_url=server.base_url, profile="reference")
-    some = sent(run_suite(target, include=["responses.chain.*"]))
-    everything = sent(run_suite(target))
+    target, settings = Target(base_url=server.base_url, profile="reference"), budget.suite_settings()
+    some = sent(run_suite(target, include=["responses.chain.*"], settings=settings))
+    everything = sent(run_suite(target, settings=settings))
     assert {"responses/fuzz-chains", "responses/paris-population-chain"} <= set(some)
 
     def without_ids(requests):  # response and call ids are minted anew by each run; what refers to them is the same
@@ -211,7 +212,8 @@ def test_the_plugin_and_the_runner_give_the_same_verdicts(server, tmp_path, faul
 
     by_plugin = rows(json.loads(results.read_text())["results"])
     by_runner = rows(verdict.record() for verdict in run_in_process(Target(endpoint, profile="reference"),
-                                                                     include=budget.suite_checks()).verdicts)
+                                                                     include=budget.suite_checks(),
+                                                                     settings=budget.suite_settings()).verdicts)
     assert by_plugin and by_plugin == by_runner
 
 
