@@ -3,6 +3,7 @@ placeholders, `lmconform/cases/<api>/<slug>.json`, matches at least one), a Mark
 a fragment, to a heading or an anchor of it, and every `lmconform` command and `make` target shown exists."""
 
 import json
+import os
 import re
 from functools import cache
 from pathlib import Path
@@ -49,12 +50,18 @@ def exists(path: str) -> bool:
     return any(ROOT.glob(pattern)) if "*" in pattern else (ROOT / pattern).exists()
 
 
+# Folders no citation points into, left out of the walk: globbing through the environment took 12 s per worker.
+NOT_CITED = {".venv", "node_modules", ".git", ".mypy_cache", ".ruff_cache", "__pycache__"}
+
+
 @cache
 def markdown_files() -> dict[str, list[Path]]:
     found: dict[str, list[Path]] = {}
-    for path in ROOT.glob("**/*.md"):
-        if ".venv" not in path.parts and "node_modules" not in path.parts:
-            found.setdefault(path.name, []).append(path)
+    for folder, subfolders, names in os.walk(ROOT):
+        subfolders[:] = [name for name in subfolders if name not in NOT_CITED]
+        for name in names:
+            if name.endswith(".md"):
+                found.setdefault(name, []).append(Path(folder, name))
     return found
 
 
