@@ -118,7 +118,8 @@ def test_what_litellm_does_with_each_upstream_defect_is_exactly_the_expected(gat
     spec, found = gate
     print(gate_table(found.values()))
     if os.environ.get(WRITE_GATE):
-        rewrite_gate_file(faults=gate_toml(found.values(), {row.fault: row.reason for row in spec.rows}))
+        rewrite_gate_file(faults=gate_toml(found.values(), {row.fault: row.reason for row in spec.rows},
+                                           {row.fault: row.varies for row in spec.rows}))
         return
     differences = gate_differences(list(found.values()), spec.rows)
     assert not differences, f"{spec.path.name}:\n" + "\n".join(differences) + "\n\n" + gate_table(found.values())
@@ -262,6 +263,24 @@ def test_differences_name_the_fault_and_the_checks_both_ways():
         "no-done: passed through also sse.framing.ends_with_done",
         "role-missing: not in the expected rows",
     ]
+
+
+def test_a_check_that_varies_is_compared_nowhere_and_written_back_with_its_row(tmp_path):
+    nothing, racing = frozenset(), frozenset({"chat.tool_choice.object_form_answered"})
+    expected = GateRow("content-length-short", nothing, nothing, frozenset({"http.status.success_for_valid_request"}),
+                       nothing, reason="why", varies=racing)
+    seen_both_ways = [replace(expected, introduced=expected.introduced | racing), expected]
+    assert all(gate_differences([row], [expected]) == [] for row in seen_both_ways)
+    other = replace(expected, introduced=frozenset({"sse.framing.well_formed"}))
+    assert gate_differences([other], [expected]) == [
+        "content-length-short: introduced also sse.framing.well_formed; not http.status.success_for_valid_request"]
+    path = tmp_path / "gate.toml"
+    path.write_text(gate_toml([seen_both_ways[0]], {expected.fault: "why"}, {expected.fault: racing}))
+    (read,) = load_gate_file(path).rows
+    assert read.varies == racing and gate_differences(seen_both_ways, [read]) == []
+    path.write_text('[[fault]]\nname = "no-done"\nvaries = ["sse.framing.no_such_check"]\n')
+    with pytest.raises(ExpectationError, match="no check is called sse.framing.no_such_check"):
+        load_gate_file(path)
 
 
 @pytest.mark.parametrize("text, message", [
