@@ -77,7 +77,9 @@ check: $(STAMP)
 	LMCONFORM_TEST_BUDGET=check $(BIN)/python -m pytest tests -p no:cacheprovider -n $(TEST_WORKERS) --dist loadgroup \
 	    -m "not real_server and not root and not browser and not agents" --durations=10
 
+# The lint of make check too (a second), so that CI refuses what make check would.
 test: $(STAMP) $(CHROMIUM) targets
+	$(BIN)/ruff check lmconform tests tools bench
 	$(BIN)/python -m pytest tests -p no:cacheprovider -n $(TEST_WORKERS) --dist loadgroup --durations=15
 
 # What the project publishes about the real servers, from the runs `make test` makes: the compatibility matrix
