@@ -15,12 +15,15 @@ Measured with `/usr/bin/time` (user + sys of pytest and every process it starts,
 rather than wall time): see docs/contributing.md, "What make check costs"."""
 
 import os
+import sys
 from collections.abc import Iterable
+from pathlib import Path
 
 from lmconform.cases import load_cases
 from lmconform.settings import DEFAULT_FUZZ_EXAMPLES, RunSettings
 from tools.catalogue import cases_judged_by
 
+ROOT = Path(__file__).resolve().parent.parent
 CHECK = os.environ.get("LMCONFORM_TEST_BUDGET") == "check"
 # One case in SAMPLE_EVERY of an API's cases that a fault's row gives no reason to play is played all the same.
 SAMPLE_EVERY = 10
@@ -72,3 +75,9 @@ def suite_settings() -> RunSettings:
 def fuzz_options() -> list[str]:
     """`pytest suites` options for fuzz_examples(); none in `make test`, where the suite's default holds."""
     return ["--fuzz-examples", str(fuzz_examples())] if CHECK else []
+
+
+def suite_command(*args: str) -> list[str]:
+    """`pytest suites` in a subprocess, as users run it, with fuzz_options(); `args` come after, so a test's own
+    options win."""
+    return [sys.executable, "-m", "pytest", str(ROOT / "suites"), "-p", "no:cacheprovider", *fuzz_options(), *args]

@@ -2,7 +2,6 @@
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -26,9 +25,7 @@ seen = "reference server fault tool-index-one"
 
 
 def suite(*args: str) -> subprocess.CompletedProcess:
-    command = [sys.executable, "-m", "pytest", str(ROOT / "suites"), "-p", "no:cacheprovider", "-q",
-               *budget.fuzz_options(), *args]
-    return subprocess.run(command, capture_output=True, text=True, cwd=ROOT, timeout=300)
+    return subprocess.run(budget.suite_command("-q", *args), capture_output=True, text=True, cwd=ROOT, timeout=300)
 
 
 def test_known_failures_pass_the_gate_and_are_recorded(server, tmp_path):

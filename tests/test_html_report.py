@@ -55,9 +55,7 @@ class Rendered:
 
 def run_report(directory: Path, *args: str, env: dict | None = None) -> Rendered:
     report, results = directory / "report.html", directory / "results.json"
-    command = [sys.executable, "-m", "pytest", str(ROOT / "suites"), "-p", "no:cacheprovider", *budget.fuzz_options(),
-               *args,
-               "--results-json", str(results), "--report", str(report)]
+    command = budget.suite_command(*args, "--results-json", str(results), "--report", str(report))
     finished = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, timeout=600, env=env)
     assert finished.returncode in (0, 1), finished.stdout[-3000:] + finished.stderr[-3000:]
     return Rendered(report, report.read_text(encoding="utf-8"), finished.stdout + finished.stderr,

@@ -4,7 +4,6 @@ import argparse
 import json
 import re
 import subprocess
-import sys
 from html.parser import HTMLParser
 from itertools import takewhile
 from pathlib import Path
@@ -303,8 +302,7 @@ def test_an_output_that_cannot_be_written_exits_2_with_one_line(two_runs, tmp_pa
 # --- with the real suite ----------------------------------------------------------------------------------------------
 
 def run_suite(results: Path, *args: str) -> None:
-    command = [sys.executable, "-m", "pytest", str(ROOT / "suites"), "-p", "no:cacheprovider", "-q",
-               "--checks", "chat.stream.*", "--results-json", str(results), *budget.fuzz_options(), *args]
+    command = budget.suite_command("-q", "--checks", "chat.stream.*", "--results-json", str(results), *args)
     finished = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, timeout=300)
     assert finished.returncode in (0, 1) and results.exists(), finished.stdout[-2000:] + finished.stderr[-2000:]
 

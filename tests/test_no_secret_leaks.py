@@ -3,7 +3,6 @@ lmconform's HTML report, pytest-html's page, the shape snapshots, nor anywhere u
 
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import budget
@@ -21,12 +20,12 @@ def test_the_canary_key_is_nowhere_after_a_full_run(tmp_path):
     with ReferenceServer() as server:
         # A fault makes findings, so evidence and curls are written too; the key travels on every request.
         finished = subprocess.run(
-            [sys.executable, "-m", "pytest", str(ROOT / "suites"), "-p", "no:cacheprovider", "-q",
+            budget.suite_command("-q",
              "--endpoint", f"{server.base_url}/faults/id-name-repeated", "--target-name", "canary",
              "--server-version", "1.0", "--snapshot-update", "--upstream", server.base_url,
              "--results-json", str(reports / "results.json"), "--junitxml", str(reports / "junit.xml"),
              "--report", str(reports / "report.html"), "--html", str(reports / "pytest.html"),
-             "--self-contained-html", *budget.suite_options("proxy.*"), *budget.fuzz_options()],
+             "--self-contained-html", *budget.suite_options("proxy.*")),
             capture_output=True, text=True, cwd=ROOT, env=env, timeout=600)
     assert finished.returncode == 1, finished.stdout[-2000:]
     written = [path for path in tmp_path.rglob("*") if path.is_file()]

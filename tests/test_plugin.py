@@ -16,9 +16,8 @@ CANARY_KEY = "sk-canary-4f1d2e9b7c"
 
 
 def run_suite(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    command = [sys.executable, "-m", "pytest", str(ROOT / "suites"), "-p", "no:cacheprovider", "-q",
-               *budget.fuzz_options(), *args]
-    return subprocess.run(command, capture_output=True, text=True, cwd=ROOT, timeout=300, env=env)
+    return subprocess.run(budget.suite_command("-q", *args), capture_output=True, text=True, cwd=ROOT, timeout=300,
+                          env=env)
 
 
 def closed_port() -> int:
