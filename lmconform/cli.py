@@ -9,6 +9,7 @@ speaks pytest (JUnit XML, HTML reports, selection) works unchanged.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from lmconform import fingerprint
@@ -92,7 +93,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    return args.handler(args)
+    try:
+        return args.handler(args)
+    except BrokenPipeError:
+        # The reader went away (`lmconform check | head`): what it did not read is no failure of the target, and
+        # Python's flush of stdout at exit must not raise again into a traceback.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
 
 
 if __name__ == "__main__":

@@ -138,7 +138,11 @@ def shown_command(command: tuple[str, ...], secrets: tuple[str, ...] = ()) -> st
 def normalize_base_url(url: str) -> str:
     """`http://host:1234`, `http://host:1234/`, `http://host:1234/v1` all name the same server."""
     parts = urlsplit(url.strip())
-    if parts.scheme not in ("http", "https") or not parts.netloc:
+    try:
+        port_ok = parts.port is None or parts.port > 0  # urlsplit raises for a port past 65535 or not a number
+    except ValueError:
+        port_ok = False
+    if parts.scheme not in ("http", "https") or not parts.hostname or not port_ok:
         raise ValueError(f"--endpoint must be an http(s) URL such as http://localhost:1234, not {url!r}")
     path = parts.path.rstrip("/")
     path = path.removesuffix("/v1")

@@ -14,8 +14,14 @@ from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
+import httpx
 import pytest
 from bridge_pipe import closed_port
+from faulty_proxies import running_app
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
 
 from lmconform.check_command.progress import Progress
 from lmconform.check_command.survey import Model, Survey, _native_model, pick_model
@@ -38,7 +44,8 @@ def test_the_embedded_server_gets_the_headline_and_three_files_with_no_progress_
     assert sorted(path.name for path in (tmp_path / "out").iterdir() if not path.name.startswith(".")) == \
         ["junit.xml", "report.html", "results.json"]
     assert sorted(path.name for path in tmp_path.iterdir()) == ["out"]  # nothing else left in the user's folder
-    assert json.loads((tmp_path / "out" / "results.json").read_text())["lmconform"]
+    record = json.loads((tmp_path / "out" / "results.json").read_text())
+    assert record["lmconform"] and any("first_token_s" in figures for figures in record["timing"].values())
 
 
 def test_a_faulty_server_exits_1_and_its_check_is_named_first(server, tmp_path):
@@ -48,6 +55,30 @@ def test_a_faulty_server_exits_1_and_its_check_is_named_first(server, tmp_path):
     first = done.stdout.split("[", 1)[1].split("]", 1)[0]
     assert first == "chat.stream.tool_call.index_zero"
     assert "✗ breaks" in done.stdout or "◐ partly" in done.stdout
+
+
+def test_the_apis_a_server_does_not_offer_are_named_and_left_out(server, tmp_path):
+    """A server with chat completions but no Responses, Anthropic Messages or LM Studio native chat (llama-cpp-python,
+    a plain proxy): the survey says so, and the run plays only what is there."""
+    upstream = httpx.Client(base_url=server.base_url, timeout=60)
+
+    async def forward(request: Request) -> Response:
+        if request.url.path in ("/v1/responses", "/v1/messages", "/api/v1/chat"):
+            return JSONResponse({"detail": "Not Found"}, status_code=404)
+        answer = upstream.request(request.method, request.url.path, content=await request.body(),
+                                  headers={"content-type": "application/json"})
+        return Response(answer.content, status_code=answer.status_code,
+                        media_type=answer.headers.get("content-type"))
+
+    app = Starlette(routes=[Route("/{path:path}", forward, methods=["GET", "POST"])])
+    with running_app(app, "chat-only") as url:
+        done = check(url, "--checks", "schema.*", "--out", str(tmp_path), cwd=tmp_path)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert ("it does not offer Responses (HTTP 404 to POST /v1/responses); Anthropic Messages (HTTP 404 to POST "
+            "/v1/messages); LM Studio native chat (HTTP 404 to POST /api/v1/chat): those cases are left out") \
+        in done.stdout
+    played = {row["case"].split("/")[0] for row in json.loads((tmp_path / "results.json").read_text())["results"]}
+    assert "chat" in played and not played & {"responses", "messages", "native_chat"}
 
 
 def test_a_proxy_and_its_upstream_are_the_gates_short_form(server, tmp_path):
@@ -98,6 +129,12 @@ REFUSAL = b'{"error": {"message": "Invalid API key"}}'
     (None, ["--checks", "chat.nope.*"], 2, "no check id matches 'chat.nope.*'"),
     (None, ["--reference-fault", "no-such-fault"], 2, "--reference-fault: unknown fault 'no-such-fault'"),
     (None, ["--agents", "cursor"], 2, "--agents takes agents among claude-code, codex, opencode"),
+    (None, ["http://127.0.0.1:99999"], 2, "URL 'http://127.0.0.1:99999' is not a server address"),
+    (None, ["--read-timeout", "0"], 2, "--read-timeout takes a number of seconds above 0, not 0.0"),
+    ((404, b'{"detail": "Not Found"}', "application/json"), ["{url}"], 3,
+     "answers GET /v1/models with no list of models (HTTP 404 application/json"),
+    ((500, b"Internal Server Error", "text/plain"), ["{url}"], 3, "with no list of models (HTTP 500 text/plain"),
+    ((200, b"ok", "text/plain"), ["{url}"], 3, "this is not an OpenAI-compatible API's address"),
 ])
 def test_bad_input_is_one_line_saying_what_to_do(server, tmp_path, capsys, answer, args, status, message):
     with (answering(*answer) if isinstance(answer, tuple) else _nothing()) as url:
@@ -114,19 +151,27 @@ def _nothing() -> Iterator[str]:
     yield ""
 
 
-def test_the_progress_line_counts_pairs_and_findings_on_a_terminal_only():
+def test_the_progress_line_counts_cases_and_findings_on_a_terminal_only():
     class Terminal(io.StringIO):
         def isatty(self) -> bool:
             return True
 
     shown, piped = Progress(Terminal()), Progress(io.StringIO())
+    case = type("Case", (), {"id": "chat/void-weather-tool"})()
+    items = [type("Item", (), {"nodeid": f"test_apis.py::test_chat[void-weather-tool:chat.{check}]",
+                               "callspec": type("Spec", (), {"params": {"case": case}})()})() for check in "xy"]
+    items.append(type("Item", (), {"nodeid": "test_apis.py::test_chat[other:chat.x]"})())
     for progress in (shown, piped):
-        progress.total = 2
-        progress.pytest_runtest_logstart("lmconform/suites/test_apis.py::test_chat[void-weather-tool:chat.x]")
-        report = type("Report", (), {"when": "call", "passed": False,
-                                     "lmconform_verdict": {"outcome": "FAILED"}})()
-        progress.pytest_runtest_logreport(report)
-    assert "[1/2] 1 finding · chat/void-weather-tool" in shown.stream.getvalue()
+        progress.pytest_collection_finish(type("Session", (), {"items": items})())
+        for item in items[:2]:
+            progress.pytest_runtest_logstart(item.nodeid)
+            report = type("Report", (), {"when": "call", "passed": False, "nodeid": item.nodeid,
+                                         "lmconform_verdict": {"outcome": "FAILED"}})()
+            progress.pytest_runtest_logreport(report)
+    drawn = shown.stream.getvalue()
+    assert "[0/2 cases] 0 findings · chat/void-weather-tool" in drawn
+    assert "[0/2 cases] 1 finding · chat/void-weather-tool" in drawn  # one check of the case judged, one to go
+    assert "[1/2 cases] 2 findings · chat/void-weather-tool" in drawn
     assert piped.stream.getvalue() == ""
 
 
@@ -142,3 +187,26 @@ def test_the_model_tested_is_one_that_can_call_tools_where_lm_studio_says_which(
                    {"kind": "lmstudio", "version_bracket": ">=0.4.0", "engine": "llama.cpp"})
     assert found.sentence == "LM Studio 0.4.0 or later, engine llama.cpp, 3 models; the model qwen3-4b can call tools"
     assert found.profile == "lmstudio@0.4.0"
+
+
+def test_a_case_file_that_breaks_its_schema_is_named_in_one_line(tmp_path, capsys, monkeypatch):
+    """A suite that cannot load (a case file edited by hand, say) is a usage error said in one line, not a silent 2:
+    the command's own output replaces pytest's, which would have shown the collection error."""
+    from lmconform.cases import CaseError
+    from lmconform.run import plan
+
+    def broken(api: str):
+        raise CaseError(f"{api}/cases/mine.json: 'x' is too long at description")
+
+    monkeypatch.setattr(plan, "load_cases", broken)
+    assert main(["check", "--checks", "chat.stream.tool_call.index_zero", "--out", str(tmp_path)]) == 2
+    said = capsys.readouterr()
+    assert said.err.count("\n") == 1 and "Traceback" not in said.err + said.out
+    assert "the suites could not be loaded: bad case file: chat/cases/mine.json: 'x' is too long" in said.err
+
+
+def test_output_read_in_part_ends_quietly():
+    """`lmconform faults | head -1`: the reader leaves, and the command ends without a traceback."""
+    listed = subprocess.run(f"{sys.executable} -m lmconform.cli faults | head -1", shell=True, capture_output=True,
+                            text=True, timeout=120)
+    assert listed.stdout.count("\n") == 1 and "Traceback" not in listed.stderr and "BrokenPipe" not in listed.stderr

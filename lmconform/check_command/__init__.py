@@ -16,11 +16,12 @@ from pathlib import Path
 
 import pytest
 
+from lmconform.apis import APIS
 from lmconform.check_command.findings import findings_text
 from lmconform.check_command.progress import Progress
-from lmconform.check_command.survey import Refused, survey
+from lmconform.check_command.survey import Refused, missing_apis, offer_sentence, survey
 from lmconform.exit_status import USAGE_ERROR
-from lmconform.target import Target, normalize_base_url
+from lmconform.target import DEFAULT_READ_TIMEOUT_S, Target, normalize_base_url
 from lmconform.wire.redact import redact_text
 
 FILES = ("report.html", "results.json", "junit.xml")
@@ -57,6 +58,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                              "what the proxy changes (the proxy gate's short form)")
     parser.add_argument("--reference-fault", action="append", default=[], metavar="NAME",
                         help="without URL: the embedded reference server reproduces this defect (`lmconform faults`)")
+    parser.add_argument("--read-timeout", type=float, default=None, metavar="SECONDS",
+                        help="longest wait for the server's next bytes before a case is an ERROR (default "
+                             f"{DEFAULT_READ_TIMEOUT_S:g}; a slow model on a CPU may need more)")
     parser.add_argument("--out", default=DEFAULT_OUT, metavar="DIR",
                         help=f"where report.html, results.json and junit.xml go (default ./{DEFAULT_OUT})")
     parser.set_defaults(handler=run_check)
@@ -68,8 +72,9 @@ def run_check(args: argparse.Namespace) -> int:
     def say(message: str, stream=sys.stdout) -> None:
         print(redact_text(message, [api_key] if api_key else []), file=stream, flush=True)
 
+    offered: set[str] = set()
     try:
-        options = _suite_options(args, api_key, say)
+        options = _suite_options(args, api_key, say, offered)
         out = _out_dir(args.out)
     except Refused as refusal:
         say(f"lmconform check: {refusal}", sys.stderr)
@@ -79,14 +84,38 @@ def run_check(args: argparse.Namespace) -> int:
     status = pytest.main(["--pyargs", "lmconform.suites", "-c", os.devnull, "--rootdir", str(out),
                           "-p", "no:cacheprovider", "-p", "no:terminal", *options,
                           "--results-json", str(out / "results.json"), "--report", str(out / "report.html"),
-                          "--junitxml", str(out / "junit.xml")], plugins=[progress])
+                          "--junitxml", str(out / "junit.xml")], plugins=[progress, OfferedOnly(offered)])
     progress.finish()
+    if progress.not_loaded:
+        say(f"lmconform check: the suites could not be loaded: {progress.not_loaded}", sys.stderr)
+        return USAGE_ERROR
     status = USAGE_ERROR if status in PYTEST_USAGE else int(status)
     record = out / "results.json"
     if status in (0, 1) and record.exists():
         print(findings_text(record))
         say(f"Wrote {', '.join(str(out / name) for name in FILES)}")
     return status
+
+
+class OfferedOnly:
+    """A pytest plugin: leaves out the cases of the APIs the server does not offer (none, when `apis` is empty)."""
+
+    def __init__(self, apis: set[str]) -> None:
+        self.apis = apis
+
+    def pytest_collection_modifyitems(self, config: pytest.Config, items: list[pytest.Item]) -> None:
+        if not self.apis:
+            return
+        left_out = [item for item in items if _api_of(item) not in (None, *self.apis)]
+        if left_out:
+            config.hook.pytest_deselected(items=left_out)
+            items[:] = [item for item in items if item not in left_out]
+
+
+def _api_of(item: pytest.Item) -> str | None:
+    """The API of the case a test judges; None for a test that judges no case."""
+    case = item.callspec.params.get("case") if hasattr(item, "callspec") else None
+    return getattr(case, "api", None)
 
 
 def _out_dir(text: str) -> Path:
@@ -98,8 +127,9 @@ def _out_dir(text: str) -> Path:
     return out
 
 
-def _suite_options(args: argparse.Namespace, api_key: str | None, say) -> list[str]:
-    """The suite's options for what the command was given, each checked first so that a mistake is one line."""
+def _suite_options(args: argparse.Namespace, api_key: str | None, say, offered: set[str]) -> list[str]:
+    """The suite's options for what the command was given, each checked first so that a mistake is one line; the
+    APIs the server offers go into `offered` (left empty: every API)."""
     from lmconform.checks.registry import unmatched_patterns
 
     unknown = list(unmatched_patterns(args.checks))
@@ -116,19 +146,25 @@ def _suite_options(args: argparse.Namespace, api_key: str | None, say) -> list[s
         raise Refused(f"--repeat takes a positive number, not {args.repeat}", USAGE_ERROR)
     if args.expect and not Path(args.expect).is_file():
         raise Refused(f"--expect {args.expect}: no such file", USAGE_ERROR)
+    if args.read_timeout is not None and not args.read_timeout > 0:
+        raise Refused(f"--read-timeout takes a number of seconds above 0, not {args.read_timeout}", USAGE_ERROR)
     options = [*(word for glob in args.checks for word in ("--checks", glob)), "--repeat", str(args.repeat)]
     options += ["--expect", args.expect] if args.expect else []
     options += ["--agents", args.agents] if args.agents else []
     options += ["--strict"] if args.strict else []
     options += ["--api-key", api_key] if api_key else []
+    options += ["--read-timeout", str(args.read_timeout)] if args.read_timeout else []
     if args.url is None:
         return options + _embedded(args, say)
     if args.reference_fault:
         raise Refused("--reference-fault is a defect of the embedded reference server: drop it, or drop URL "
                       "(a running `lmconform serve` serves its faults under URL/faults/NAME)", USAGE_ERROR)
     base_url = _url(args.url, "URL")
-    found = survey(Target(base_url, api_key=api_key, model=args.model))
-    say(f"lmconform check: {base_url}\n{found.sentence}")
+    timeout = {"read_timeout": args.read_timeout} if args.read_timeout else {}
+    found = survey(Target(base_url, api_key=api_key, model=args.model, **timeout))
+    missing = missing_apis(Target(base_url, api_key=api_key, model=found.model, **timeout))
+    offered.update(api for api in APIS if api not in missing)
+    say(f"lmconform check: {base_url}\n{found.sentence}; {offer_sentence(missing)}")
     options += ["--endpoint", base_url, *(["--model", found.model] if found.model else []),
                 *(["--profile", found.profile] if found.profile else [])]
     if args.upstream:

@@ -7,11 +7,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from lmconform.apis import APIS, HTTP
+from lmconform.cases import load_cases
 from lmconform.exit_status import UNREACHABLE, USAGE_ERROR
 from lmconform.fingerprint import Probes, identify
 from lmconform.report.target_prose import KIND_NAMES, bracket_words
+from lmconform.run.play import play
+from lmconform.settings import RunSettings
 from lmconform.target import Target
-from lmconform.wire.http import HttpExchange
+from lmconform.wire.http import HttpExchange, route_missing
 
 REFUSED_KEY = (401, 403)
 
@@ -88,6 +92,12 @@ def survey(target: Target) -> Survey:
     if _is_html(listed):
         raise Refused(f"{where} answers with a web page, not an OpenAI-compatible API: give the API's base URL "
                       "(LM Studio: http://localhost:1234)", UNREACHABLE)
+    if not (listed.succeeded and isinstance(listed.json, dict) and isinstance(listed.json.get("data"), list)):
+        answered = f"HTTP {listed.status} {listed.content_type or 'untyped'}: {listed.body_excerpt(80)}"
+        if not target.model:
+            raise Refused(f"{where} answers GET /v1/models with no list of models ({answered}): this is not an "
+                          "OpenAI-compatible API's address; give its base URL (LM Studio: http://localhost:1234), or "
+                          "name the model with --model if the server lists none", UNREACHABLE)
     models = _models(probes)
     ids = [model.id for model in models]
     if target.model and ids and target.model not in ids:
@@ -133,3 +143,31 @@ def _native_model(item: dict) -> Model | None:
              else isinstance(capabilities, list) and "tool_use" in capabilities)
     loaded = item.get("state") == "loaded" or bool(item.get("loaded_instances"))
     return Model(model_id, tools, loaded, item.get("type") not in ("embedding", "embeddings"))
+
+
+# The output cap of a probe: enough for any model to answer, short enough that a CPU model answers in seconds.
+PROBE_MAX_TOKENS = 16
+
+
+def missing_apis(target: Target) -> dict[str, str]:
+    """The optional APIs the target does not offer, each with how it said so (`HTTP 404 to POST /v1/messages`):
+    decided as the run decides it, from the API's first valid case, whose route answers as a missing one."""
+    missing = {}
+    for api in APIS.values():
+        if not api.optional or api.transport != HTTP:
+            continue
+        probe = next((case for case in load_cases(api.name) if case.feature and case.valid and not case.source), None)
+        if probe is None:
+            continue
+        exchange = play(probe, target, settings=RunSettings(max_tokens=PROBE_MAX_TOKENS)).exchange
+        if route_missing(exchange):
+            missing[api.name] = f"HTTP {exchange.status} to {probe.method} {probe.path}"
+    return missing
+
+
+def offer_sentence(missing: dict[str, str]) -> str:
+    """`it does not offer Anthropic Messages (HTTP 404 to POST /v1/messages): those cases are left out`."""
+    if not missing:
+        return "it offers every API lmconform tests"
+    named = "; ".join(f"{APIS[api].title} ({how})" for api, how in missing.items())
+    return f"it does not offer {named}: those cases are left out"
