@@ -21,7 +21,8 @@ The expected rows are data (fixtures/gates/<proxy>.toml), compared exactly:
     reason = "it rebuilds every chunk and numbers the calls itself"
 
 From the command line, against any proxy that routes a model name per fault to `lmconform serve`'s
-`/faults/NAME/v1` (exit status 0: as expected, 1: the rows differ, 2: usage or file error, 3: unreachable):
+`/faults/NAME/v1` (exit status 0: as expected, 1: the rows differ, or without expected rows the proxy introduced a
+failure, 2: usage or file error, 3: unreachable):
 
     lmconform serve --port 1234 &
     lmconform gate --proxy http://127.0.0.1:4000 --api-key "$KEY" --upstream http://127.0.0.1:1234 \
@@ -256,6 +257,12 @@ def gate_toml(rows: Iterable[GateRow], reasons: Mapping[str, str] | None = None,
     return "\n\n".join(blocks) + "\n"
 
 
+def introduced_failures(rows: list[GateRow]) -> list[str]:
+    """Without expected rows, every check the proxy fails only through itself is a difference: what it repairs or
+    passes through is the upstream's defect, what it introduces is its own."""
+    return [f"{row.fault}: introduced {', '.join(sorted(row.introduced))}" for row in rows if row.introduced]
+
+
 def changed_streams(result: StreamFuzz) -> list[str]:
     """Without expected rows, every legal stream the proxy changed is a difference: a line per form's features."""
     return [f"{row.api} with {', '.join(f'`{feature}`' for feature in row.features) or 'no unusual form'}: "
@@ -373,7 +380,8 @@ def run_gate_command(args: argparse.Namespace) -> int:
         rows = run_gate(faults, targets)
         table = gate_table(rows)
         print(table)
-        differences = gate_differences(rows, [row for row in expected.rows if row.fault in faults]) if expected else []
+        differences = (gate_differences(rows, [row for row in expected.rows if row.fault in faults]) if expected
+                       else introduced_failures(rows))
         kept = expected.rows if expected else ()
         written = gate_toml(rows, {row.fault: row.reason for row in kept}, {row.fault: row.varies for row in kept})
         if args.write_expect and not _written(args.write_expect, written, refuse):

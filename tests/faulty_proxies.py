@@ -8,11 +8,15 @@ the upstream's body read by read as the network delivers it:
 - `drops_cr`: deletes every CR byte, so a line ended by CR alone runs into the next;
 - `merges_at_comments`: drops comment lines together with a blank line right after one (a keep-alive block
   vanishes whole), so an event whose blank line follows a comment runs into the next.
+
+And one as the proxy gate sees a proxy (`routing_app`): a model name per fault of its upstream, and a defect of its
+own under one of them.
 """
 
 from __future__ import annotations
 
 import codecs
+import json
 import re
 import threading
 import time
@@ -140,12 +144,19 @@ def proxy_app(upstream: str, reframer: Callable[[], Reframer]) -> Starlette:
 @contextmanager
 def running_proxy(upstream: str, name: str) -> Iterator[str]:
     """The proxy `name` in front of `upstream`, on a free loopback port; yields its base URL."""
-    config = uvicorn.Config(proxy_app(upstream, PROXIES[name]), host="127.0.0.1", port=0, log_config=None,
+    with running_app(proxy_app(upstream, PROXIES[name]), name) as url:
+        yield url
+
+
+@contextmanager
+def running_app(app: Starlette, name: str) -> Iterator[str]:
+    """`app` served on a free loopback port until the block ends; yields its base URL."""
+    config = uvicorn.Config(app, host="127.0.0.1", port=0, log_config=None,
                             log_level="warning", access_log=False, lifespan="off")
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True, name=f"faulty-proxy-{name}")
     thread.start()
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + 60  # a loaded runner is slow to start a thread's server
     while not server.started:
         if time.monotonic() > deadline:
             raise RuntimeError(f"the {name} proxy did not start")
@@ -156,3 +167,30 @@ def running_proxy(upstream: str, name: str) -> Iterator[str]:
     finally:
         server.should_exit = True
         thread.join()
+
+
+def routing_app(upstream: str, prefix: str) -> Starlette:
+    """A proxy as a gate sees one: a model named `<prefix>+NAME` goes to the upstream's fault NAME, any other to the
+    clean upstream. Its defect: it reads a stream whole, and one that ends without `data: [DONE]` (a stream cut
+    short, to its reading) it answers with an error of its own, HTTP 502, turning the upstream's defect into
+    another, as proxies do with a stream that broke under them."""
+    client = httpx.AsyncClient(timeout=30)
+
+    async def forward(request: Request) -> Response:
+        body = await request.body()
+        try:
+            sent = json.loads(body) if body else {}
+        except ValueError:
+            sent = {}
+        model = sent.get("model", "") if isinstance(sent, dict) else ""
+        fault = model.removeprefix(f"{prefix}+") if isinstance(model, str) and model.startswith(f"{prefix}+") else ""
+        base = f"{upstream}/faults/{fault}" if fault else upstream
+        answer = await client.request(request.method, base + request.url.path, content=body,
+                                      headers={"content-type": request.headers.get("content-type", "application/json")})
+        kind = answer.headers.get("content-type", "")
+        if kind.startswith("text/event-stream") and b"data: [DONE]" not in answer.content:
+            return Response(json.dumps({"error": {"message": "upstream stream ended early", "type": "proxy_error"}}),
+                            status_code=502, media_type="application/json")
+        return Response(answer.content, status_code=answer.status_code, media_type=kind or None)
+
+    return Starlette(routes=[Route("/{path:path}", forward, methods=["GET", "POST", "DELETE"])])

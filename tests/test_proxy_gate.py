@@ -11,6 +11,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from faulty_proxies import routing_app, running_app
 
 from lmconform.apis.messages.reference import stages as messages_stages
 from lmconform.cli import main
@@ -214,6 +215,20 @@ def test_the_gate_command_writes_the_rows_it_found_with_the_reasons_it_was_given
         ("no-done", {"sse.framing.ends_with_done"}, set()),
         ("role-missing", {"chat.stream.role.assistant_first"}, set())]
     assert rows[0].reason == "it ends it" and rows[1].reason.startswith("what the proxy does: | `role-missing` |")
+
+
+def test_without_expected_rows_the_gate_fails_on_a_failure_the_proxy_introduced(server, capsys):
+    """A gate's exit status is its verdict: with no rows to compare with, what the proxy repairs or passes through
+    is the upstream's, and what it introduces is its own doing, so that fails the gate."""
+    with running_app(routing_app(server.base_url, "m"), "routing") as proxy:
+        options = ["gate", "--proxy", proxy, "--upstream", server.base_url, "--model", "m", "--model-template",
+                   "m+{fault}", "--fault"]
+        assert main([*options, "role-missing"]) == 0
+        assert main([*options, "no-done"]) == 1
+    err = capsys.readouterr().err
+    assert "differences made by the proxy (no --expect: every one is its doing)" in err
+    [line] = [line for line in err.splitlines() if line.startswith("no-done: introduced ")]
+    assert "http.status.success_for_valid_request" in line.split(", ")
 
 
 def test_the_gate_command_sends_an_apis_cases_through_its_own_clean_route(server, capsys):
