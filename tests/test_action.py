@@ -4,6 +4,7 @@ here against the reference server with a step-summary file of its own, as GitHub
 from __future__ import annotations
 
 import os
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -57,3 +58,27 @@ def test_the_script_fails_by_the_exit_status_and_says_why_in_the_summary(server,
     assert "could not run (exit status 3)" in summary and "nothing answers at http://127.0.0.1:" in summary
     done, _ = step(tmp_path, strict="yes")
     assert done.returncode == 2 and "strict is true or false" in done.stderr
+
+
+def test_the_script_passes_the_model_the_upstream_the_expected_failures_and_the_key(server, tmp_path, monkeypatch):
+    """Every input reaches lmconform check: a known failure (--expect) passes the step, the model is the one asked
+    for, the upstream is compared with (proxy checks judged), and the key, given as the action gives it, is sent and
+    shown nowhere."""
+    known = tmp_path / "known.toml"
+    known.write_text('[[expected]]\ncheck = "chat.stream.tool_call.index_zero"\ncase = "chat/*"\noutcome = "FAILED"\n'
+                     'reason = "the proxy numbers its first call 1"\n')
+    key = "sk-action-canary-7341"
+    monkeypatch.setenv("LMCONFORM_API_KEY", key)  # as action.yml passes its api-key input
+    done, summary = step(tmp_path, endpoint=f"{server.base_url}/faults/tool-index-one", model="lmconform-reference",
+                         upstream=server.base_url, expect=str(known),
+                         checks="chat.stream.tool_call.index_zero\nproxy.diff.status_preserved")
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    record = json.loads((tmp_path / "lmconform-report" / "results.json").read_text())
+    assert record["target"]["model"] == "lmconform-reference"
+    outcomes = {(row["check"], row["outcome"]) for row in record["results"]}
+    assert ("chat.stream.tool_call.index_zero", "FAILED") in outcomes
+    assert any(check.startswith("proxy.diff.") for check, _ in outcomes)
+    assert all(row.get("expected") for row in record["results"] if row["outcome"] == "FAILED")
+    shown = done.stdout + done.stderr + summary + (tmp_path / "lmconform-report" / "results.json").read_text()
+    assert key not in shown
+    assert all("Authorization: Bearer [Filtered]" in row["curl"] for row in record["results"] if row["curl"])

@@ -254,6 +254,9 @@ def test_several_processes_give_the_record_and_the_page_of_one(tmp_path):
                 for row in record["results"]]
 
     assert rows(parallel) == rows(serial)
+    timings = [json.loads(path.read_text())["timing"] for path in (serial, parallel)]
+    assert timings[0] and set(timings[1]) == set(timings[0])  # each case's figures, whichever worker played it
+    assert all(figures["first_byte_s"] >= 0 for figures in timings[1].values())
     assert len(list(ElementTree.parse(junit).iter("testcase"))) >= len(rows(serial))
     exchanges = json.loads(parallel.read_text())["exchanges"]
     assert "chat/void-weather-tool" in exchanges and "HTTP 200" in exchanges["chat/void-weather-tool"]
