@@ -12,7 +12,11 @@ cap), not a clock.
 from __future__ import annotations
 
 import gzip
+import os
 import socket
+import threading
+import time
+from pathlib import Path
 
 import httpx
 import pytest
@@ -52,13 +56,39 @@ def played(base_url: str, fault: str) -> dict[str, list]:
     return verdicts
 
 
+def _children() -> set[int]:
+    """The processes this one started that still have a /proc entry (running, or a zombie not waited for)."""
+    found = set()
+    for status in Path("/proc").glob("[0-9]*/status"):
+        try:
+            if f"PPid:\t{os.getpid()}" in status.read_text():
+                found.add(int(status.parent.name))
+        except OSError:
+            continue
+    return found
+
+
+def _left_running(threads: set[threading.Thread], children: set[int]) -> list[str]:
+    """What was started since `threads` and `children` were taken and is still running, once what is ending has had
+    a generous while to end (a loaded runner is slow to schedule a thread's last steps)."""
+    deadline = time.monotonic() + 30
+    while True:
+        left = [thread.name for thread in threading.enumerate() if thread not in threads and thread.is_alive()]
+        left += [f"process {pid}" for pid in _children() - children]
+        if not left or time.monotonic() > deadline:
+            return left
+        time.sleep(0.1)
+
+
 @pytest.mark.parametrize("fault", HOSTILE)
 def test_every_hostile_fault_ends_each_case_with_a_verdict(fault):
     # A server of its own, stopped at the end: a stall or a gigabyte of padding goes on until the server stops, and
-    # must end with it.
+    # must end with it, leaving no thread or process of the run behind.
+    threads, children = set(threading.enumerate()), _children()
     with ReferenceServer() as own:
         verdicts = played(own.base_url, fault)
         assert httpx.get(f"{own.base_url}/v1/models", timeout=30).status_code == 200, "the server survives it"
+    assert not _left_running(threads, children), f"left running after {fault}: {_left_running(threads, children)}"
     for case_id, judged in verdicts.items():
         assert judged, f"{case_id} got no verdict under {fault}"
         outcomes = {verdict.outcome for verdict in judged}
@@ -88,6 +118,15 @@ def test_a_reset_says_after_how_many_events(server):
 def test_a_lying_length_says_how_many_bytes_came_of_how_many(server):
     message = finding(server.base_url, "content-length-long", "chat/non-stream-text", "http.body.complete")
     assert "the server closed the connection after" in message and "bytes its Content-Length announced" in message
+
+
+@pytest.mark.parametrize(("case_id", "check_id", "where"), [
+    ("chat/text-stream", "sse.framing.ends_with_done", "inside an event"),
+    ("chat/non-stream-text", "generation.answer.not_empty", "inside its JSON document")])
+def test_a_short_length_says_the_body_stops_where_it_said(server, case_id, check_id, where):
+    # HTTP ends a body at its Content-Length: a client sees no error, only an answer that stops short.
+    message = finding(server.base_url, "content-length-short", case_id, check_id)
+    assert f"bytes its Content-Length announced and ends {where}: a Content-Length shorter than the answer" in message
 
 
 def test_an_html_error_page_is_named_as_one(server):

@@ -20,7 +20,7 @@ from lmconform.cli import main
 from lmconform.fuzz import streams
 from lmconform.reference import ReferenceServer
 from lmconform.reference.streams import FEATURES, Form
-from lmconform.reference.streams.form import LINE_ENDS
+from lmconform.reference.streams.form import LINE_ENDS, TRANSPORT
 from lmconform.run.transparency import StreamFuzz, StreamRow, fuzz_streams, load_expected, stream_differences
 from lmconform.target import Target
 from lmconform.wire.http import send
@@ -56,6 +56,9 @@ def test_a_correct_reframing_proxy_changes_nothing_a_client_sees(found):
     result = found["correct"]
     assert result.rows == () and result.played == EXAMPLES
     assert {"crlf", "cr", "comments", "ids", "split-utf8", "fragments", "extra-keys"} <= result.preserved
+    # The transport's legal forms too: a drip, a gzip-encoded stream and a close-delimited body reach the proxy,
+    # which must pass each on as a stream a client reads alike.
+    assert set(TRANSPORT) <= result.preserved
 
 
 def test_a_proxy_that_ends_lines_at_lf_only_is_caught_and_shrunk_to_the_line_ends(found):

@@ -7,7 +7,8 @@ from dataclasses import dataclass, field, replace
 from lmconform.checks.observed import Observed
 from lmconform.checks.registry import Check
 from lmconform.vocabulary import FINDING_OUTCOME, Failure, Grade, NotApplicable, Note, NoVerdict, Outcome, Unsupported
-from lmconform.wire.exchange import BROKEN, Exchange
+from lmconform.wire.exchange import BROKEN, NOT_JSON, Exchange
+from lmconform.wire.http import HttpExchange
 from lmconform.wire.redact import redact_text
 
 MAX_FAILURES_SHOWN = 5
@@ -117,7 +118,28 @@ def evaluate(check: Check, observed: Observed) -> Verdict | None:
     grade = next((item for item in found if isinstance(item, Grade)), None)
     notes += (f"{grade.family}: {grade.grade} ({grade.evidence})",) if grade else ()
     outcome = FINDING_OUTCOME[check.level] if failures else Outcome.OK
+    cut = _cut_at_length(exchange) if failures and isinstance(exchange, HttpExchange) else None
+    notes += (cut,) if cut else ()
     return Verdict(outcome=outcome, failures=failures, notes=notes, grade=grade, **common)
+
+
+def _cut_at_length(exchange: HttpExchange) -> str | None:
+    """What a user reads beside a finding when the body is exactly as long as its Content-Length says and yet not
+    whole (a stream that ends inside an event, a JSON body that stops inside its document): HTTP ends the body there,
+    so a Content-Length shorter than the answer cuts it without any error; None otherwise."""
+    announced = exchange.headers.get("content-length", "")
+    if exchange.error or not announced.isdigit() or int(announced) != len(exchange.body) or not exchange.body:
+        return None
+    if exchange.is_event_stream:
+        if not any(issue.kind == "unterminated_event" for issue in exchange.sse.issues):
+            return None
+        where = "inside an event"
+    elif exchange.content_type == "application/json" and exchange.json is NOT_JSON:
+        where = "inside its JSON document"
+    else:
+        return None
+    return (f"the body is the {announced} bytes its Content-Length announced and ends {where}: a Content-Length "
+            "shorter than the answer cuts it there, with no error a client can see")
 
 
 def judged(check: Check, observed: Observed) -> Verdict | None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from lmconform.checks.observed import Observed
+from lmconform.checks.observed import Observed, in_every_answer
 from lmconform.checks.refs import OPENAI_CHAT_LOGPROBS, OPENAI_RESPONSES_INCLUDE
 from lmconform.checks.registry import check
 from lmconform.checks.scope import asks_logprobs
@@ -47,6 +47,7 @@ def _token_problem(entry: Any, top: bool = True) -> str | None:
 @check("generation.logprobs.given_or_refused", level=Level.SHOULD, applies=asks_logprobs, ref=OPENAI_RESPONSES_INCLUDE,
        title="log probabilities that were asked for are given, or the request is refused with a 4xx: never left out",
        proven_by=("logprobs-dropped", "responses-logprobs-dropped"))
+@in_every_answer
 def given_or_refused(observed: Observed) -> Iterator[Failure]:
     # SHOULD: a client that asked (an evaluation harness, a confidence score) cannot tell "not supported" from "no
     # tokens" when they are silently absent; a 4xx tells it (llama.cpp#28478 dropped them with tools on).
@@ -58,6 +59,7 @@ def given_or_refused(observed: Observed) -> Iterator[Failure]:
 @check("generation.logprobs.documented_shape", level=Level.MUST, applies=asks_logprobs, ref=OPENAI_CHAT_LOGPROBS,
        title="each token's log probability has `token`, `logprob` ≤ 0, `bytes` and `top_logprobs` of the same form",
        proven_by=("logprobs-malformed",))
+@in_every_answer
 def documented_shape(observed: Observed) -> Iterator[Failure]:
     # MUST: the SDKs parse each entry into a typed object; a missing member raises there.
     for position, entry in enumerate(_entries(observed) or []):
@@ -70,6 +72,7 @@ def documented_shape(observed: Observed) -> Iterator[Failure]:
 @check("generation.logprobs.tokens_make_text", level=Level.MUST, applies=asks_logprobs, ref=OPENAI_CHAT_LOGPROBS,
        title="the tokens of the log probabilities, put together, are the answer's text",
        proven_by=("logprobs-tokens-mismatch",))
+@in_every_answer
 def tokens_make_text(observed: Observed) -> Iterator[Failure]:
     # MUST: a client maps each probability to its place in the text by adding up the tokens; tokens that do not
     # make the text put every probability in the wrong place.

@@ -3,7 +3,9 @@ to an upstream), and the views derived from them. Everything here was sent befor
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field, replace
+from functools import wraps
 from typing import Any
 
 from lmconform.agents.outcome import AgentRun
@@ -11,7 +13,7 @@ from lmconform.cases import FIRST, Case, Turn
 from lmconform.normalize.events import Generation, ToolCall
 from lmconform.normalize.reading import reading
 from lmconform.target import Target
-from lmconform.vocabulary import NotApplicable, Unsupported
+from lmconform.vocabulary import Failure, NotApplicable, Unsupported
 from lmconform.wire.exchange import Exchange
 from lmconform.wire.http import HttpExchange
 
@@ -133,7 +135,20 @@ class Observed:
         for exchange in (streamed, body):
             if not exchange.succeeded:
                 raise NotApplicable(f"one of the pair was answered {exchange.status_text}")
+            if exchange.error:
+                raise NotApplicable(f"one of the pair did not arrive whole: {exchange.error}")
         return streamed, body
+
+    def answers(self) -> list[tuple[str, Observed]]:
+        """Each answer the case's request got, as an observation of its own, for the checks that hold every form of
+        the answer to one rule (a stop string left out, log probabilities given): the case's own answer and, for a
+        pair, the request in its other form, each named by its form when there are two ("the stream", "the body")."""
+        other = self.paired.get("body") or self.paired.get("streamed")
+        if other is None:
+            return [("", self)]
+        own = "the stream" if self.case.streamed else "the body"
+        return [(own, self), ("the body" if self.case.streamed else "the stream",
+                              replace(self, exchange=other, paired={}, judged={}))]
 
     def answer_to(self, name: str) -> HttpExchange:
         """The exchange of the case's request (FIRST) or of one of its turns; a turn that could not be sent has
@@ -144,3 +159,29 @@ class Observed:
         if played.exchange is None:
             raise NotApplicable(f"the turn {name!r} was not sent: {played.skipped}")
         return played.exchange
+
+
+def in_every_answer(judge: Callable[[Observed], Iterable[Failure]]) -> Callable[[Observed], Iterator[Failure]]:
+    """A check of one answer made a check of every answer the request got (Observed.answers): a pair's stream and its
+    body are each held to it, each failure naming the form it was found in, and the check has nothing to judge only
+    when neither answer has."""
+
+    @wraps(judge)
+    def judged(observed: Observed) -> Iterator[Failure]:
+        reasons, judged_any = [], False
+        for form, answer in observed.answers():
+            if answer.exchange.error:  # the case's own answer never gets here (lmconform.checks.evaluate)
+                reasons.append(f"{form} did not arrive whole: {answer.exchange.error}")
+                continue
+            try:
+                failures = list(judge(answer))
+            except NotApplicable as reason:
+                reasons.append(f"{form}: {reason}" if form else str(reason))
+                continue
+            judged_any = True
+            for failure in failures:
+                yield replace(failure, actual=f"in {form}, {failure.actual}") if form else failure
+        if not judged_any:
+            raise NotApplicable("; ".join(reasons))
+
+    return judged

@@ -7,7 +7,7 @@ import json
 from collections.abc import Iterator
 
 from lmconform.apis.chat.checks.scope import chat_with_stop
-from lmconform.checks.observed import Observed, output_cap
+from lmconform.checks.observed import Observed, in_every_answer, output_cap
 from lmconform.checks.refs import OPENAI_CHAT_STOP
 from lmconform.checks.registry import check
 from lmconform.vocabulary import Failure, Level, NotApplicable, shown
@@ -23,6 +23,7 @@ def _stops(observed: Observed) -> list[str]:
 @check("chat.stop.left_out", level=Level.MUST, applies=chat_with_stop, ref=OPENAI_CHAT_STOP,
        title="a stop string never appears in the answer, whole or its start at the end",
        proven_by=("stop-ignored", "stop-flushed-in-stream"))
+@in_every_answer
 def left_out(observed: Observed) -> Iterator[Failure]:
     # MUST: the reference says the returned text will not contain the stop sequence; a client that stops on a
     # marker (a tool-call tag, a turn delimiter) reads the marker, or the start of it sent before the server saw
@@ -48,6 +49,7 @@ def left_out(observed: Observed) -> Iterator[Failure]:
 @check("chat.stop.finish_reason_stop", level=Level.MUST, applies=chat_with_stop, ref=OPENAI_CHAT_STOP,
        title='an answer that ends before max_tokens (at a stop string) says finish_reason "stop", not "length"',
        proven_by=("stop-finish-length",))
+@in_every_answer
 def finish_reason_stop(observed: Observed) -> Iterator[Failure]:
     # MUST: "length" tells a client the answer was cut and to ask for more; an answer that ended at its stop
     # string is whole. Judged by the server's own count against the request's cap.

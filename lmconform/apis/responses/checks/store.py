@@ -84,12 +84,27 @@ def get_returns_stored(observed: Observed) -> Iterator[Failure]:
                           _reproduce(exchange))
 
 
+def _reads_back(observed: Observed) -> None:
+    """A 404 for a forgotten response shows the server forgot it only where the same case read a kept one back: on
+    a server with no such route every GET is a 404."""
+    kept = [exchange for played, name, exchange in _sent(observed, "GET")
+            if name not in forgotten_by(observed, played.turn)]
+    if any(exchange.succeeded for exchange in kept):
+        return
+    missing = next((exchange for exchange in kept if exchange.status in MISSING_ROUTE_STATUSES), None)
+    if missing is not None:
+        raise Unsupported(f"GET of a response the target kept is answered HTTP {missing.status}: it reads no "
+                          "responses back, so its 404 for a forgotten one shows nothing")
+    raise NotApplicable("no response the target kept was read back, so a 404 for a forgotten one shows nothing")
+
+
 @check("responses.store.forgotten_not_found", level=Level.MUST, applies=responses_forgets, ref=OPENAI_RESPONSES_GET,
        title="a response created with `store: false`, or deleted, is not found: GET answers 404, never 200 or 5xx",
        proven_by=("store-false-ignored", "delete-keeps-response"))
 def forgotten_not_found(observed: Observed) -> Iterator[Failure]:
     # MUST: `store: false` is a promise about the user's data, and DELETE is how a user takes it back; a 5xx makes
     # the SDKs retry a request that can never succeed.
+    _reads_back(observed)
     judged = False
     for played, name, exchange in [*_sent(observed, "GET"), *_sent(observed, "GET", items=True)]:
         why = forgotten_by(observed, played.turn).get(name)
