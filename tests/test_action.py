@@ -3,8 +3,8 @@ here against the reference server with a step-summary file of its own, as GitHub
 
 from __future__ import annotations
 
-import os
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
