@@ -42,9 +42,15 @@ def valid_bodies(api: str) -> st.SearchStrategy[dict]:
     return st.one_of(*strategies, *([fuzz.BODIES] if fuzz is not None else []))
 
 
-def drawn(api: str, violation) -> st.SearchStrategy[dict]:
+def drawn(api: str, violation) -> st.SearchStrategy[tuple[dict, dict]]:
+    """A valid body and the violation made of it."""
     bodies = valid_bodies(api)
-    return st.composite(lambda draw: violation(draw, copy.deepcopy(draw(bodies))))()
+
+    def made(draw) -> tuple[dict, dict]:
+        valid = draw(bodies)
+        return valid, violation(draw, copy.deepcopy(valid))
+
+    return st.composite(made)()
 
 
 @pytest.mark.parametrize("api", request_apis())
@@ -58,8 +64,9 @@ def test_every_constraint_of_every_request_schema_yields_a_violation_that_breaks
         @settings(max_examples=10, database=None, deadline=None, derandomize=True, phases=(Phase.generate,),
                   suppress_health_check=list(HealthCheck))
         @given(drawn(api, violation))
-        def breaks_it(body):
-            assert violation.breaks_only(body)  # noqa: B023 - called at once, in this turn of the loop
+        def breaks_it(made):
+            valid, body = made
+            assert violation.breaks_only(body, violation.findings_of(valid))  # noqa: B023 - called at once
             found.append(body)  # noqa: B023
 
         try:
@@ -82,7 +89,8 @@ def test_the_reference_server_refuses_exactly_what_the_request_schema_forbids(cl
     (4xx) exactly when its request schema, as the reference profile reads it, finds something at MUST or SHOULD."""
     schemas, path = schema_set(PROFILE), PAYLOAD_SCHEMAS[(api, "request")]
     violations = schema_violations(api, PROFILE, EVERY_LEVEL)
-    bodies = st.one_of(valid_bodies(api), st.sampled_from(violations).flatmap(lambda violation: drawn(api, violation)))
+    broken = st.sampled_from(violations).flatmap(lambda violation: drawn(api, violation)).map(lambda made: made[1])
+    bodies = st.one_of(valid_bodies(api), broken)
     disagreements = []
 
     @settings(max_examples=AGREEMENT_EXAMPLES, database=None, deadline=None, derandomize=True,
@@ -115,3 +123,25 @@ def test_list_violations_of_an_api_without_a_request_schema_is_a_usage_error(cap
 def test_docs_list_every_constraint_of_every_request_schema_as_the_schemas_state_them():
     text = (ROOT / "docs" / "schemas.md").read_text()
     assert constraints_markdown() in text, "docs/schemas.md is behind the schemas: run python -m tools.constraints"
+
+
+def test_a_value_a_profile_allows_is_never_sent_as_a_violation_of_it():
+    """LM Studio documents `max_tokens: -1` as no limit (its profile's dialect): held to OpenAI's reading, -1 is one
+    of the plainest values below max_tokens' minimum; held to LM Studio's, it is never drawn as a violation."""
+
+    def values(profile: str | None) -> set:
+        [violation] = [violation for violation in schema_violations("chat", profile)
+                       if violation.constraint.member == "max_tokens" and violation.constraint.keyword == "minimum"]
+        seen = set()
+
+        @settings(max_examples=200, database=None, deadline=None, derandomize=True, phases=(Phase.generate,),
+                  suppress_health_check=list(HealthCheck))
+        @given(drawn("chat", violation))
+        def collect(made):
+            seen.add(made[1]["max_tokens"])
+
+        collect()
+        return seen
+
+    assert -1 in values(None) and 0 in values(None)
+    assert -1 not in values("lmstudio") and 0 in values("lmstudio")

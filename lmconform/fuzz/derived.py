@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 from lmconform.apis import api_of
 from lmconform.schemas import schema_set
 from lmconform.schemas.constraints import ANY_ITEM, NEW_MEMBER, Constraint, constraints
+from lmconform.schemas.grading import SchemaFinding
 from lmconform.vocabulary import Level
 
 SENT_LEVELS = (Level.MUST, Level.SHOULD)  # what the negative mode sends; an INFO constraint a server may ignore
@@ -73,6 +74,7 @@ class SchemaViolation:
 
     def __call__(self, draw, body: dict) -> dict:
         constraint = self.constraint
+        before = self.findings_of(body)
         whole = constraint.keyword in ("required", "additionalProperties")  # a rule of the object at the path
         holder = _holder(draw, body, constraint.path, len(constraint.path) if whole else len(constraint.path) - 1)
         if constraint.keyword == "required":
@@ -86,18 +88,25 @@ class SchemaViolation:
             current = _current(holder, key)
             value = draw(_breaking(constraint, current))
             _put(draw, holder, key, value)
-        assume(self.breaks_only(body))
+        assume(self.breaks_only(body, before))
         return body
 
-    def breaks_only(self, body: dict) -> bool:
-        """Whether `body`, as the run sends it, fails this constraint and nothing of any other member: a value of
-        another type also falls outside the member's enumeration, and a rule two schemas state (an item's type)
-        fails in both, but no other member is touched."""
+    def findings_of(self, body: dict) -> list[SchemaFinding]:
+        """What the schemas find in `body` as the run sends it (with a model where the body names none)."""
         api = api_of(self.constraint.api)
         sent = body if api.model_field in body or api.model_field in self.omit else {api.model_field: "m", **body}
-        findings = schema_set(self.profile).findings(f"{api.name}/{api.schemas['request']}", sent)
+        return schema_set(self.profile).findings(f"{api.name}/{api.schemas['request']}", sent)
+
+    def breaks_only(self, body: dict, before: list[SchemaFinding] = ()) -> bool:
+        """Whether `body` fails this constraint and nothing of any other member beyond what the valid body it was
+        made from already did (`before`: a rule graded INFO, as a Responses tool without `strict`): a value of
+        another type also falls outside the member's enumeration, and a rule two schemas state (an item's type)
+        fails in both, but no other member is touched."""
+        findings = self.findings_of(body)
         broken = {finding.pointer for finding in findings if self.constraint.breaks(finding)}
-        return bool(broken) and all(finding.pointer in broken for finding in findings)
+        already = {(finding.schema, finding.pointer) for finding in before}
+        return bool(broken) and all(finding.pointer in broken or (finding.schema, finding.pointer) in already
+                                    for finding in findings)
 
 
 def schema_violations(api: str, profile: str | None = None, levels=SENT_LEVELS) -> tuple[SchemaViolation, ...]:
