@@ -30,9 +30,10 @@ EXAMPLES = 100  # per operation and mode for schemathesis; per generated case fo
 
 def lmconform_rate(base_url: str) -> tuple[int, float]:
     """Requests lmconform's generated cases sent, and the seconds they took (generation and judging included)."""
-    sources = [case for api in ("chat", "responses") for case in load_cases(api) if case.source == requests.SOURCE]
+    apis = ("chat", "responses")
+    sources = [case for api in apis for case in load_cases(api) if case.source == requests.SOURCE]
     started = time.perf_counter()  # the run's start counts, as schemathesis' does on its side
-    run = RunPlan(Target(base_url=base_url, profile="reference"), probe=False,
+    run = RunPlan(Target(base_url=base_url, profile="reference"), apis=apis, probe=False,
                   settings=RunSettings(fuzz_examples=EXAMPLES)).start()
     sent = 0
     try:

@@ -70,8 +70,8 @@ class RunPlan:
     def start(self) -> Run:
         """The run against the target, found and fingerprinted; raises TargetUnreachable when nothing answers.
         Facts the plan's target carries in its fingerprint already (how a test server was built) are kept."""
-        if any(check.kind == "client" for check in self.checks):
-            load_sdks()
+        load_sdks({check.surface for check in self.checks if check.kind == "client"}
+                  & {surface for api in self.apis for surface in APIS[api].clients})
         freeze_long_lived()
         target = self.target
         if target.embedded:
