@@ -87,6 +87,12 @@ def test_a_proxy_and_its_upstream_are_the_gates_short_form(server, tmp_path):
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     rows = json.loads((tmp_path / "results.json").read_text())["results"]
     assert rows and all(row["check"].startswith("proxy.") for row in rows)
+    # A "proxy" that refuses what its upstream answers (json_object formats), in front of the clean server: what it
+    # changes fails the gate.
+    changed = check(f"{server.base_url}/faults/json-object-rejected", "--upstream", server.base_url, "--checks",
+                    "proxy.*", "--out", str(tmp_path / "changed"), cwd=tmp_path)
+    assert changed.returncode == 1, changed.stdout[-2000:] + changed.stderr[-2000:]
+    assert "[proxy.diff.status_preserved]" in changed.stdout
 
 
 @contextmanager
