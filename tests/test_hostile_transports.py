@@ -5,8 +5,8 @@ a user's words, with nothing left running; the legal forms among them (a drip, g
 no finding.
 
 The runs of every hostile fault below (`test_every_hostile_fault_ends_each_case_with_a_verdict`) took 20 s in all on two busy
-cores when it was written, well under a minute: its bound is the timeouts it passes (a 1 s read timeout, a 64 KiB body
-cap), not a clock.
+cores when it was written, well under a minute: its bound is the limits it passes (a 1 s read timeout, a 10 s deadline
+per answer, a 64 KiB body cap), not a clock.
 """
 
 from __future__ import annotations
@@ -34,13 +34,17 @@ TRANSPORT_FAULTS = [name for name, fault in FAULTS.items() if fault.module == "l
 HOSTILE = [*TRANSPORT_FAULTS, "stall", "body-too-large", "invalid-utf8"]
 CASES = ("chat/text-stream", "chat/non-stream-text", "responses/text-stream", "messages/text-stream")
 STREAM = {"model": "m", "messages": [{"role": "user", "content": "Say hello to the lighthouse"}], "stream": True}
+# The longest an answer may take, whatever arrives: with the read timeout and the body cap, what bounds a case's time
+# (a case sends its request, and a pair or a turn one more), so that every fault ends well inside a minute.
+ANSWER_DEADLINE_S = 10
 # Exception names in a message are a traceback's words, not a user's.
 PROGRAMMER_WORDS = ("Error:", "Exception", "Traceback")
 
 
 def played(base_url: str, fault: str) -> dict[str, list]:
     """The verdicts of CASES against the server with `fault`, by case, with a short read timeout and a small cap."""
-    target = Target(base_url=f"{base_url}/faults/{fault}", read_timeout=1, max_body_bytes=1 << 16, profile="reference")
+    target = Target(base_url=f"{base_url}/faults/{fault}", read_timeout=1, deadline=ANSWER_DEADLINE_S,
+                    max_body_bytes=1 << 16, profile="reference")
     plan = RunPlan(target, probe=False)
     run = plan.start()
     verdicts: dict[str, list] = {case_id: [] for case_id in CASES}
