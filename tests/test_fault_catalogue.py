@@ -21,7 +21,7 @@ from lmconform.cases import load_cases
 from lmconform.checks import REGISTRY
 from lmconform.reference import FAULTS
 from lmconform.vocabulary import FINDINGS, Level, Outcome
-from tools.catalogue import differential_faults, findings_of, load, proxy_run, server_run
+from tools.catalogue import catalogue_order, differential_faults, findings_of, load, proxy_run, server_run
 
 TABLE = load()
 # Faults whose defect leaves no verdict to give (only ERROR); tests/test_plugin.py tests the stall on its own.
@@ -51,7 +51,7 @@ def played(fault: str) -> tuple[tuple[str, ...] | None, set[str] | None]:
 
 
 def test_the_table_has_a_row_for_every_fault_and_no_other():
-    assert list(TABLE.server) == list(FAULTS), "`make catalogue` writes the table for the catalogue as it is"
+    assert list(TABLE.server) == catalogue_order(), "`make catalogue` writes the table for the catalogue as it is"
     assert list(TABLE.bridge) == list(BRIDGE_FAULTS)
 
 

@@ -143,6 +143,21 @@ def server_run(base_url: str, fault: str | None, apis: tuple[str, ...] | None = 
     return run
 
 
+def catalogue_order() -> list[str]:
+    """The reference server's faults in catalogue order (lmconform.reference.faults): each API's, in the table's
+    order, then the server's as a whole, the transport's and the schemas' refusal's, each module's in the order it
+    declares them. The registry holds them in the order their modules were first imported, which depends on what
+    the process imported before: the table is written, and compared, in this order instead."""
+    groups = [*(f"lmconform.apis.{api}." for api in APIS), "lmconform.reference.faults.server",
+              "lmconform.reference.faults.transport", "lmconform.reference.refusal"]
+
+    def rank(name: str) -> int:
+        return next((place for place, prefix in enumerate(groups) if FAULTS[name].module.startswith(prefix)),
+                    len(groups))
+
+    return sorted(FAULTS, key=rank)
+
+
 def differential_faults() -> list[str]:
     """The faults run in differential mode: those that prove a differential check, in catalogue order."""
     named = {name for check in REGISTRY.values() if check.kind == "differential" for name in check.proven_by}
@@ -200,7 +215,7 @@ def build(workers: int) -> Table:
     """Every row, from its runs: the server's faults in `workers` processes, the bridge's in threads (they wait on
     the bridge's processes far more than they compute)."""
     with ProcessPoolExecutor(workers) as pool:
-        server = dict(pool.map(_server_row, FAULTS))
+        server = dict(pool.map(_server_row, catalogue_order()))
     with ThreadPoolExecutor(6) as pool:
         bridge = dict(pool.map(_bridge_row, BRIDGE_FAULTS))
     return Table(server, bridge)
