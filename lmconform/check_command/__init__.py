@@ -18,7 +18,7 @@ import pytest
 
 from lmconform.apis import APIS
 from lmconform.check_command.findings import findings_text
-from lmconform.check_command.progress import Progress
+from lmconform.check_command.progress import Progress, case_of
 from lmconform.check_command.survey import Refused, missing_apis, offer_sentence, survey
 from lmconform.exit_status import USAGE_ERROR
 from lmconform.target import DEFAULT_READ_TIMEOUT_S, Target, normalize_base_url
@@ -106,16 +106,10 @@ class OfferedOnly:
     def pytest_collection_modifyitems(self, config: pytest.Config, items: list[pytest.Item]) -> None:
         if not self.apis:
             return
-        left_out = [item for item in items if _api_of(item) not in (None, *self.apis)]
+        left_out = [item for item in items if getattr(case_of(item), "api", None) not in (None, *self.apis)]
         if left_out:
             config.hook.pytest_deselected(items=left_out)
             items[:] = [item for item in items if item not in left_out]
-
-
-def _api_of(item: pytest.Item) -> str | None:
-    """The API of the case a test judges; None for a test that judges no case."""
-    case = item.callspec.params.get("case") if hasattr(item, "callspec") else None
-    return getattr(case, "api", None)
 
 
 def _out_dir(text: str) -> Path:

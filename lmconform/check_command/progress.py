@@ -18,6 +18,11 @@ _EXCEPTION_NAME = re.compile(r"^[\w.]+(Error|Exit|Exception): ")
 NOT_PASSING = frozenset({Outcome.FAILED, Outcome.NON_STRICT, Outcome.ERROR})
 
 
+def case_of(item: pytest.Item) -> object | None:
+    """The case a test of the suites judges (its `case` parameter); None for a test that judges no case."""
+    return item.callspec.params.get("case") if hasattr(item, "callspec") else None
+
+
 class Progress:
     """A pytest plugin: registered for the run it shows."""
 
@@ -43,8 +48,7 @@ class Progress:
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         for item in session.items:
-            case = item.callspec.params.get("case") if hasattr(item, "callspec") else None
-            self.case_of[item.nodeid] = getattr(case, "id", item.nodeid)
+            self.case_of[item.nodeid] = getattr(case_of(item), "id", item.nodeid)
         for case_id in self.case_of.values():
             self.pairs_left[case_id] = self.pairs_left.get(case_id, 0) + 1
         self.total = len(self.pairs_left)

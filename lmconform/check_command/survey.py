@@ -8,11 +8,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from lmconform.apis import APIS, HTTP
-from lmconform.cases import load_cases
 from lmconform.exit_status import UNREACHABLE, USAGE_ERROR
 from lmconform.fingerprint import Probes, identify
 from lmconform.report.target_prose import KIND_NAMES, bracket_words
 from lmconform.run.play import play
+from lmconform.run.run import feature_probe
 from lmconform.settings import RunSettings
 from lmconform.target import Target
 from lmconform.wire.http import HttpExchange, route_missing
@@ -156,7 +156,7 @@ def missing_apis(target: Target) -> dict[str, str]:
     for api in APIS.values():
         if not api.optional or api.transport != HTTP:
             continue
-        probe = next((case for case in load_cases(api.name) if case.feature and case.valid and not case.source), None)
+        probe = feature_probe(api.name, api.name)  # an optional API's cases name it as their feature
         if probe is None:
             continue
         exchange = play(probe, target, settings=RunSettings(max_tokens=PROBE_MAX_TOKENS)).exchange

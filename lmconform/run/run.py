@@ -118,8 +118,7 @@ class Run:
             return False
         if self.target.profile_spec.lacks(case.feature):  # --profile lmstudio@0.3.28: no /v1/responses yet
             return True
-        probe = next((c for c in load_cases(case.api) if c.feature == case.feature and c.valid and not c.source),
-                     None)
+        probe = feature_probe(case.api, case.feature)
         if probe is None or probe.id == case.id:
             return route_missing(observed.exchange if observed else play(case, self.target, settings=self.settings).exchange)
         return route_missing(self.observe(probe).exchange)
@@ -209,3 +208,9 @@ def results_record(target: dict, started: datetime, duration_s: float, rows: lis
         "exchanges": kept_exchanges(rows, exchanges or {}),
         "timing": {case_id: timing for case_id, timing in sorted((timings or {}).items()) if case_id in with_rows},
     }
+
+
+def feature_probe(api: str, feature: str) -> Case | None:
+    """The case whose answer decides whether a target offers an optional feature (an API it may lack): the first
+    valid written case of `api` that names it. A 404 to an invalid request is an answer, not a missing route."""
+    return next((case for case in load_cases(api) if case.feature == feature and case.valid and not case.source), None)
