@@ -107,6 +107,45 @@ def test_the_reference_server_refuses_exactly_what_the_request_schema_forbids(cl
 
 
 @pytest.mark.parametrize("api", request_apis())
+def test_the_fast_answer_at_must_and_should_agrees_with_jsonschema(api):
+    """The reference server asks the schemas only whether a request breaks something at MUST or SHOULD, which a
+    compiled copy without the INFO subschemas answers for most requests (lmconform.schemas.grading.above_info). What
+    it accepts, jsonschema must find nothing at those levels in, over valid bodies and violations of every level; and
+    it must answer where the whole schema's copy cannot (a Responses tool without `strict`, INFO)."""
+    path = PAYLOAD_SCHEMAS[(api, "request")]
+    for profile in (PROFILE, None):
+        schemas = schema_set(profile)
+        schemas.valid(path, {}, REFUSED_LEVELS)
+        assert schemas._fast[(path, False)] is not None, f"{profile} {path}: no fast path at MUST and SHOULD"
+        violations = schema_violations(api, profile, EVERY_LEVEL)
+        broken = st.sampled_from(violations).flatmap(lambda violation: drawn(api, violation)).map(lambda made: made[1])
+        wrong = []
+
+        @settings(max_examples=budget.examples(150), database=None, deadline=None, derandomize=True,
+                  phases=(Phase.generate,), suppress_health_check=list(HealthCheck))
+        @given(st.one_of(valid_bodies(api), broken))
+        def agree(body):
+            if schemas.valid(path, body, REFUSED_LEVELS):  # noqa: B023 - called at once
+                found = [f.schema for f in schemas.findings(path, body) if f.level in REFUSED_LEVELS]  # noqa: B023
+                if found:
+                    wrong.append((found, body))  # noqa: B023
+
+        agree()
+        assert not wrong, wrong[:3]
+
+
+def test_a_responses_tool_without_strict_is_answered_by_the_fast_path_at_must_and_should():
+    schemas, path = schema_set(PROFILE), PAYLOAD_SCHEMAS[("responses", "request")]
+    body = {"model": "m", "input": "hi", "tools": [{"type": "function", "name": "f", "parameters": {"type": "object"}}]}
+    assert [finding.level for finding in schemas.findings(path, body)] == [Level.INFO]
+    assert schemas.valid(path, body) is None and schemas.valid(path, body, REFUSED_LEVELS) is True
+    assert schemas.findings(path, body, REFUSED_LEVELS) == []
+    body["tools"][0]["name"] = "not a name"  # off the pattern: MUST, whatever the fast path says
+    assert schemas.valid(path, body, REFUSED_LEVELS) is None
+    assert {finding.keyword for finding in schemas.findings(path, body, REFUSED_LEVELS)} == {"pattern"}
+
+
+@pytest.mark.parametrize("api", request_apis())
 def test_list_violations_prints_each_constraint_with_its_level_and_source(api, capsys):
     assert main(["fuzz", "--list-violations", api]) == 0
     printed = capsys.readouterr().out

@@ -12,7 +12,7 @@ import re
 from typing import Any
 
 from lmconform.reference.faults.registry import HTTP, flag
-from lmconform.schemas import validate
+from lmconform.schemas import schema_for, schema_set
 from lmconform.schemas.grading import SchemaFinding
 from lmconform.vocabulary import Level
 
@@ -31,8 +31,9 @@ BOUNDS_IGNORED = flag(
 def schema_refusal(api: str, body: Any, faults: frozenset[str], let_through: str | None = None) -> SchemaFinding | None:
     """The first constraint of `api`'s request schema that `body` breaks and the server refuses, or None.
     `let_through` matches the places (JSON pointers) a fault of the door stops validating (an unknown role)."""
-    for finding in validate(api, "request", body, PROFILE):
-        if finding.level not in REFUSED_LEVELS or (BOUNDS_IGNORED in faults and finding.keyword in BOUND_KEYWORDS):
+    # The first one ends the walk: a refusal names one.
+    for finding in schema_set(PROFILE).iter_findings(schema_for(api, "request", body), body, REFUSED_LEVELS):
+        if BOUNDS_IGNORED in faults and finding.keyword in BOUND_KEYWORDS:
             continue
         if let_through is None or not re.fullmatch(let_through, finding.pointer):
             return finding

@@ -56,7 +56,8 @@ class SchemaSet:
             (uri, Resource.from_contents(document, default_specification=DRAFT202012))
             for uri, document in documents.items()).crawl()
         self._validators: dict[str, Draft202012Validator] = {}
-        self._fast: dict[str, Any] = {}  # path -> lmconform.schemas.fast's check of validity, or None
+        # (path, whether INFO counts) -> lmconform.schemas.fast's check of validity, or None
+        self._fast: dict[tuple[str, bool], Any] = {}
         self._places: dict[int, str] = {}  # id(subschema) -> "chat/chunk.json#/properties/created"
         for uri, document in documents.items():
             self._index(document, uri.removeprefix(BASE_URI) + "#")
@@ -109,12 +110,14 @@ class SchemaSet:
         self._keep.append(copy)
         return copy
 
-    def valid(self, path: str, payload: Any) -> bool | None:
-        """True when the fast path finds `payload` valid; None when it cannot say (it rejects it, or the schema has
-        no fast path), and jsonschema decides."""
-        fast = self._fast.get(path, self._fast)
+    def valid(self, path: str, payload: Any, levels: tuple[Level, ...] = LENIENCY) -> bool | None:
+        """True when the fast path finds no failing keyword of `payload` at `levels`; None when it cannot say (it
+        rejects it, or the schema has no fast path), and jsonschema decides."""
+        key = (path, Level.INFO in levels)
+        fast = self._fast.get(key, self._fast)
         if fast is self._fast:
-            fast = self._fast[path] = compiled(self.validator(path).schema)
+            schema = self.validator(path).schema
+            fast = self._fast[key] = compiled(schema if Level.INFO in levels else above_info(schema))
         if fast is None:
             return None
         try:
@@ -123,14 +126,20 @@ class SchemaSet:
             return None
         return True
 
-    def findings(self, path: str, payload: Any) -> list[SchemaFinding]:
-        """Every failing keyword of `payload` against the schema at `path`: none for a payload the fast path
-        accepts, jsonschema's own for any other."""
-        if self.valid(path, payload):
-            return []
+    def findings(self, path: str, payload: Any, levels: tuple[Level, ...] = LENIENCY) -> list[SchemaFinding]:
+        """Every failing keyword of `payload` against the schema at `path` at one of `levels`: none for a payload
+        the fast path accepts, jsonschema's own for any other."""
+        return list(self.iter_findings(path, payload, levels))
+
+    def iter_findings(self, path: str, payload: Any, levels: tuple[Level, ...] = LENIENCY) -> Iterator[SchemaFinding]:
+        """findings(), one at a time: jsonschema walks the payload only as far as the findings asked for."""
+        if self.valid(path, payload, levels):
+            return
         validator = self.validator(path)
-        errors = list(validator.iter_errors(payload))
-        return [self._finding(path, validator.schema, error) for error in errors] if errors else []
+        for error in validator.iter_errors(payload):
+            finding = self._finding(path, validator.schema, error)
+            if finding.level in levels:
+                yield finding
 
     def _finding(self, path: str, root: dict, error: ValidationError) -> SchemaFinding:
         keyword = error.validator if isinstance(error.validator, str) else "false"
@@ -185,6 +194,35 @@ class SchemaSet:
 
         walk(self.validator(path).schema)
         return found
+
+
+# Keywords whose subschemas' failures jsonschema reports as the subschema's own, so that the level walk passes
+# through the subschema and its mark grades them. Under anyOf, oneOf, not, if and contains a subschema's failure is
+# the parent's keyword, graded at the parent, and a subschema left out would change whether the parent fails.
+GRADED_THROUGH = frozenset({"properties", "patternProperties", "additionalProperties", "items", "prefixItems", "allOf",
+                            "then", "else"})
+
+
+def above_info(node: Any) -> Any:
+    """A compiled (reference-free) schema without what can only fail at INFO: each subschema marked INFO, where its
+    mark grades everything below it, becomes `true`. A payload it accepts has no finding at MUST or SHOULD: the fast
+    answer for a request that breaks only what the spec leaves open (a Responses tool without `strict`), which
+    jsonschema would otherwise walk whole."""
+    if not isinstance(node, dict):
+        return node
+    if node.get(LEVEL_KEY) == Level.INFO:
+        return True
+    copy: dict[str, Any] = {}
+    for key, value in node.items():
+        if key not in GRADED_THROUGH:
+            copy[key] = value
+        elif key in ("properties", "patternProperties") and isinstance(value, dict):
+            copy[key] = {name: above_info(child) for name, child in value.items()}
+        elif isinstance(value, list):
+            copy[key] = [above_info(child) for child in value]
+        else:
+            copy[key] = above_info(value)
+    return copy
 
 
 def missing_member(error: ValidationError) -> str:
