@@ -194,14 +194,16 @@ def test_every_target_file_has_a_run():
     assert sorted(path.stem for path in TARGET_FILES.glob("*.toml")) == sorted(RUNS)
 
 
+@pytest.mark.parametrize("key", ["agent_timeout", "read_timeout"])
 @pytest.mark.parametrize("timeout", ["0", "-5", "true", '"45"'])
-def test_a_target_file_refuses_an_agent_timeout_that_is_not_a_number_of_seconds(tmp_path, timeout):
+def test_a_target_file_refuses_a_timeout_that_is_not_a_number_of_seconds(tmp_path, key, timeout):
     path = tmp_path / "t.toml"
-    path.write_text(f'label = "t"\nstart = "s"\n[run]\nagents = ["codex"]\nagent_timeout = {timeout}\n')
-    with pytest.raises(ExpectationError, match="agent_timeout is a number of seconds above 0"):
+    path.write_text(f'label = "t"\nstart = "s"\n[run]\nagents = ["codex"]\n{key} = {timeout}\n')
+    with pytest.raises(ExpectationError, match=f"{key} is a number of seconds above 0"):
         load_target_file(path)
-    path.write_text('label = "t"\nstart = "s"\n[run]\nagents = ["codex"]\nagent_timeout = 45\n')
-    assert load_target_file(path).settings.agent_seconds == 45
+    path.write_text('label = "t"\nstart = "s"\n[run]\nagents = ["codex"]\nagent_timeout = 45\nread_timeout = 90\n')
+    spec = load_target_file(path)
+    assert spec.settings.agent_seconds == 45 and spec.target("http://127.0.0.1:1").read_timeout == 90
 
 
 def runs(names) -> list:

@@ -11,6 +11,7 @@ whose ids match; `stream_options` comes only with `stream: true`. Each strategy 
 from __future__ import annotations
 
 import json
+import random
 import string
 from typing import Any
 
@@ -33,29 +34,43 @@ texts = st.one_of(
     st.sampled_from(UNUSUAL_TEXTS),
     st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), min_size=1, max_size=40),
 )
-# A name of any allowed length: a few characters drawn from the whole alphabet, repeated to a length drawn apart
-# (a text strategy rarely draws long strings, and long names are where servers break).
-tool_names = st.builds(lambda stem, size: (stem * size)[:size], st.text(st.sampled_from(NAME_ALPHABET), min_size=1,
-                       max_size=8), st.integers(min_value=1, max_value=64))
+# What a tool is made of (its name, its parameters) is drawn as a size and a seed that Python's own generator expands:
+# drawn member by member, a request's tools took three quarters of its choices (up to 16 tools, each name a character
+# at a time, each parameters object nesting), and every choice costs Hypothesis about as much as any other. A seed
+# keeps the variety (everything the rules below can build) at a fixed cost of two choices; shrinking takes the size
+# towards its smallest and the seed towards 0.
+SEEDS = st.integers(0, 2**32 - 1)
+
+
+def tool_name(size: int, seed: int) -> str:
+    """A name `size` characters long: a stem of up to 8 characters from the whole alphabet, which the seed picks,
+    repeated to that length (long names are where servers break, and drawn freely they are rare)."""
+    chooser = random.Random(seed)
+    stem = "".join(chooser.choices(NAME_ALPHABET, k=chooser.randint(1, 8)))
+    return (stem * size)[:size]
+
+
+tool_names = st.builds(tool_name, st.integers(min_value=1, max_value=64), SEEDS)
 PROPERTY_NAMES = ("a", "city", "unit", "query", "path", "limit", "options", "filters", "items", "enabled", "start_date",
                   "max_results", "location", "details", "x")
 
 
-# A property nests (an object or an array) half the time: nesting is where converters of parameters to grammars break,
-# and a request's tools reach two objects deep often; more often would grow each schema, and the cost of drawing it,
-# exponentially with depth. A list, because one_of favours its first branch too much to reach two levels down often.
-KINDS = st.sampled_from(("leaf", "object", "array", "leaf"))
-LEAVES = st.sampled_from(("string", "described", "enum", "integer", "number", "boolean"))
-SHORT_TEXTS = st.sampled_from((*WORDS, *UNUSUAL_TEXTS))
+# A tool's parameters: the number of properties of its top object (shrinking to 0, `{"type": "object", "properties":
+# {}}`, the plainest) and a seed for the rest. A property nests (an object or an array) half the time: nesting is
+# where converters of parameters to grammars break, and a request's tools reach two objects deep often; more often
+# would grow each schema exponentially with depth.
+KINDS = ("leaf", "object", "array", "leaf")
+LEAVES = ("string", "described", "enum", "integer", "number", "boolean")
+SHORT_TEXTS = (*WORDS, *UNUSUAL_TEXTS)
+MAX_PROPERTIES = 4
+PROPERTY_COUNTS = st.integers(0, MAX_PROPERTIES)
 # A tool's description from the texts above (every kind of unusual text among them), not drawn a character at a
 # time: a request offers up to 16 tools, and drawing theirs freely cost as much as the rest of the request.
-DESCRIPTIONS = st.one_of(st.just(""), SHORT_TEXTS)
+DESCRIPTIONS = st.one_of(st.just(""), st.sampled_from(SHORT_TEXTS))
 # Every strategy a draw uses is built once, here: building one inside a draw (and validating it) cost about a third
 # of a request's generation.
 BOOLEANS = st.booleans()
 MOSTLY = st.sampled_from((False, True, True, True))  # True three times in four; shrinks to False, the plainer request
-PROPERTY_COUNTS = st.integers(0, 4)
-ENUM_SIZES = st.integers(1, 4)
 CALL_NUMBERS = st.integers(0, 10**6)
 CONTENT_FORMS = st.sampled_from(("string", "one part", "two parts"))
 SYSTEM_ROLES = st.sampled_from(("system", "developer"))
@@ -69,39 +84,40 @@ def one_of(draw, items: list):
     return items[draw(st.integers(0, len(items) - 1))]
 
 
-def _distinct(draw, pool: tuple[str, ...], count: int) -> list[str]:
-    """`count` distinct members of `pool`, consecutive from a drawn start: two choices where a list of unique
-    members costs one or more per member (each choice of a request costs about as much as any other)."""
-    start = draw(st.integers(0, len(pool) - 1))
-    return [pool[(start + offset) % len(pool)] for offset in range(count)]
-
-
-def _leaf(draw) -> dict:
-    kind = draw(LEAVES)
+def _leaf(chooser: random.Random) -> dict:
+    kind = chooser.choice(LEAVES)
     if kind == "described":
-        return {"type": "string", "description": draw(SHORT_TEXTS)}
+        return {"type": "string", "description": chooser.choice(SHORT_TEXTS)}
     if kind == "enum":
-        return {"type": "string", "enum": _distinct(draw, WORDS, draw(ENUM_SIZES))}
+        return {"type": "string", "enum": chooser.sample(WORDS, chooser.randint(1, 4))}
     return {"type": kind}
 
 
-def _value(draw, depth: int) -> dict:
-    """A property's schema at `depth` (drawn in one composite: nested strategies cost most of a request's draw)."""
-    kind = draw(KINDS) if depth < MAX_DEPTH else "leaf"
+def _value(chooser: random.Random, depth: int) -> dict:
+    """A property's schema at `depth`."""
+    kind = chooser.choice(KINDS) if depth < MAX_DEPTH else "leaf"
     if kind == "leaf":
-        return _leaf(draw)
+        return _leaf(chooser)
     if kind == "object":
-        return _object(draw, depth + 1)
-    return {"type": "array", "items": _value(draw, depth + 1)}
+        return _object(chooser, depth + 1, chooser.randint(0, MAX_PROPERTIES))
+    return {"type": "array", "items": _value(chooser, depth + 1)}
 
 
-def _object(draw, depth: int) -> dict:
-    names = _distinct(draw, PROPERTY_NAMES, draw(PROPERTY_COUNTS))
-    schema: dict[str, Any] = {"type": "object", "properties": {name: _value(draw, depth) for name in names}}
-    required = [name for name in names if draw(BOOLEANS)]
+def _object(chooser: random.Random, depth: int, count: int) -> dict:
+    names = chooser.sample(PROPERTY_NAMES, count)
+    schema: dict[str, Any] = {"type": "object", "properties": {name: _value(chooser, depth) for name in names}}
+    required = [name for name in names if chooser.random() < 0.5]
     if required:
         schema["required"] = required
     return schema
+
+
+def parameters(count: int, seed: int) -> dict:
+    """The parameters object a seed expands into, with `count` properties at its top."""
+    return _object(random.Random(seed), 0, count)
+
+
+PARAMETERS = st.builds(parameters, PROPERTY_COUNTS, SEEDS)
 
 
 def instance(schema: dict) -> Any:
@@ -124,7 +140,7 @@ def _function(draw) -> dict:
     if description:
         function["description"] = description
     if draw(MOSTLY):
-        function["parameters"] = _object(draw, 0)
+        function["parameters"] = draw(PARAMETERS)
     return function
 
 

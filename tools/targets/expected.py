@@ -15,6 +15,8 @@
     exclude_cases = ["…"]    # globs over case ids the run leaves out
     agents = ["claude-code"] # coding agents run against the target on their task (lmconform.agents; --agents)
     agent_timeout = 45       # seconds an agent's run may take (--agent-timeout; default DEFAULT_AGENT_SECONDS)
+    read_timeout = 60        # seconds without a byte before an exchange is given up (--read-timeout; default
+                             # DEFAULT_READ_TIMEOUT_S)
     upstream = true          # a proxy: also compare each answer with its upstream's (the proxy.diff checks)
     bridge = true            # the target is lmconform's reference VS Code bridge in front of the server (apis:
                              # ["vscodelm"]), started with the model, max_tokens and temperature above
@@ -41,12 +43,13 @@ from lmconform.checks.registry import unmatched_patterns
 from lmconform.expectations import ExpectationError, Expectations, load_expectations
 from lmconform.run import Run, run_suite
 from lmconform.settings import DEFAULT_AGENT_SECONDS, DEFAULT_FUZZ_EXAMPLES, RunSettings
-from lmconform.target import Target
+from lmconform.target import DEFAULT_READ_TIMEOUT_S, Target
 from lmconform.vocabulary import Outcome
 from tools.targets.process import RunningTarget
 
 RUN_KEYS = {"model", "max_tokens", "temperature", "apis", "checks", "exclude", "fuzz_examples", "fuzz_sources",
-            "fuzz_shrink", "upstream", "bridge", "exclude_cases", "agents", "agent_timeout"}
+            "fuzz_shrink", "upstream", "bridge", "exclude_cases", "agents", "agent_timeout",
+            "read_timeout"}
 
 
 @dataclass(frozen=True)
@@ -69,6 +72,7 @@ class TargetFile:
     exclude_cases: tuple[str, ...] = ()
     agents: tuple[str, ...] = ()
     agent_timeout: float = DEFAULT_AGENT_SECONDS
+    read_timeout: float = DEFAULT_READ_TIMEOUT_S
 
     def target(self, base_url: str, api_key: str | None = None, server_version: str | None = None,
                label: str | None = None) -> Target:
@@ -76,10 +80,9 @@ class TargetFile:
         `bridge`, the reference bridge in front of the server at `base_url`."""
         if self.bridge:
             return Target(base_url="", api_key=api_key, bridge_command=self.bridge_command(base_url, api_key),
-                          label=self.label,
-                          server_version=server_version)
+                          label=self.label, server_version=server_version, read_timeout=self.read_timeout)
         return Target(base_url=base_url, api_key=api_key, model=self.model, label=label or self.label,
-                      server_version=server_version)
+                      server_version=server_version, read_timeout=self.read_timeout)
 
     @property
     def settings(self) -> RunSettings:
@@ -116,9 +119,6 @@ def load_target_file(path: Path) -> TargetFile:
     checks, exclude = tuple(run.get("checks", ())), tuple(run.get("exclude", ()))
     if not set(run.get("agents", ())) <= set(AGENTS):
         raise ExpectationError(f"{path}: [run] agents must be among {', '.join(AGENTS)}")
-    timeout = run.get("agent_timeout", DEFAULT_AGENT_SECONDS)
-    if isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0:
-        raise ExpectationError(f"{path}: [run] agent_timeout is a number of seconds above 0, not {timeout!r}")
     typos = list(unmatched_patterns(checks + exclude))
     if typos:
         raise ExpectationError(f"{path}: [run] globs match no check: {', '.join(typos)}")
@@ -129,7 +129,15 @@ def load_target_file(path: Path) -> TargetFile:
                       fuzz_shrink=run.get("fuzz_shrink", RunSettings.fuzz_shrink),
                       upstream=run.get("upstream", False), expectations=expectations, bridge=run.get("bridge", False),
                       exclude_cases=tuple(run.get("exclude_cases", ())), agents=tuple(run.get("agents", ())),
-                      agent_timeout=timeout)
+                      agent_timeout=_seconds(path, run, "agent_timeout", DEFAULT_AGENT_SECONDS),
+                      read_timeout=_seconds(path, run, "read_timeout", DEFAULT_READ_TIMEOUT_S))
+
+
+def _seconds(path: Path, run: dict, key: str, default: float) -> float:
+    value = run.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+        raise ExpectationError(f"{path}: [run] {key} is a number of seconds above 0, not {value!r}")
+    return value
 
 
 def run_target_file(spec: TargetFile, running: RunningTarget, upstream_url: str | None = None) -> Run:
