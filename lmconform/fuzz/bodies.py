@@ -29,10 +29,13 @@ UNUSUAL_TEXTS = (
     "𝔘𝔫𝔦𝔠𝔬𝔡𝔢 𝟙𝟚𝟛", "中文，日本語、한국어", "tab\there\nnew line", "\u202eright-to-left override",
 )
 
+# Free text is any character UTF-8 can carry: every one but the surrogates (category Cs). Said with the category, not
+# with `codec="utf-8"`, which draws the same characters but makes Hypothesis encode all 1.1 million code points once
+# per storage directory: 3 s of every run in a fresh output folder (`lmconform check`).
 texts = st.one_of(
     st.lists(st.sampled_from(WORDS), min_size=1, max_size=6).map(" ".join),
     st.sampled_from(UNUSUAL_TEXTS),
-    st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), min_size=1, max_size=40),
+    st.text(st.characters(exclude_categories=("Cs",)), min_size=1, max_size=40),
 )
 # What a tool is made of (its name, its parameters) is drawn as a size and a seed that Python's own generator expands:
 # drawn member by member, a request's tools took three quarters of its choices (up to 16 tools, each name a character

@@ -37,7 +37,8 @@ CALL_OUTPUT = "a word"
 
 inputs = st.one_of(
     st.lists(st.sampled_from(WORDS), min_size=1, max_size=8).map(" ".join),
-    st.text(st.characters(codec="utf-8", exclude_categories=("Cs", "Cc")), min_size=1, max_size=24)
+    # UTF-8's characters but the controls, by category (lmconform.fuzz.bodies says why not by codec)
+    st.text(st.characters(exclude_categories=("Cs", "Cc")), min_size=1, max_size=24)
     .filter(lambda text: text.strip()),
 )
 

@@ -41,7 +41,8 @@ CITIES = ("Zürich", "Łódź", "Αθήνα", "Ísafjörður", "Москва", "
 # Characters of every UTF-8 length, and line separators a splitlines() would cut at but SSE does not.
 ODD = ("é", "ß", "東京", "€", "✓", "😀", "\U0001f469\u200d\U0001f4bb", "\u2028", "\u2029", "\u0085", "\n", "\r", "\t")
 WORDS = st.one_of(
-    st.text(st.characters(codec="utf-8", exclude_categories=("Cs", "Cc")), max_size=12),
+    # UTF-8's characters but the controls, by category (lmconform.fuzz.bodies says why not by codec)
+    st.text(st.characters(exclude_categories=("Cs", "Cc")), max_size=12),
     st.sampled_from(ODD),
     st.sampled_from(("hello", "the", "stream", "data:", ": not a comment", "[DONE]", "event: x")),
 )
