@@ -420,8 +420,19 @@ def test_responses_logprobs_when_included(client: httpx.Client) -> None:
     assert "".join(entry["token"] for entry in part["logprobs"]) == part["text"]
     streamed = [entry for data in of_type(stream(client, asked), "response.output_text.delta")
                 for entry in data["logprobs"]]
-    assert streamed == part["logprobs"]
+    assert streamed == part["logprobs"] and all(entry["top_logprobs"] == [] for entry in streamed)
     assert create(client, {"input": "Hi"})["output"][0]["content"][0]["logprobs"] == []
+    ranked = {**asked, "top_logprobs": 3}
+    entries = create(client, ranked)["output"][0]["content"][0]["logprobs"]
+    assert entries and all(len(entry["top_logprobs"]) == 3 for entry in entries)
+    assert [entry for data in of_type(stream(client, ranked), "response.output_text.delta")
+            for entry in data["logprobs"]] == entries
+
+
+@effect("top-logprobs-short")
+def _(client: httpx.Client) -> None:
+    entries = post(client, LOGPROBS, "top-logprobs-short").json()["choices"][0]["logprobs"]["content"]
+    assert entries and all(len(entry["top_logprobs"]) == 1 for entry in entries)
 
 
 @effect("stop-ignored")

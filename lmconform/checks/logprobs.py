@@ -1,6 +1,6 @@
 """Log probabilities, where a request asks for them in OpenAI's per-token form (chat's `logprobs`, the Responses
-API's `include: ["message.output_text.logprobs"]`): given in the documented shape, with tokens that make up the text,
-or refused with a 4xx; never silently left out."""
+API's `include: ["message.output_text.logprobs"]`): given in the documented shape, with tokens that make up the text
+and as many alternatives as `top_logprobs` asked for, or refused with a 4xx; never silently left out."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Any
 from lmconform.checks.observed import Observed, in_every_answer
 from lmconform.checks.refs import OPENAI_CHAT_LOGPROBS, OPENAI_RESPONSES_INCLUDE
 from lmconform.checks.registry import check
-from lmconform.checks.scope import asks_logprobs
+from lmconform.checks.scope import alternatives_asked, asks_logprobs, asks_top_logprobs
 from lmconform.normalize.reading import reading
 from lmconform.vocabulary import Failure, Level, NotApplicable, shown
 
@@ -85,3 +85,23 @@ def tokens_make_text(observed: Observed) -> Iterator[Failure]:
         at = next((i for i, (a, b) in enumerate(zip(tokens, text)) if a != b), min(len(tokens), len(text)))
         yield Failure(f"the text: {shown(text[max(0, at - 20):at + 40])}", f"tokens: {shown(tokens[max(0, at - 20):at + 40])}",
                       observed.exchange.body_excerpt(300))
+
+
+@check("generation.logprobs.alternatives_as_asked", level=Level.SHOULD, applies=asks_top_logprobs,
+       ref=OPENAI_CHAT_LOGPROBS, title="each token brings as many `top_logprobs` alternatives as `top_logprobs` asked for",
+       proven_by=("top-logprobs-short",))
+@in_every_answer
+def alternatives_as_asked(observed: Observed) -> Iterator[Failure]:
+    # SHOULD: `top_logprobs: N` is "the number of most likely tokens to return at each token position"; a client
+    # that ranks the alternatives (a confidence score, a classifier reading the second choice) reads N of them, and a
+    # server that sends another number (its own default, or one fewer) answers another question than was asked.
+    entries = _entries(observed)
+    if not entries:
+        raise NotApplicable("no log probabilities: generation.logprobs.given_or_refused speaks to that")
+    asked = alternatives_asked(observed.case)
+    for position, entry in enumerate(entries):
+        alternatives = entry.get("top_logprobs") if isinstance(entry, dict) else None
+        if isinstance(alternatives, list) and len(alternatives) != asked:
+            yield Failure(f"{asked} alternatives at every token (top_logprobs: {asked})",
+                          f"{len(alternatives)} at token {position} ({shown(entry.get('token'))})", shown(entry)[:300])
+            return

@@ -138,6 +138,18 @@ def asks_logprobs(case: Case) -> bool:
     return generates(case) and asked is not None and (value == asked[1] or isinstance(value, list) and asked[1] in value)
 
 
+def alternatives_asked(case: Case) -> int | None:
+    """How many alternatives to each token the request asks for (`top_logprobs`, chat's and the Responses API's
+    name alike); None when it names no whole number from 0 up."""
+    asked = case.body.get("top_logprobs") if isinstance(case.body, dict) else None
+    return asked if isinstance(asked, int) and not isinstance(asked, bool) and asked >= 0 else None
+
+
+def asks_top_logprobs(case: Case) -> bool:
+    """A request for log probabilities that also says how many alternatives each token brings."""
+    return asks_logprobs(case) and alternatives_asked(case) is not None
+
+
 def paired_stored(case: Case) -> bool:
     """A pair of an API whose server gives its answers back by id (its entry's `stored_path`)."""
     return paired(case) and api_of(case.api).stored_path is not None

@@ -101,6 +101,14 @@ def stopped(plan: Plan, stop: Any) -> tuple[Plan, str | None]:
 
 
 PIECE_LOGPROB = -0.05  # every piece of an answer is its likeliest token; the alternatives below it
+MAX_TOP_LOGPROBS = 20  # OpenAI's bound of `top_logprobs`, chat's and the Responses API's
+
+
+def alternatives_of(body: dict[str, Any]) -> int:
+    """How many alternatives to each token the request's `top_logprobs` asks for: 0 when it asks none, at most
+    OpenAI's bound (a server that takes a larger number gives no more)."""
+    top = body.get("top_logprobs")
+    return min(top, MAX_TOP_LOGPROBS) if isinstance(top, int) and not isinstance(top, bool) and top > 0 else 0
 
 
 def piece_logprobs(piece: str, alternatives: int) -> dict[str, Any]:

@@ -28,8 +28,10 @@ from lmconform.reference.faults.registry import apply
 from lmconform.reference.instances import BOUNDS
 from lmconform.reference.model import (
     CONTEXT_WORDS,
+    MAX_TOP_LOGPROBS,
     Plan,
     ToolCall,
+    alternatives_of,
     arguments_json,
     compact_json,
     decide,
@@ -48,7 +50,7 @@ from lmconform.reference.wire import DEFAULT_MODEL, FRAGMENT_CHARS, SSE_HEADERS,
 ROLES = ("system", "user", "assistant", "tool", "developer")
 TOOL_CHOICES = ("none", "auto", "required")
 RESPONSE_FORMATS = ("text", "json_object", "json_schema")
-MAX_STOPS, MAX_TOP_LOGPROBS = 4, 20  # OpenAI's bounds
+MAX_STOPS = 4  # OpenAI's bound
 
 
 
@@ -248,8 +250,7 @@ def _delta_choice(delta: dict[str, Any], finish_reason: str | None = None,
 
 def _logprobs(text: str, body: dict[str, Any]) -> list[dict[str, Any]]:
     """The log probability of each piece of the text, the pieces the stream sends."""
-    top = body.get("top_logprobs") if isinstance(body.get("top_logprobs"), int) else 0
-    return [piece_logprobs(piece, top) for piece in _pieces(text)]
+    return [piece_logprobs(piece, alternatives_of(body)) for piece in _pieces(text)]
 
 
 def _tool_call(call: ToolCall) -> dict[str, Any]:

@@ -90,7 +90,7 @@ async def create_response(request: Request, faults: frozenset[str]) -> Response:
     prompt = _last_user_text(chat_body["messages"])
     # A generated form's answer also reasons when the prompt asks it to think (lmconform.reference.streams).
     thought = f"Thinking about: {prompt}" if turn.reasoning else generated_thought(prompt) if form else None
-    output = output_items(plan, thought, turn.logprobs)
+    output = output_items(plan, thought, turn.logprobs, turn.alternatives)
     truncated = plan.finish_reason == "length"
     response = apply(stages.OBJECT, faults, response_object(turn, output, usage(chat_body, plan), truncated))
     if turn.store or STORE_FALSE_IGNORED in faults:

@@ -37,8 +37,10 @@ def input_items(body: dict[str, Any], response_id: str) -> list[dict[str, Any]]:
     return listed
 
 
-def output_items(plan: Plan, thought: str | None, logprobs: bool = False) -> list[dict[str, Any]]:
-    """The output of a plan; with `logprobs`, its text's log probabilities, one entry a streamed word."""
+def output_items(plan: Plan, thought: str | None, logprobs: bool = False,
+                 alternatives: int = 0) -> list[dict[str, Any]]:
+    """The output of a plan; with `logprobs`, its text's log probabilities, one entry a streamed word, each with
+    `alternatives` alternatives."""
     items: list[dict[str, Any]] = []
     if thought is not None:
         reasoning = [{"type": "reasoning_text", "text": thought}]
@@ -47,7 +49,7 @@ def output_items(plan: Plan, thought: str | None, logprobs: bool = False) -> lis
         items.append({"id": new_id("msg"), "type": "message", "role": "assistant", "status": "completed",
                       "content": [{"type": "refusal", "refusal": plan.refusal}]})
     elif plan.text or not plan.tool_calls:
-        pieces = [piece_logprobs(word, 0) for word in _words(plan.text)] if logprobs else []
+        pieces = [piece_logprobs(word, alternatives) for word in _words(plan.text)] if logprobs else []
         text = [{"type": "output_text", "text": plan.text, "annotations": [], "logprobs": pieces}]
         items.append({"id": new_id("msg"), "type": "message", "role": "assistant", "status": "completed",
                       "content": text})

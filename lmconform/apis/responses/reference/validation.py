@@ -28,7 +28,7 @@ from lmconform.apis.responses.reference.faults.defects import (
     is_nested_tool,
 )
 from lmconform.apis.responses.reference.faults.generated import UNKNOWN_TOOL_CHOICE_ACCEPTED
-from lmconform.reference.model import content_text
+from lmconform.reference.model import alternatives_of, content_text
 from lmconform.reference.store import MAX_BODY_BYTES
 from lmconform.reference.wire import DEFAULT_MODEL, reject_json_constant
 
@@ -77,6 +77,7 @@ class Turn:
     max_output_tokens: int | None = None
     text_format: dict[str, Any] | None = None  # `text.format`, when it asks for more than text
     logprobs: bool = False  # `include` asks for the output text's log probabilities
+    alternatives: int = 0  # … and `top_logprobs` this many alternatives to each token
 
 
 async def json_body(request: Request) -> Any:
@@ -136,6 +137,7 @@ def turn_of(body: Any, faults: frozenset[str]) -> Turn:
         max_output_tokens=_field(body, "max_output_tokens", "number", "max_output_tokens"),
         text_format=_text_format(_field(body, "text", "object", "text"), faults),
         logprobs=OUTPUT_LOGPROBS in (_field(body, "include", "array", "include") or []),
+        alternatives=alternatives_of(body),
     )
 
 

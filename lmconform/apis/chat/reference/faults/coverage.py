@@ -227,6 +227,13 @@ def logprobs_malformed(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [without(entry, "top_logprobs") for entry in entries]
 
 
+@fault("top-logprobs-short", stages.LOGPROBS, api="chat",
+       summary="each token brings one alternative fewer than `top_logprobs` asked for (stream and non-stream)",
+       seen_in="InternLM/lmdeploy#1548 (top_logprobs 5 answered with 4 alternatives a token)")
+def top_logprobs_short(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [{**entry, "top_logprobs": entry["top_logprobs"][:-1]} for entry in entries]
+
+
 @fault("logprobs-tokens-mismatch", stages.LOGPROBS, api="chat",
        summary="the tokens of the log probabilities lose their spaces: put together they are not the text "
                "(stream and non-stream)",
