@@ -24,6 +24,14 @@ def _entries(observed: Observed) -> list | None:
     return read(observed.exchange) if read is not None else None
 
 
+def _given_entries(observed: Observed) -> list:
+    """The answer's log probabilities, for a check of what they say; their absence is given_or_refused's finding."""
+    entries = _entries(observed)
+    if not entries:
+        raise NotApplicable("no log probabilities: generation.logprobs.given_or_refused speaks to that")
+    return entries
+
+
 def _token_problem(entry: Any, top: bool = True) -> str | None:
     """What keeps `entry` from being OpenAI's log probability of a token; None when nothing does."""
     if not isinstance(entry, dict):
@@ -76,9 +84,7 @@ def documented_shape(observed: Observed) -> Iterator[Failure]:
 def tokens_make_text(observed: Observed) -> Iterator[Failure]:
     # MUST: a client maps each probability to its place in the text by adding up the tokens; tokens that do not
     # make the text put every probability in the wrong place.
-    entries = _entries(observed)
-    if not entries:
-        raise NotApplicable("no log probabilities: generation.logprobs.given_or_refused speaks to that")
+    entries = _given_entries(observed)
     tokens = "".join(entry["token"] for entry in entries if isinstance(entry, dict) and isinstance(entry.get("token"), str))
     text = observed.generation.text()
     if tokens != text:
@@ -95,9 +101,7 @@ def alternatives_as_asked(observed: Observed) -> Iterator[Failure]:
     # SHOULD: `top_logprobs: N` is "the number of most likely tokens to return at each token position"; a client
     # that ranks the alternatives (a confidence score, a classifier reading the second choice) reads N of them, and a
     # server that sends another number (its own default, or one fewer) answers another question than was asked.
-    entries = _entries(observed)
-    if not entries:
-        raise NotApplicable("no log probabilities: generation.logprobs.given_or_refused speaks to that")
+    entries = _given_entries(observed)
     asked = alternatives_asked(observed.case)
     for position, entry in enumerate(entries):
         alternatives = entry.get("top_logprobs") if isinstance(entry, dict) else None
