@@ -154,6 +154,41 @@ def test_the_same_seed_sends_the_same_requests_and_another_seed_others(server):
     assert bodies(7) == bodies(7) != bodies(8)
 
 
+# Draws the requests of chat's generated sources in a process of its own, without playing them, after importing the
+# module named by its first argument (from the folder of its second) when there is one; prints them as JSON lines.
+DRAW_IN_A_PROCESS = """
+import importlib, json, sys
+from lmconform.cases import load_cases
+from lmconform.fuzz import requests
+if len(sys.argv) > 2:
+    sys.path.insert(0, sys.argv[2])
+    importlib.import_module(sys.argv[1])
+for case in load_cases("chat"):
+    if case.source == requests.SOURCE:
+        drawn = []
+        requests.search(case, lambda example: drawn.append(example.body), lambda observed: False, 40)
+        print(json.dumps(drawn, sort_keys=True))
+"""
+
+
+def test_the_same_seed_sends_the_same_requests_whatever_the_process_imported(tmp_path):
+    """Hypothesis may draw constants from the source of the modules a process imported (pytest's plugins, a
+    checkout's own code, the user's modules); lmconform's searches leave them out, so `pytest suites`, `lmconform
+    check` and an installed lmconform send the same requests for the same seed."""
+    module = tmp_path / "many_constants.py"
+    module.write_text("VALUES = [" + ", ".join([*map(str, range(-40, 300, 3)), *(repr(f"word{index}")
+                                                                                 for index in range(100))]) + "]\n")
+
+    def drawn(*imported: str) -> str:
+        finished = subprocess.run([sys.executable, "-c", DRAW_IN_A_PROCESS, *imported], capture_output=True,
+                                  text=True, cwd=ROOT, timeout=300)
+        assert finished.returncode == 0, finished.stderr[-2000:]
+        return finished.stdout
+
+    alone = drawn()
+    assert alone.count("\n") == 2 and alone == drawn("many_constants", str(tmp_path))
+
+
 def test_fuzz_mode_negative_sends_no_valid_generated_request(server):
     run = generated_run(server, None, "chat", fuzz_mode="negative", fuzz_examples=5)
     assert run.examples(SOURCES[("chat", "positive")]) == []

@@ -23,6 +23,7 @@ from lmconform.cases.writer import save_finding
 from lmconform.checks.evaluate import judged
 from lmconform.checks.observed import Observed
 from lmconform.checks.registry import Check
+from lmconform.fuzz.draws import independent_of_imports
 from lmconform.settings import DEFAULT_FUZZ_SHRINK
 from lmconform.source import SourceContext
 from lmconform.vocabulary import Outcome
@@ -75,7 +76,8 @@ def search(examples_of: st.SearchStrategy[Case], play: Callable[[Case], Observed
     if seed is not None:
         every_example_keeps_the_invariants = hypothesis_seed(seed)(every_example_keeps_the_invariants)
     try:
-        every_example_keeps_the_invariants()
+        with independent_of_imports():
+            every_example_keeps_the_invariants()
     except (_Found, Flaky):
         pass  # Flaky: a target that answered the same request differently; the finding stands as observed
     except Unsatisfiable:

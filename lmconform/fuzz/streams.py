@@ -24,6 +24,7 @@ from lmconform.cases import Case
 from lmconform.checks.evaluate import Verdict, evaluate
 from lmconform.checks.observed import Observed
 from lmconform.checks.registry import Check
+from lmconform.fuzz.draws import independent_of_imports
 from lmconform.fuzz.requests import generated_requests
 from lmconform.reference.streams import FORM_HEADER, PLAIN_SHOWS, SHOWS_HEADER, TAG, Form, features_of, parse_form
 from lmconform.reference.streams.form import LINE_ENDS
@@ -104,7 +105,8 @@ def drawn(api: str, count: int, seed: int = 0) -> list[Example]:
     def collect(example: Example) -> None:
         found.append(example)
 
-    hypothesis_seed(seed)(collect)()
+    with independent_of_imports():
+        hypothesis_seed(seed)(collect)()
     return found[:count]
 
 
