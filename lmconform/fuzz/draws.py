@@ -16,6 +16,7 @@ from contextlib import contextmanager
 
 from hypothesis.internal.conjecture import providers
 
+# Searches in threads of one process overlap: the pool comes back when the last of them ends.
 _lock = threading.Lock()
 _depth = 0
 _imported_constants = getattr(providers, "_get_local_constants", None)
