@@ -76,7 +76,8 @@ def gate(server: ReferenceServer):
     def play(proxy):
         targets = GateTargets(proxy.base_url, server.base_url, UPSTREAM_MODEL, MODEL_TEMPLATE, proxy.api_key,
                               {"messages": ANTHROPIC_MODEL})
-        return {row.fault: row for row in run_gate(faults, targets, cases_of=cases_showing)}
+        rows = run_gate(faults, targets, cases_of=cases_showing, proxied_where_it_fails=True)
+        return {row.fault: row for row in rows}
 
     return spec, played_through_litellm(play, server, routes=routes["openai"], anthropic_routes=routes["anthropic"],
                                         label="litellm-gate")
@@ -85,7 +86,9 @@ def gate(server: ReferenceServer):
 def cases_showing(fault: str) -> frozenset[str]:
     """The cases a fault is played on: those its catalogue row's checks judge. Straight from the upstream the fault
     fails nothing on the others (the catalogue's test plays it on every case to prove that), so there the clean runs
-    stand for it, and the gate sends about half the requests it would."""
+    stand for it, and the gate sends about half the requests it would. Through LiteLLM it then plays only the cases
+    the fault's straight run failed (run_gate's proxied_where_it_fails), which halves its requests again: 3,386
+    instead of 6,584, with the same rows."""
     return frozenset(cases_judged_by(CATALOGUE.server[fault].findings, CASES_FOR_FAULT_API[FAULTS[fault].api]))
 
 
