@@ -234,6 +234,26 @@ def test_without_expected_rows_the_gate_fails_on_a_failure_the_proxy_introduced(
     assert "http.status.success_for_valid_request" in line.split(", ")
 
 
+def test_a_proxy_run_narrowed_to_the_cases_a_fault_failed_straight_gives_the_same_rows(server):
+    """The narrowing lmconform's own LiteLLM gate makes: the rows are those of the proxy playing every case given,
+    what the proxy introduces included (this one answers a stream without `[DONE]` with a 502). On a case where the
+    fault shows nothing (a request without a stream) the proxy has nothing to play, and its clean run stands for it."""
+    def cases_of(fault: str) -> frozenset[str]:
+        return frozenset({"chat/non-stream-text", "chat/include-usage", "chat/forced-enum-tool-stream"})
+
+    faults = ["no-done", "role-missing", "tool-index-one"]
+    with running_app(routing_app(server.base_url, "m"), "routing") as proxy:
+        targets = GateTargets(proxy, server.base_url, "m", "m+{fault}")
+        every_case, narrowed = (run_gate(faults, targets, cases_of=cases_of, proxied_where_it_fails=narrow)
+                                for narrow in (False, True))
+    assert every_case == narrowed
+    assert {row.fault: row.introduced for row in narrowed}["no-done"] >= {"http.status.success_for_valid_request"}
+    where_nothing_shows = run_gate(["role-missing"], GateTargets(server.base_url, server.base_url, "m", "m+{fault}"),
+                                   cases_of=lambda fault: frozenset({"chat/non-stream-text"}),
+                                   proxied_where_it_fails=True)
+    assert where_nothing_shows == [gate_row("role-missing", frozenset(), frozenset(), frozenset())]
+
+
 def test_the_gate_command_sends_an_apis_cases_through_its_own_clean_route(server, capsys):
     status = main(gate_command(server, "--clean-model", "messages=m-anthropic", "--fault", "messages-no-message-stop"))
     assert status == 0
