@@ -162,10 +162,9 @@ def run_gate(faults: Iterable[str], targets: GateTargets, workers: int = 4,
 
     `cases_of(fault)`, where the caller knows it (lmconform's own tests, from the fault catalogue), names the cases
     where the fault shows: its runs play only those, and every other case counts as it did in the clean runs, which
-    played it already. `proxied_where_it_fails` narrows the proxy's run further, to the cases the fault's straight run
-    failed a check on: elsewhere the proxy is taken to do what it does with the clean upstream. That is the same
-    assumption at the grain of a case, and it leaves a proxy that fails only when the fault changed what no check
-    reads unseen, so only lmconform's own tests, which compare the rows with the file, make it."""
+    played it already. `proxied_where_it_fails` narrows the proxy's run to the cases the straight run failed on: the
+    same assumption at the grain of a case, blind to a proxy that fails only on a change no check reads, so only
+    lmconform's own tests, which compare the rows with a file, make it."""
     faults = list(faults)
     apis_of = {fault: CASES_FOR_FAULT_API[FAULTS[fault].api] for fault in faults}
     with ThreadPoolExecutor(workers) as pool:
@@ -177,30 +176,24 @@ def run_gate(faults: Iterable[str], targets: GateTargets, workers: int = 4,
         clean = {apis: played(targets.proxied(None, apis), apis) for apis in set(apis_of.values())}
         upstream_clean = {apis: played(targets.straight(None), apis) for apis in set(apis_of.values())}
         straight_only = {fault: cases_of(fault) if cases_of else None for fault in faults}
-        straight_runs = {fault: played(targets.straight(fault), apis, straight_only[fault])
-                         for fault, apis in apis_of.items()}
-        proxied_only = straight_only
-        if proxied_where_it_fails:
-            proxied_only = {fault: frozenset(verdict.case_id for verdict in straight_runs[fault].result().verdicts
-                                             if verdict.outcome is not Outcome.OK) for fault in faults}
+        straight = {fault: played(targets.straight(fault), apis, straight_only[fault]) for fault, apis in apis_of.items()}
+        proxied_only = straight_only if not proxied_where_it_fails else {
+            fault: frozenset(verdict.case_id for verdict in straight[fault].result().verdicts
+                             if verdict.outcome is not Outcome.OK) for fault in faults}
         # A fault that failed nothing straight leaves the proxy nothing to play: its clean run is the whole answer.
-        proxied_runs = {fault: played(targets.proxied(fault, apis), apis, proxied_only[fault])
-                        for fault, apis in apis_of.items() if proxied_only[fault] != frozenset()}
+        proxied = {fault: played(targets.proxied(fault, apis), apis, proxied_only[fault])
+                   for fault, apis in apis_of.items() if proxied_only[fault] != frozenset()}
 
-        def with_the_rest(run: Run | None, clean_run: Run, played_cases: frozenset[str] | None) -> frozenset[str]:
-            """What the fault's run fails, and on the cases it left out what the clean run failed."""
-            if played_cases is None:
-                return failing_checks(run)
-            return (failing_checks(run) if run else frozenset()) | failing_checks(
-                clean_run, lambda case: case not in played_cases)
+        def with_the_rest(run: Future[Run] | None, clean_run: Run, played_cases: frozenset[str] | None) -> frozenset[str]:
+            """What the fault's run failed (None: it played nothing), and on the cases it left out the clean run's."""
+            own = failing_checks(run.result()) if run else frozenset()
+            return own if played_cases is None else own | failing_checks(clean_run, lambda case: case not in played_cases)
 
         rows = []
         for fault, apis in apis_of.items():
-            proxied = proxied_runs[fault].result() if fault in proxied_runs else None
             proxied_clean, straight_clean = clean[apis].result(), upstream_clean[apis].result()
-            rows.append(gate_row(fault, with_the_rest(straight_runs[fault].result(), straight_clean,
-                                                      straight_only[fault]),
-                                 with_the_rest(proxied, proxied_clean, proxied_only[fault]),
+            rows.append(gate_row(fault, with_the_rest(straight[fault], straight_clean, straight_only[fault]),
+                                 with_the_rest(proxied.get(fault), proxied_clean, proxied_only[fault]),
                                  failing_checks(proxied_clean), failing_checks(straight_clean)))
         return rows
 
