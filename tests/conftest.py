@@ -22,12 +22,3 @@ def client(server: ReferenceServer) -> Iterator[httpx.Client]:
     with httpx.Client(base_url=server.base_url, timeout=60) as http:
         yield http
 
-
-# pytest-xdist hands its workers the groups first, largest first, then single tests in the order collected. The run
-# under another CPU variant is a group of one test that takes ten minutes: collected where its module stands, it was
-# handed out last and ran alone at the end of `make test`. Collected first, it starts with the other long groups.
-STARTED_FIRST = frozenset({"test_the_llama_server_expectations_hold_under_another_cpu_variant"})
-
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    items.sort(key=lambda item: getattr(item, "originalname", item.name) not in STARTED_FIRST)

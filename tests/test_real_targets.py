@@ -258,11 +258,8 @@ def test_each_real_server_answers_in_the_shapes_stored_for_its_version(name, req
     assert comparison.holds, comparison.report()
 
 
-# The run under another CPU variant is a group of its own: it needs nothing of the pinned run, and on another worker
-# it no longer waits behind every other real server (the real-servers group was make test's longest path).
 @pytest.mark.real_server
 @pytest.mark.root
-@pytest.mark.xdist_group("real-servers-other-cpu")
 def test_the_llama_server_expectations_hold_under_another_cpu_variant(llama_server_other_variant_run):
     """Another machine, in one: the same server and model on other CPU code pick other tokens here and there, and
     the file must absorb that in its model-dependent rows, never in a wire fact. (The pinned run's CPU code is
