@@ -21,4 +21,3 @@ def client(server: ReferenceServer) -> Iterator[httpx.Client]:
     # A test whose proof is a timeout (the stall fault) sets its own.
     with httpx.Client(base_url=server.base_url, timeout=60) as http:
         yield http
-
