@@ -16,6 +16,7 @@ from collections.abc import Callable
 
 from hypothesis import strategies as st
 
+from lmconform.fuzz.bodies import utf8_characters
 from lmconform.vocabulary import Level
 
 Violation = Callable[..., dict]  # (draw, body) -> the body with one violation
@@ -26,7 +27,7 @@ WRONG_VALUES = (7, 1.5, True, "text", ["a list"], {"an": "object"})
 
 def unknown_role(known: tuple[str, ...]) -> st.SearchStrategy[str]:
     return st.one_of(st.sampled_from(("robot", "model", "User", "")),
-                     st.text(max_size=12)).filter(lambda role: role not in known)
+                     st.text(utf8_characters, max_size=12)).filter(lambda role: role not in known)
 
 
 def wrong_type(draw, accepted: tuple[type, ...]) -> object:
