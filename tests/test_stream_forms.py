@@ -11,6 +11,7 @@ openai-node's decoder as Void runs it). A check that failed a legal stream would
 from __future__ import annotations
 
 import os
+from types import SimpleNamespace
 
 import budget
 import httpx
@@ -23,7 +24,8 @@ from lmconform.checks import REGISTRY
 from lmconform.checks.evaluate import evaluate
 from lmconform.checks.observed import Observed, generation_of
 from lmconform.fuzz import streams
-from lmconform.reference import ReferenceServer
+from lmconform.reference import ReferenceServer, create_app, raw
+from lmconform.reference.raw import DRIP_PAUSE_S
 from lmconform.reference.streams import FEATURES, FORM_HEADER, SHOWS_HEADER, TROUBLES_HEADER, Form, parse_form
 from lmconform.target import Target
 from lmconform.vocabulary import Outcome
@@ -146,6 +148,26 @@ def test_split_writes_cut_every_multi_byte_character_and_crlf_pairs_as_the_reads
     assert any(read.endswith(b"\r") and following.startswith(b"\n") for read, following in zip(reads, reads[1:]))
     assert sum(len(read) == 1 for read in reads) >= 8
     assert "4-byte" in exchange.headers[SHOWS_HEADER.lower()] and "CRLF pair" in exchange.headers[SHOWS_HEADER.lower()]
+
+
+@pytest.mark.parametrize("stream_pause, drip_pauses", [(None, [DRIP_PAUSE_S] * 3), (0, [0.0] * 3)])
+def test_a_drip_writes_its_first_bytes_one_by_one_pausing_unless_the_server_is_told_not_to(monkeypatch, stream_pause,
+                                                                                           drip_pauses):
+    """The stream fuzz's upstream pauses nowhere (its readers take each write apart whatever the timing); a server
+    with the default pause drips as the feature says."""
+    slept: list[float] = []
+
+    async def sleep(seconds: float) -> None:
+        slept.append(seconds)
+
+    monkeypatch.setattr(raw, "asyncio", SimpleNamespace(sleep=sleep))
+    driver = InProcess(create_app() if stream_pause is None else create_app(stream_pause=stream_pause))
+    try:
+        exchange, _ = judge_example(driver, example_in("chat", {"drip"}))
+    finally:
+        driver.close()
+    assert [len(chunk.data) for chunk in exchange.chunks[:3]] == [1, 1, 1] and len(exchange.chunks[3].data) > 1
+    assert slept == drip_pauses
 
 
 def _decodes(data: bytes) -> bool:

@@ -3,8 +3,8 @@ straight to the server must reach the client alike, and the proxy's stream must 
 passes. Proxies written for the test (tests/faulty_proxies.py) each have one defect a real proxy has had;
 each is caught, and its finding shrinks to the framing that causes it. A correct re-framing proxy is the control.
 
-The reference server pauses 0 s after split writes here: these proxies read with httpx, whose HTTP/1.1 reader
-hands over each chunk the server wrote on its own, whatever the timing.
+The reference server pauses nowhere here, neither after split writes nor in a drip: these proxies read with httpx,
+whose HTTP/1.1 reader hands over each chunk the server wrote on its own, whatever the timing.
 """
 
 from __future__ import annotations

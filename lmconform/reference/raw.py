@@ -99,14 +99,15 @@ async def body_of(answer: Response) -> AsyncIterator[bytes]:
         yield answer.body
 
 
-async def dripped(body: AsyncIterator[bytes], count: int = DRIP_BYTES) -> AsyncIterator[bytes]:
-    """The body with its first `count` bytes one per write, DRIP_PAUSE_S apart."""
+async def dripped(body: AsyncIterator[bytes], count: int = DRIP_BYTES, pause: float = DRIP_PAUSE_S
+                  ) -> AsyncIterator[bytes]:
+    """The body with its first `count` bytes one per write, `pause` apart."""
     left = count
     async for data in body:
         while left and data:
             yield data[:1]
             data, left = data[1:], left - 1
-            await asyncio.sleep(DRIP_PAUSE_S)
+            await asyncio.sleep(pause)
         if data:
             yield data
 
