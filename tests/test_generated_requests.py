@@ -205,8 +205,8 @@ for api in APIS:
 
 def test_drawing_the_generated_requests_never_makes_hypothesis_encode_every_character(tmp_path):
     """A text strategy given no characters (or a codec) makes Hypothesis encode all 1.1 million code points once per
-    storage directory, 1 to 3 s of a run in a fresh output folder; the generated requests name their characters by
-    category (lmconform.fuzz.bodies), so a new storage directory gets no table of a codec."""
+    storage directory, 3 to 6 CPU-seconds of a run in a fresh output folder; the generated requests name their
+    characters by category (lmconform.fuzz.bodies), so a new storage directory gets no table of a codec."""
     finished = subprocess.run([sys.executable, "-c", DRAW_EVERY_SOURCE], capture_output=True, text=True, cwd=ROOT,
                               timeout=600, env={**os.environ, "HYPOTHESIS_STORAGE_DIRECTORY": str(tmp_path)})
     assert finished.returncode == 0, finished.stderr[-2000:]

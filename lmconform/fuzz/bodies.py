@@ -31,8 +31,8 @@ UNUSUAL_TEXTS = (
 
 # Free text is any character UTF-8 can carry: every one but the surrogates (category Cs). Said with the category, not
 # with `codec="utf-8"` (`st.text()`'s default), which draws the same characters but makes Hypothesis encode all 1.1
-# million code points once per storage directory: 1 to 3 s of every run in a fresh output folder (`lmconform check`).
-# Every free text of the generated requests draws from this one set.
+# million code points once per storage directory: 3 to 6 CPU-seconds of every run in a fresh output folder
+# (`lmconform check`). Every free text of the generated requests draws from this one set.
 utf8_characters = st.characters(exclude_categories=("Cs",))
 texts = st.one_of(
     st.lists(st.sampled_from(WORDS), min_size=1, max_size=6).map(" ".join),
