@@ -145,14 +145,10 @@ def diff_command(*args: str) -> int:
 
 @pytest.fixture(scope="module")
 def recorded(tmp_path_factory) -> Path:
-    """Snapshots of the clean reference server as version 0.3.29, written twice."""
+    """Snapshots of the clean reference server as version 0.3.29."""
     root = tmp_path_factory.mktemp("snapshots")
     written = run_shapes(root, "--server-version", "0.3.29", "--snapshot-update")
     assert written.returncode == 0, written.stdout[-3000:]
-    first = files(root / "reference-0.3.29")
-    again = run_shapes(root, "--server-version", "0.3.29", "--snapshot-update")
-    assert again.returncode == 0, again.stdout[-3000:]
-    assert files(root / "reference-0.3.29") == first, "a volatile value leaked into a snapshot"
     return root
 
 
@@ -169,6 +165,7 @@ def test_every_case_gets_one_readable_snapshot_with_no_key_in_it(recorded):
 
 
 def test_the_same_shapes_pass_without_update(recorded):
+    # A second run of the same server: a volatile value that leaked into a shape (an id, a timestamp) fails here.
     compared = run_shapes(recorded, "--server-version", "0.3.29")
     assert compared.returncode == 0, compared.stdout[-3000:]
     assert "skipped" not in compared.stdout
