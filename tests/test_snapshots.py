@@ -21,6 +21,9 @@ from lmconform.wire.http import HttpExchange, HttpRequest
 
 ROOT = Path(__file__).resolve().parent.parent
 CANARY_KEY = "sk-canary-7d3e91c04b"
+# The clean shapes are written by a module fixture that runs the suite: on one worker, so that no other writes them
+# again.
+pytestmark = pytest.mark.xdist_group("snapshots")
 
 
 def answer(body: bytes, content_type: str = "application/json", status: int = 200, reads: int = 1) -> HttpExchange:
