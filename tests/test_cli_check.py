@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import subprocess
 import sys
 import threading
@@ -14,6 +15,7 @@ from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
+import budget
 import httpx
 import pytest
 from bridge_pipe import closed_port
@@ -32,8 +34,11 @@ QUICK = ("--checks", "chat.stream.tool_call.index_zero", "--checks", "client.voi
 
 
 def check(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    # The command has no option for the generated requests' number (it is for people who do not write pytest); the
+    # suite it runs reads PYTEST_ADDOPTS, which carries make check's smaller budget.
+    env = {**os.environ, "PYTEST_ADDOPTS": " ".join(budget.fuzz_options())}
     return subprocess.run([sys.executable, "-m", "lmconform.cli", "check", *args], capture_output=True, text=True,
-                          cwd=cwd, timeout=600)
+                          cwd=cwd, timeout=600, env=env)
 
 
 def test_the_embedded_server_gets_the_headline_and_three_files_with_no_progress_line_in_a_pipe(tmp_path):
