@@ -26,7 +26,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from lmconform.cases import load_cases
+from lmconform.cases import Case, load_cases
 from lmconform.fuzz import requests
 from lmconform.run import RunPlan
 from lmconform.settings import RunSettings
@@ -38,7 +38,8 @@ ROUNDS = 3
 APIS = ("chat", "responses")
 
 
-def generated_cases() -> list:
+def generated_cases() -> list[Case]:
+    """The cases of APIS whose requests are generated: the examples each round shares out among them."""
     return [case for api in APIS for case in load_cases(api) if case.source == requests.SOURCE]
 
 
