@@ -8,25 +8,11 @@ upstream either, is *introduced*: the proxy turned the defect into another one. 
 the clean upstream too is about the upstream's own dialect (LM Studio's bare-string chat errors), not about the
 fault: it is in no row.
 
-The expected rows are data (fixtures/gates/<proxy>.toml), compared exactly:
-
-    proxy = "litellm"
-    seen = "LiteLLM 1.106.2, openai/ provider, 2026-11-22"
-    [[fault]]
-    name = "tool-index-missing"
-    repaired = ["chat.stream.tool_call.index_zero", "client.void.tool_call_parsed"]
-    passed_through = []
-    introduced = []
-    proxy_fails_anyway = []
-    reason = "it rebuilds every chunk and numbers the calls itself"
-
-From the command line, against any proxy that routes a model name per fault to `lmconform serve`'s
-`/faults/NAME/v1` (exit status 0: as expected, 1: the rows differ, or without expected rows the proxy introduced a
-failure, 2: usage or file error, 3: unreachable):
-
-    lmconform serve --port 1234 &
-    lmconform gate --proxy http://127.0.0.1:4000 --api-key "$KEY" --upstream http://127.0.0.1:1234 \
-        --model reference --model-template 'reference+{fault}' --expect gate.toml --markdown gate.md
+The expected rows are data, compared exactly: a `[[fault]]` table per fault with its four lists of checks and the
+reason (fixtures/gates/litellm.toml is LiteLLM's). From the command line, against any proxy that routes a model name
+per fault to `lmconform serve`'s `/faults/NAME/v1` (docs/ci-gate.md shows the command), the exit status is 0 when
+the rows are as expected, 1 when they differ (without expected rows: when the proxy introduced a failure), 2 for a
+usage or file error, 3 when a target is unreachable.
 
 Each fault is shown by the cases of its API: chat completions, Responses, Anthropic Messages. A proxy that
 translates one API into another reaches the upstream's own door only through a provider of its own (LiteLLM
@@ -100,6 +86,8 @@ class GateRow:
     # Checks whose place in the row is a race in the proxy (how it reads a body that ends before or after its
     # Content-Length, say), seen both ways: compared nowhere, named with the reason.
     varies: frozenset[str] = frozenset()
+    # What the proxy answered for each check it failed ("case: actual"): a difference says what the proxy did.
+    seen: Mapping[str, str] = field(default_factory=dict, compare=False)
 
 
 @dataclass(frozen=True)
@@ -110,18 +98,25 @@ class GateFile:
     rows: tuple[GateRow, ...]
 
 
-def failing_checks(run: Run, cases: Callable[[str], bool] = lambda case: True) -> frozenset[str]:
-    """The checks with a verdict other than OK on any case of the run (of those `cases` keeps)."""
-    return frozenset(verdict.check.id for verdict in run.verdicts
-                     if verdict.outcome is not Outcome.OK and cases(verdict.case_id))
+def failing_checks(run: Run, cases: Callable[[str], bool] = lambda case: True) -> dict[str, str]:
+    """The checks with a verdict other than OK on any case of the run (of those `cases` keeps), each with what its
+    first such verdict saw: "case: actual"."""
+    found: dict[str, str] = {}
+    for verdict in run.verdicts:
+        if verdict.outcome is not Outcome.OK and cases(verdict.case_id):
+            actual = verdict.failures[0].actual if verdict.failures else verdict.detail or verdict.outcome.value
+            found.setdefault(verdict.check.id, f"{verdict.case_id}: {actual}")
+    return found
 
 
-def gate_row(fault: str, straight: frozenset[str], proxied: frozenset[str], proxied_clean: frozenset[str],
-             straight_clean: frozenset[str] = frozenset()) -> GateRow:
-    straight = straight - straight_clean  # the upstream fails those without the fault: the fault is not why
-    return GateRow(fault, repaired=straight - proxied, passed_through=(straight & proxied) - proxied_clean,
-                   introduced=proxied - straight - straight_clean - proxied_clean,
-                   proxy_fails_anyway=straight & proxied & proxied_clean)
+def gate_row(fault: str, straight: Iterable[str], proxied: Mapping[str, str] | Iterable[str],
+             proxied_clean: Iterable[str], straight_clean: Iterable[str] = ()) -> GateRow:
+    """The row of a fault from the checks each run failed; `proxied` may say what the proxy answered for each."""
+    failed, clean, upstream_clean = frozenset(proxied), frozenset(proxied_clean), frozenset(straight_clean)
+    straight = frozenset(straight) - upstream_clean  # the upstream fails those without the fault: the fault is not why
+    return GateRow(fault, repaired=straight - failed, passed_through=(straight & failed) - clean,
+                   introduced=failed - straight - upstream_clean - clean, proxy_fails_anyway=straight & failed & clean,
+                   seen=dict(proxied) if isinstance(proxied, Mapping) else {})
 
 
 @dataclass(frozen=True)
@@ -184,10 +179,11 @@ def run_gate(faults: Iterable[str], targets: GateTargets, workers: int = 4,
         proxied = {fault: played(targets.proxied(fault, apis), apis, proxied_only[fault])
                    for fault, apis in apis_of.items() if proxied_only[fault] != frozenset()}
 
-        def with_the_rest(run: Future[Run] | None, clean_run: Run, played_cases: frozenset[str] | None) -> frozenset[str]:
+        def with_the_rest(run: Future[Run] | None, clean_run: Run, played_cases: frozenset[str] | None) -> dict[str, str]:
             """What the fault's run failed (None: it played nothing), and on the cases it left out the clean run's."""
-            own = failing_checks(run.result()) if run else frozenset()
-            return own if played_cases is None else own | failing_checks(clean_run, lambda case: case not in played_cases)
+            own = failing_checks(run.result()) if run else {}
+            rest = {} if played_cases is None else failing_checks(clean_run, lambda case: case not in played_cases)
+            return rest | own
 
         rows = []
         for fault, apis in apis_of.items():
@@ -232,9 +228,13 @@ def gate_differences(found: list[GateRow], expected: Iterable[GateRow]) -> list[
             if got != expected_checks:
                 extra, missing = sorted(got - expected_checks), sorted(expected_checks - got)
                 lines.append(f"{row.fault}: {kind.replace('_', ' ')}"
-                             + (f" also {', '.join(extra)}" if extra else "")
+                             + (f" also {_with_what_was_seen(extra, row)}" if extra else "")
                              + (f"; not {', '.join(missing)}" if missing else ""))
     return lines
+
+
+def _with_what_was_seen(checks: Iterable[str], row: GateRow) -> str:
+    return ", ".join(f"{check} ({row.seen[check][:300]})" if check in row.seen else check for check in checks)
 
 
 def gate_table(rows: Iterable[GateRow]) -> str:
@@ -265,7 +265,7 @@ def gate_toml(rows: Iterable[GateRow], reasons: Mapping[str, str] | None = None,
 def introduced_failures(rows: list[GateRow]) -> list[str]:
     """Without expected rows, every check the proxy fails only through itself is a difference: what it repairs or
     passes through is the upstream's defect, what it introduces is its own."""
-    return [f"{row.fault}: introduced {', '.join(sorted(row.introduced))}" for row in rows if row.introduced]
+    return [f"{row.fault}: introduced {_with_what_was_seen(sorted(row.introduced), row)}" for row in rows if row.introduced]
 
 
 def changed_streams(result: StreamFuzz) -> list[str]:

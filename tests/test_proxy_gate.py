@@ -7,6 +7,8 @@ with the clean server's answers in generated, legal but unusual wire forms (its 
 from __future__ import annotations
 
 import os
+import re
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
@@ -76,11 +78,28 @@ def gate(server: ReferenceServer):
     def play(proxy):
         targets = GateTargets(proxy.base_url, server.base_url, UPSTREAM_MODEL, MODEL_TEMPLATE, proxy.api_key,
                               {"messages": ANTHROPIC_MODEL})
-        rows = run_gate(faults, targets, cases_of=cases_showing, proxied_where_it_fails=True)
-        return {row.fault: row for row in rows}
+        found = {row.fault: row for row in run_gate(faults, targets, cases_of=cases_showing,
+                                                    proxied_where_it_fails=True)}
+        return replayed_where_they_differ(found, spec.rows, lambda differing: run_gate(
+            differing, targets, cases_of=cases_showing, proxied_where_it_fails=True))
 
     return spec, played_through_litellm(play, server, routes=routes["openai"], anthropic_routes=routes["anthropic"],
                                         label="litellm-gate")
+
+
+def replayed_where_they_differ(found: dict[str, GateRow], expected: tuple[GateRow, ...],
+                               replay: Callable[[list[str]], list[GateRow]]) -> dict[str, GateRow]:
+    """The rows, each one that differs from the file played once more: a row counts as played again when it then
+    matches. LiteLLM has races of its own under load: on a busy CI runner it once answered one valid request of
+    `empty-response` with an error where every other run, loaded or idle, forwarded the empty answer. A change of
+    LiteLLM's or of lmconform's shows in both plays; what was seen the first time is printed."""
+    differing = [fault for fault, row in found.items() if gate_differences([row], expected)]
+    replayed = {row.fault: row for row in replay(differing)} if differing else {}
+    for fault, row in replayed.items():
+        if not gate_differences([row], expected):
+            print(f"{fault}: the first play differed, the second matched:", *gate_differences([found[fault]], expected))
+            found[fault] = row
+    return found
 
 
 def cases_showing(fault: str) -> frozenset[str]:
@@ -231,7 +250,9 @@ def test_without_expected_rows_the_gate_fails_on_a_failure_the_proxy_introduced(
     err = capsys.readouterr().err
     assert "differences made by the proxy (no --expect: every one is its doing)" in err
     [line] = [line for line in err.splitlines() if line.startswith("no-done: introduced ")]
-    assert "http.status.success_for_valid_request" in line.split(", ")
+    # Each check with what the proxy answered on the first case it failed: the 502 this proxy makes of a stream
+    # without `[DONE]`.
+    assert re.search(r"[ ,]http\.status\.success_for_valid_request \(chat/[a-z0-9-]+: HTTP 502\)", line), line
 
 
 def test_a_proxy_run_narrowed_to_the_cases_a_fault_failed_straight_gives_the_same_rows(server):
@@ -301,6 +322,32 @@ def test_differences_name_the_fault_and_the_checks_both_ways():
         "no-done: passed through also sse.framing.ends_with_done",
         "role-missing: not in the expected rows",
     ]
+
+
+def test_a_difference_says_what_the_proxy_answered_for_each_check_it_failed():
+    row = gate_row("no-done", straight={"sse.framing.ends_with_done"},
+                   proxied={"http.status.success_for_valid_request": "chat/basic-stream: HTTP 429"}, proxied_clean=())
+    assert gate_differences([row], [gate_row("no-done", straight={"sse.framing.ends_with_done"}, proxied=(),
+                                             proxied_clean=())]) == [
+        "no-done: introduced also http.status.success_for_valid_request (chat/basic-stream: HTTP 429)"]
+
+
+def test_a_row_that_differs_is_played_again_and_counts_as_its_second_play(capsys):
+    """The LiteLLM gate's second opinion: a difference seen once is LiteLLM's race and is printed; one seen in both
+    plays stays, and fails the comparison."""
+    nothing, ended = frozenset(), frozenset({"sse.framing.ends_with_done"})
+    expected = (GateRow("no-done", ended, nothing, nothing, nothing), GateRow("role-missing", nothing, nothing,
+                                                                              nothing, nothing))
+    first = {"no-done": replace(expected[0], introduced=frozenset({"http.status.success_for_valid_request"})),
+             "role-missing": replace(expected[1], passed_through=ended)}
+    second = [expected[0], first["role-missing"]]
+    asked = []
+    found = replayed_where_they_differ(dict(first), expected, lambda faults: asked.append(faults) or second)
+    assert asked == [["no-done", "role-missing"]]
+    assert found == {"no-done": expected[0], "role-missing": first["role-missing"]}
+    assert "no-done: the first play differed, the second matched: no-done: introduced also" in capsys.readouterr().out
+    assert replayed_where_they_differ(dict(found), (expected[0], first["role-missing"]), asked.append) == found
+    assert len(asked) == 1
 
 
 def test_a_check_that_varies_is_compared_nowhere_and_written_back_with_its_row(tmp_path):
