@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import warnings
 from typing import Any
 
 import openai
@@ -15,6 +16,7 @@ from lmconform.clients.openai_python import (
     SdkToolCall,
     replay_chat_stream,
     replay_responses_stream,
+    sdk_warnings,
 )
 from lmconform.clients.void import EMPTY_RESPONSE, void_read
 from lmconform.wire.exchange import BodyChunk
@@ -329,6 +331,15 @@ def test_sdk_hands_object_arguments_through_as_a_dict() -> None:
     assert outcome.raised is None
     assert outcome.tool_calls[0].arguments == {"city": "Paris"}  # typed str by the SDK, a dict in fact
     assert any("PydanticSerializationUnexpectedValue" in w for w in outcome.warnings)
+
+
+def test_an_sdks_warnings_leave_out_the_sockets_the_garbage_collector_finds_unclosed() -> None:
+    """A ResourceWarning comes from whichever unclosed socket of the process is finalised during the replay (a
+    clean replay once showed another test's socket): it is no warning of the SDK's about the answer."""
+    with sdk_warnings() as caught:
+        warnings.warn("unclosed <socket.socket fd=24>", ResourceWarning, stacklevel=1)
+        warnings.warn("Pydantic serializer warnings", UserWarning, stacklevel=1)
+    assert [str(warning.message) for warning in caught] == ["Pydantic serializer warnings"]
 
 
 def test_sdk_parses_strict_tool_arguments_from_the_request() -> None:

@@ -11,7 +11,6 @@ verdict, in its own words.
 from __future__ import annotations
 
 import inspect
-import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -20,7 +19,7 @@ import anthropic
 import httpx2
 from anthropic.resources.messages import Messages
 
-from lmconform.clients.openai_python import describe_exception
+from lmconform.clients.openai_python import describe_exception, sdk_warnings
 from lmconform.wire.http import HttpExchange
 
 # The body was stored as the client library handed it over, already de-chunked and decompressed.
@@ -69,8 +68,7 @@ def replay_messages_stream(request_body: Any, exchange: HttpExchange) -> SdkMess
                                  http_client=httpx2.Client(transport=httpx2.MockTransport(handler)))
     stream = message = None
     raised = None
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
+    with sdk_warnings() as caught:
         try:
             with client.messages.stream(**_params(request_body)) as stream:
                 for _ in stream:

@@ -165,8 +165,7 @@ def _replayed(exchange: HttpExchange) -> Iterator[_Replay]:
         max_retries=0,
         http_client=httpx2.Client(transport=httpx2.MockTransport(handler)),
     ))
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
+    with sdk_warnings() as caught:
         try:
             yield replay
         except Exception as exc:  # noqa: BLE001
@@ -234,6 +233,17 @@ def _readable_responses_tool(tool: dict[str, Any]) -> bool:
             nested["type"] != "function" or "name" in nested
         ))
     return True
+
+
+@contextmanager
+def sdk_warnings() -> Iterator[list[warnings.WarningMessage]]:
+    """The warnings an SDK gives while it reads an answer (pydantic's serializer notices a member of the wrong type).
+    A ResourceWarning is none of them: the garbage collector raises it for whatever unclosed socket it finalises at
+    that moment, anywhere in the process, so it says nothing of the answer."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        warnings.simplefilter("ignore", ResourceWarning)
+        yield caught
 
 
 def describe_exception(exc: Exception) -> str:
