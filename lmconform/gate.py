@@ -9,10 +9,10 @@ the clean upstream too is about the upstream's own dialect (LM Studio's bare-str
 fault: it is in no row.
 
 The expected rows are data, compared exactly: a `[[fault]]` table per fault with its four lists of checks and the
-reason (fixtures/gates/litellm.toml is LiteLLM's). From the command line, against any proxy that routes a model name
-per fault to `lmconform serve`'s `/faults/NAME/v1` (docs/ci-gate.md shows the command), the exit status is 0 when
-the rows are as expected, 1 when they differ (without expected rows: when the proxy introduced a failure), 2 for a
-usage or file error, 3 when a target is unreachable.
+reason (fixtures/gates/litellm.toml is LiteLLM's). From the command line, against a proxy routing a model name per
+fault to `lmconform serve`'s `/faults/NAME/v1` (docs/ci-gate.md), the exit status is 0 when the rows are as expected,
+1 when they differ (without expected rows: when the proxy introduced a failure), 2 for a usage or file error, 3 when a
+target is unreachable.
 
 Each fault is shown by the cases of its API: chat completions, Responses, Anthropic Messages. A proxy that
 translates one API into another reaches the upstream's own door only through a provider of its own (LiteLLM
@@ -312,55 +312,55 @@ def register(subparsers) -> argparse.ArgumentParser:
     return parser
 
 
-def _written(path: Path, text: str, refuse: Callable[[str], int]) -> bool:
+def _written(path: Path, text: str, stop: Callable[[str], int]) -> bool:
     try:
         write_text_atomically(path, text)
     except OSError as error:
-        refuse(f"{path}: cannot write: {error.strerror or error}")
+        stop(f"{path}: cannot write: {error.strerror or error}")
         return False
     return True
 
 
 def run_gate_command(args: argparse.Namespace) -> int:
-    def refuse(message: str, status: int = USAGE_ERROR) -> int:
+    def stop(message: str, status: int = USAGE_ERROR) -> int:
         print(f"lmconform gate: {redact_text(message, [args.api_key] if args.api_key else [])}", file=sys.stderr)
         return status
 
     if args.stream_fuzz is not None:
         if args.stream_fuzz < 1:
-            return refuse(f"--stream-fuzz takes a positive number of answers, not {args.stream_fuzz}")
+            return stop(f"--stream-fuzz takes a positive number of answers, not {args.stream_fuzz}")
         if args.fault:
-            return refuse("--fault and --stream-fuzz are two gates: run them one at a time")
+            return stop("--fault and --stream-fuzz are two gates: run them one at a time")
     elif not args.model_template or "{fault}" not in args.model_template:
-        return refuse("--model-template must contain {fault}")
+        return stop("--model-template must contain {fault}")
     faults = tuple(args.fault or GATE_FAULTS)
     unknown = [fault for fault in faults if fault not in FAULTS]
     if unknown:
-        return refuse(f"no fault is called {', '.join(unknown)} (see `lmconform faults`)")
+        return stop(f"no fault is called {', '.join(unknown)} (see `lmconform faults`)")
     try:
         if args.stream_fuzz is not None:
             expected = load_expected(args.expect) if args.expect else None
             if args.expect and expected is None:
-                return refuse(f"{args.expect}: no [stream_fuzz] section to compare the answers with")
+                return stop(f"{args.expect}: no [stream_fuzz] section to compare the answers with")
             if expected is not None and (expected.seed, expected.examples) != (args.stream_seed, args.stream_fuzz):
-                return refuse(f"{args.expect} holds the rows of {expected.examples} answers drawn with seed "
+                return stop(f"{args.expect} holds the rows of {expected.examples} answers drawn with seed "
                               f"{expected.seed}: run with --stream-fuzz {expected.examples} --stream-seed {expected.seed}")
         else:
             expected = load_gate_file(args.expect) if args.expect else None
     except ExpectationError as error:
-        return refuse(str(error))
+        return stop(str(error))
     clean_models = {}
     for option in args.clean_model:
         api, _, name = option.partition("=")
         if api not in APIS or not name:
-            return refuse(f"--clean-model takes API=NAME with API one of {', '.join(APIS)}, not {option!r}")
+            return stop(f"--clean-model takes API=NAME with API one of {', '.join(APIS)}, not {option!r}")
         clean_models[api] = name
     urls = {}
     for option, url in (("--proxy", args.proxy), ("--upstream", args.upstream)):
         try:
             urls[option] = normalize_base_url(url)
         except ValueError:
-            return refuse(f"{option} must be an http(s) URL such as http://127.0.0.1:4000, not {url!r}")
+            return stop(f"{option} must be an http(s) URL such as http://127.0.0.1:4000, not {url!r}")
     targets = GateTargets(urls["--proxy"], urls["--upstream"], args.model, args.model_template or "{fault}",
                           args.api_key, clean_models)
 
@@ -368,10 +368,10 @@ def run_gate_command(args: argparse.Namespace) -> int:
         try:
             discover(target)
         except TargetUnreachable as error:
-            return refuse(f"{name} at {target.base_url} cannot be reached: {error}", UNREACHABLE)
+            return stop(f"{name} at {target.base_url} cannot be reached: {error}", UNREACHABLE)
     if args.stream_fuzz is not None:
         if not serves_forms(targets.straight()):
-            return refuse(f"the upstream at {targets.upstream} answers no generated wire form: --stream-fuzz needs "
+            return stop(f"the upstream at {targets.upstream} answers no generated wire form: --stream-fuzz needs "
                           "lmconform's reference server there (lmconform serve)")
         result = fuzz_streams(targets.proxied(), targets.straight(), args.stream_fuzz, args.stream_seed)
         table = stream_table(result)
@@ -379,7 +379,7 @@ def run_gate_command(args: argparse.Namespace) -> int:
         if result.rows:
             print("\n" + findings_text(result))
         differences = stream_differences(result, expected) if expected is not None else changed_streams(result)
-        if args.write_expect and not _written(args.write_expect, stream_toml(result), refuse):
+        if args.write_expect and not _written(args.write_expect, stream_toml(result), stop):
             return USAGE_ERROR
     else:
         rows = run_gate(faults, targets)
@@ -389,12 +389,11 @@ def run_gate_command(args: argparse.Namespace) -> int:
                        else introduced_failures(rows))
         kept = expected.rows if expected else ()
         written = gate_toml(rows, {row.fault: row.reason for row in kept}, {row.fault: row.varies for row in kept})
-        if args.write_expect and not _written(args.write_expect, written, refuse):
+        if args.write_expect and not _written(args.write_expect, written, stop):
             return USAGE_ERROR
-    if args.markdown and not _written(args.markdown, table + "\n", refuse):
+    if args.markdown and not _written(args.markdown, table + "\n", stop):
         return USAGE_ERROR
     if differences:
         against = f"from {args.expect}" if args.expect else "made by the proxy (no --expect: every one is its doing)"
-        print(f"lmconform gate: {len(differences)} differences {against}:", *differences, sep="\n", file=sys.stderr)
-        return 1
+        return stop("\n".join([f"{len(differences)} differences {against}:", *differences]), 1)
     return 0
