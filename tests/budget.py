@@ -2,12 +2,12 @@
 (LMCONFORM_TEST_BUDGET=check), the contributor's quick loop. Such a test proves the same property either way; the
 full budget only tries more of it, and `make test` is the one that must pass before a merge:
 - a test that judges many generated examples (no check raises a false alarm on a legal one) sends a tenth of them;
-- the fault catalogues (of the reference server and of the reference bridge) play against each fault the cases its
-  row's checks judge, the only cases where they can fail, and a tenth of the others, of the API the fault breaks
-  rather than of every API: the row's findings are all found, and nothing outside the row fires on what was played.
-  A new fault or check gets the same treatment from its row (fixtures/catalogue.toml). In `make test` the server's
-  catalogue plays every case of the API a fault breaks and a tenth of the other APIs' cases; `make catalogue`, which
-  writes the table, plays every case against every fault;
+- the fault catalogues play against each fault the cases where its row's findings show, and a tenth of the
+  others, of the API the fault breaks rather than of every API: the row's findings are all found, and nothing outside
+  the row fires on what was played. For the reference server those are the cases its row names (`shown_by`, the
+  first case each finding showed on when `make catalogue` wrote the table); for the reference bridge, every case its
+  row's checks judge. In `make test` the server's catalogue plays every case of the API a fault breaks and a tenth
+  of the other APIs' cases; `make catalogue`, which writes the table, plays every case against every fault;
 - a test that runs the whole suite for what the run does (its exit status, its output, its files) keeps the schemas'
   and the clients' checks, and its generated cases send a tenth of their requests.
 
@@ -21,7 +21,6 @@ from pathlib import Path
 
 from lmconform.cases import load_cases
 from lmconform.settings import DEFAULT_FUZZ_EXAMPLES, RunSettings
-from tools.catalogue import cases_judged_by
 
 ROOT = Path(__file__).resolve().parent.parent
 CHECK = os.environ.get("LMCONFORM_TEST_BUDGET") == "check"
@@ -34,13 +33,12 @@ def examples(full: int) -> int:
     return max(1, full // 10) if CHECK else full
 
 
-def cases_played(row: Iterable[str], apis: Iterable[str]) -> set[str] | None:
-    """The cases of `apis` played against a fault whose row is the checks `row`: every case in `make test` (None);
-    in `make check` the cases those checks judge, and a sample of the rest."""
+def cases_played(showing: Iterable[str], apis: Iterable[str]) -> set[str] | None:
+    """The cases of `apis` played against a fault whose findings show on the cases `showing`: every case in
+    `make test` (None); in `make check` those, and a sample of the rest."""
     if not CHECK:
         return None
-    apis = tuple(apis)
-    return cases_judged_by(row, apis) | {case.id for api in apis for case in load_cases(api)[::SAMPLE_EVERY]}
+    return set(showing) | {case.id for api in apis for case in load_cases(api)[::SAMPLE_EVERY]}
 
 
 # The checks a run of the whole suite keeps in `make check`: the schemas' and the clients', which judge every case of

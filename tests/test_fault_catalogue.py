@@ -11,6 +11,7 @@ own runs make (docs/agents.md).
 """
 
 from collections import Counter
+from types import SimpleNamespace
 
 import budget
 import pytest
@@ -19,9 +20,21 @@ from lmconform.apis import APIS
 from lmconform.bridge import FAULTS as BRIDGE_FAULTS
 from lmconform.cases import load_cases
 from lmconform.checks import REGISTRY
+from lmconform.checks.evaluate import Verdict
 from lmconform.reference import FAULTS
+from lmconform.run.run import applies
 from lmconform.vocabulary import FINDINGS, Level, Outcome
-from tools.catalogue import catalogue_order, differential_faults, findings_of, load, proxy_run, server_run
+from tools.catalogue import (
+    CATALOGUE,
+    catalogue_order,
+    differential_faults,
+    dumps,
+    findings_of,
+    first_shown_on,
+    load,
+    proxy_run,
+    server_run,
+)
 
 TABLE = load()
 # Faults whose defect leaves no verdict to give (only ERROR); tests/test_plugin.py tests the stall on its own.
@@ -37,13 +50,13 @@ DIFFERENTIAL_FAULTS = [None, *differential_faults()]
 
 def played(fault: str) -> tuple[tuple[str, ...] | None, set[str] | None]:
     """The APIs (None: all) and cases (None: all of them) played against a fault. Its own API's cases (every API's
-    for the wire's and the model list's faults, which reach all of them): all in `make test`, those tests/budget.py
-    picks in `make check`. The other APIs' cases: a tenth of them in `make test`, none in `make check`. `make
+    for the wire's and the model list's faults, which reach all of them): all in `make test`; in `make check` those
+    its row says its findings show on, and the sample tests/budget.py adds. The other APIs' cases: a tenth of them in `make test`, none in `make check`. `make
     catalogue`, which writes the table, plays every case against every fault: checked so against every fault of the
     catalogue, no finding of an API's fault falls outside that API's cases, and the sample keeps that in sight."""
     own = None if FAULTS[fault].api in ("http", "models") else (FAULTS[fault].api,)
     if budget.CHECK:
-        return own, budget.cases_played(TABLE.server[fault].findings, own or APIS)
+        return own, budget.cases_played(TABLE.server[fault].shown_by, own or APIS)
     if own is None:
         return None, None
     return None, ({case.id for case in load_cases(own[0])}
@@ -102,6 +115,31 @@ def test_a_check_is_failed_by_each_fault_that_proves_it(check):
         row = TABLE.row(name)
         assert row is not None, f"{check}: no fault is called {name!r}"
         assert row.proves(check), f"{check}: {name} does not fail it (fixtures/catalogue.toml)"
+
+
+def test_each_finding_of_a_row_shows_on_a_case_the_row_names():
+    # What `make check` plays against a fault: a finding no named case can show would go missing there.
+    cases = {case.id: case for api in APIS for case in load_cases(api)}
+    for name, row in TABLE.server.items():
+        assert row.shown_by <= set(cases), f"{name}: shown_by names cases that no longer exist (`make catalogue`)"
+        shown = [cases[case] for case in row.shown_by]
+        for check in row.findings:
+            assert any(applies(REGISTRY[check], case) for case in shown), \
+                f"{name}: no case of its shown_by is one {check} judges (`make catalogue`)"
+
+
+def test_a_finding_is_shown_by_the_first_written_case_it_shows_on_before_any_generated_one():
+    check, other = REGISTRY["responses.store.forgotten_not_found"], REGISTRY["generation.answer.not_empty"]
+    run = SimpleNamespace(verdicts=[Verdict("responses/fuzz-chains", check, Outcome.FAILED),
+                                    Verdict("responses/fuzz-chains", other, Outcome.FAILED),
+                                    Verdict("responses/text-stream", check, Outcome.OK),
+                                    Verdict("responses/store-false", check, Outcome.FAILED),
+                                    Verdict("responses/stored-state", check, Outcome.FAILED)])
+    assert first_shown_on(run) == {"responses/store-false", "responses/fuzz-chains"}
+
+
+def test_the_table_is_written_as_it_reads():
+    assert dumps(TABLE) == CATALOGUE.read_text()
 
 
 def test_the_table_names_only_checks_that_exist():

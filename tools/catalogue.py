@@ -4,7 +4,9 @@ For each fault of the reference server's catalogue (lmconform.reference.faults),
 runs against the server with it (`findings`) and, for the faults that prove a differential check (its `proven_by`),
 those that fail in differential mode with the clean server as the upstream (`proxy_findings`); for each fault of the
 reference bridge (lmconform.bridge.faults), the vscodelm checks that fail with it in the strict cancel profile
-(`findings`) and, where they differ, in the symposium one (`symposium_findings`). tests/test_fault_catalogue.py and
+(`findings`) and, where they differ, in the symposium one (`symposium_findings`). A server fault's row also names
+the cases where its findings show first (`shown_by`, one per finding): `make check` plays those and a sample of the
+rest rather than every case a finding's check judges. tests/test_fault_catalogue.py and
 tests/test_bridge_catalogue.py run the same runs and compare them with the table exactly; a check names the faults
 that prove it (`proven_by`), and those tests hold each name to the table.
 
@@ -53,7 +55,8 @@ HEADER = """\
 # when the suite runs against the server with it (findings) and, for a fault that proves a differential check, those
 # that fail in differential mode with the clean server as the upstream (proxy_findings); for each fault of the
 # reference bridge (lmconform.bridge.faults), the vscodelm checks that fail with it (findings), and in the symposium
-# cancel profile where they differ (symposium_findings). Written by `make catalogue` from those runs
+# cancel profile where they differ (symposium_findings); for a server fault, the first case on which each finding
+# shows (shown_by), which `make check` plays instead of every case. Written by `make catalogue` from those runs
 # (tools/catalogue.py); the tests run them again and compare. Not edited by hand.
 """
 
@@ -63,6 +66,7 @@ class Row:
     findings: frozenset[str] = frozenset()
     proxy_findings: frozenset[str] = frozenset()  # server faults only
     symposium_findings: frozenset[str] | None = None  # bridge faults only, where the profile changes them
+    shown_by: frozenset[str] = frozenset()  # server faults only: the first case each finding shows on
 
     def failed(self) -> frozenset[str]:
         """The checks the fault makes fail in any of its runs."""
@@ -86,7 +90,8 @@ def load(path: Path = CATALOGUE) -> Table:
 
     def rows(section: dict) -> dict[str, Row]:
         return {name: Row(frozenset(row.get("findings", ())), frozenset(row.get("proxy_findings", ())),
-                          frozenset(row["symposium_findings"]) if "symposium_findings" in row else None)
+                          frozenset(row["symposium_findings"]) if "symposium_findings" in row else None,
+                          frozenset(row.get("shown_by", ())))
                 for name, row in section.items()}
 
     return Table(rows(data.get("server", {})), rows(data.get("bridge", {})))
@@ -102,6 +107,8 @@ def dumps(table: Table) -> str:
                 lines.append(f"proxy_findings = {_strings(row.proxy_findings)}")
             if row.symposium_findings is not None:
                 lines.append(f"symposium_findings = {_strings(row.symposium_findings)}")
+            if row.shown_by:
+                lines.append(f"shown_by = {_strings(row.shown_by)}")
     return "\n".join(lines) + "\n"
 
 
@@ -113,6 +120,17 @@ def _strings(values: Iterable[str]) -> str:
 
 def findings_of(run: Run) -> set[str]:
     return {verdict.check.id for verdict in run.verdicts if verdict.outcome in FINDINGS}
+
+
+def first_shown_on(run: Run) -> set[str]:
+    """The case where each finding of `run` shows first, in the order the run judged them: a written case where the
+    finding shows on one, which plays in a moment and the same way every time, else a generated one."""
+    written = {case.id for api in APIS for case in load_cases(api) if not case.source}
+    first: dict[str, str] = {}
+    for verdict in sorted(run.verdicts, key=lambda verdict: verdict.case_id not in written):
+        if verdict.outcome in FINDINGS:
+            first.setdefault(verdict.check.id, verdict.case_id)
+    return set(first.values())
 
 
 def cases_judged_by(checks: Iterable[str], apis: Iterable[str] = APIS) -> set[str]:
@@ -201,9 +219,9 @@ def _server_row(fault: str) -> tuple[str, Row]:
         # A run stops reading a stream at the body cap, and the server's next writes fail: expected, not a line each.
         logging.getLogger("asyncio").setLevel(logging.ERROR)
         _SERVER = ReferenceServer().start()
-    found = findings_of(server_run(_SERVER.base_url, fault))
+    run = server_run(_SERVER.base_url, fault)
     proxy = findings_of(proxy_run(_SERVER.base_url, fault)) if fault in differential_faults() else set()
-    return fault, Row(frozenset(found), frozenset(proxy))
+    return fault, Row(frozenset(findings_of(run)), frozenset(proxy), shown_by=frozenset(first_shown_on(run)))
 
 
 def _bridge_row(fault: str) -> tuple[str, Row]:
