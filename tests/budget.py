@@ -2,12 +2,12 @@
 (LMCONFORM_TEST_BUDGET=check), the contributor's quick loop. Such a test proves the same property either way; the
 full budget only tries more of it, and `make test` is the one that must pass before a merge:
 - a test that judges many generated examples (no check raises a false alarm on a legal one) sends a tenth of them;
-- the fault catalogues play against each fault the cases where its row's findings show, and a tenth of the
-  others, of the API the fault breaks rather than of every API: the row's findings are all found, and nothing outside
-  the row fires on what was played. For the reference server those are the cases its row names (`shown_by`, the
-  first case each finding showed on when `make catalogue` wrote the table); for the reference bridge, every case its
-  row's checks judge. In `make test` the server's catalogue plays every case of the API a fault breaks and a tenth
-  of the other APIs' cases; `make catalogue`, which writes the table, plays every case against every fault;
+- the fault catalogues (of the reference server and of the reference bridge) play against each fault the cases its
+  row names (`shown_by`, the first case each finding showed on when `make catalogue` wrote the table), and a tenth
+  of the others, of the API the fault breaks rather than of every API: the row's findings are all found, and nothing
+  outside the row fires on what was played. In `make test` the server's catalogue plays every case of the API a
+  fault breaks and a tenth of the other APIs' cases, the bridge's every case; `make catalogue`, which writes the
+  table, plays every case against every fault;
 - a test that runs the whole suite for what the run does (its exit status, its output, its files) keeps the schemas'
   and the clients' checks, and its generated cases send a tenth of their requests.
 

@@ -4,9 +4,9 @@ For each fault of the reference server's catalogue (lmconform.reference.faults),
 runs against the server with it (`findings`) and, for the faults that prove a differential check (its `proven_by`),
 those that fail in differential mode with the clean server as the upstream (`proxy_findings`); for each fault of the
 reference bridge (lmconform.bridge.faults), the vscodelm checks that fail with it in the strict cancel profile
-(`findings`) and, where they differ, in the symposium one (`symposium_findings`). A server fault's row also names
-the cases where its findings show first (`shown_by`, one per finding): `make check` plays those and a sample of the
-rest rather than every case a finding's check judges. tests/test_fault_catalogue.py and
+(`findings`) and, where they differ, in the symposium one (`symposium_findings`). Each row also names the cases where
+its findings show first (`shown_by`, one per finding): `make check` plays those and a sample of the rest rather than
+every case a finding's check judges. tests/test_fault_catalogue.py and
 tests/test_bridge_catalogue.py run the same runs and compare them with the table exactly; a check names the faults
 that prove it (`proven_by`), and those tests hold each name to the table.
 
@@ -55,8 +55,8 @@ HEADER = """\
 # when the suite runs against the server with it (findings) and, for a fault that proves a differential check, those
 # that fail in differential mode with the clean server as the upstream (proxy_findings); for each fault of the
 # reference bridge (lmconform.bridge.faults), the vscodelm checks that fail with it (findings), and in the symposium
-# cancel profile where they differ (symposium_findings); for a server fault, the first case on which each finding
-# shows (shown_by), which `make check` plays instead of every case. Written by `make catalogue` from those runs
+# cancel profile where they differ (symposium_findings); and the first case on which each finding shows (shown_by),
+# which `make check` plays instead of every case. Written by `make catalogue` from those runs
 # (tools/catalogue.py); the tests run them again and compare. Not edited by hand.
 """
 
@@ -66,7 +66,7 @@ class Row:
     findings: frozenset[str] = frozenset()
     proxy_findings: frozenset[str] = frozenset()  # server faults only
     symposium_findings: frozenset[str] | None = None  # bridge faults only, where the profile changes them
-    shown_by: frozenset[str] = frozenset()  # server faults only: the first case each finding shows on
+    shown_by: frozenset[str] = frozenset()  # the first case each finding shows on (in either profile, for the bridge)
 
     def failed(self) -> frozenset[str]:
         """The checks the fault makes fail in any of its runs."""
@@ -225,8 +225,11 @@ def _server_row(fault: str) -> tuple[str, Row]:
 
 
 def _bridge_row(fault: str) -> tuple[str, Row]:
-    strict, symposium = (findings_of(bridge_run(fault, profile)) for profile in BRIDGE_PROFILES)
-    return fault, Row(frozenset(strict), symposium_findings=None if symposium == strict else frozenset(symposium))
+    strict, symposium = (bridge_run(fault, profile) for profile in BRIDGE_PROFILES)
+    found = findings_of(strict)
+    in_symposium = findings_of(symposium)
+    return fault, Row(frozenset(found), symposium_findings=None if in_symposium == found else frozenset(in_symposium),
+                      shown_by=frozenset(first_shown_on(strict) | first_shown_on(symposium)))
 
 
 def build(workers: int) -> Table:
