@@ -175,8 +175,10 @@ def test_the_same_shapes_pass_without_update(recorded):
 
 
 def test_a_changed_shape_fails_with_a_diff_naming_the_case(recorded):
-    compared = run_shapes(recorded, "--server-version", "0.3.29", "--reference-fault", "role-missing")
-    assert compared.returncode == 1
+    # Two of the cases the fault changes: what the failure says does not need the others.
+    compared = run_shapes(recorded, "--server-version", "0.3.29", "--reference-fault", "role-missing",
+                          "-k", "chat/text-stream or chat/void-weather-tool")
+    assert compared.returncode == 1 and "2 failed" in compared.stdout
     assert "chat/text-stream: the shape of the answer differs from reference-0.3.29/chat/text-stream.json" in \
         compared.stdout
     assert '-              "role": "assistant"' in compared.stdout
