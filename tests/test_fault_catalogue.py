@@ -51,9 +51,10 @@ DIFFERENTIAL_FAULTS = [None, *differential_faults()]
 def played(fault: str) -> tuple[tuple[str, ...] | None, set[str] | None]:
     """The APIs (None: all) and cases (None: all of them) played against a fault. Its own API's cases (every API's
     for the wire's and the model list's faults, which reach all of them): all in `make test`; in `make check` those
-    its row says its findings show on, and the sample tests/budget.py adds. The other APIs' cases: a tenth of them in `make test`, none in `make check`. `make
-    catalogue`, which writes the table, plays every case against every fault: checked so against every fault of the
-    catalogue, no finding of an API's fault falls outside that API's cases, and the sample keeps that in sight."""
+    its row says its findings show on, and the sample tests/budget.py adds. The other APIs' cases: a tenth of them in
+    `make test`, none in `make check`. `make catalogue`, which writes the table, plays every case against every
+    fault: checked so against every fault of the catalogue, no finding of an API's fault falls outside that API's
+    cases, and the sample keeps that in sight."""
     own = None if FAULTS[fault].api in ("http", "models") else (FAULTS[fault].api,)
     if budget.CHECK:
         return own, budget.cases_played(TABLE.server[fault].shown_by, own or APIS)
