@@ -234,3 +234,17 @@ def test_a_tool_call_the_model_chose_is_recognised_in_the_shape_of_every_api():
     text = {"content": [{"type": "text", "text": "string"}]}
     assert all(calls_a_tool(json.dumps(shape)) for shape in (chat, responses, messages))
     assert not calls_a_tool(json.dumps(text))
+
+
+def test_an_answer_the_model_let_run_to_the_token_limit_is_its_choice_in_every_api():
+    from tools.targets.published import cut_at_the_token_limit, model_choices
+
+    chat = {"choices": [{"finish_reason": "length"}]}
+    responses = [{"event": "response.incomplete", "data": {"response": {"status": "incomplete"}}}]
+    messages = {"content": [{"type": "text"}, {"type": "tool_use"}], "stop_reason": "max_tokens"}
+    ended = {"content": [{"type": "text"}, {"type": "tool_use"}], "stop_reason": "tool_use"}
+    assert all(cut_at_the_token_limit(json.dumps(shape)) for shape in (chat, responses, messages))
+    assert not cut_at_the_token_limit(json.dumps(ended))
+    # llama-server, the same request in two runs: a tool call, then the limit in one; the call and its end in the other.
+    assert model_choices(json.dumps(messages)) != model_choices(json.dumps(ended))
+    assert model_choices(json.dumps({**ended, "id": "string"})) == model_choices(json.dumps(ended))

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import difflib
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -89,20 +90,41 @@ def stored_shapes(folder: Path) -> dict[str, str]:
             for path in sorted(folder.glob("*/*.json"))}
 
 
-def calls_a_tool(shape_text: str) -> bool:
-    """Whether the answer a shape describes calls a tool (chat `tool_calls`, a Responses `function_call` item, a
-    Messages `tool_use` block): the model's choice, where a case lets it choose."""
+def _found_anywhere(shape_text: str, holds: Callable[[dict], bool]) -> bool:
+    """Whether any object of a shape, at any depth, is one `holds` is true of."""
 
-    def found(value) -> bool:
+    def found(value: Any) -> bool:
         if isinstance(value, dict):
-            if value.get("type") in ("function_call", "tool_use") or value.get("tool_calls"):
-                return True
-            return any(found(item) for item in value.values())
+            return holds(value) or any(found(item) for item in value.values())
         if isinstance(value, list):
             return any(found(item) for item in value)
         return False
 
     return found(json.loads(shape_text))
+
+
+def calls_a_tool(shape_text: str) -> bool:
+    """Whether the answer a shape describes calls a tool (chat `tool_calls`, a Responses `function_call` item, a
+    Messages `tool_use` block): the model's choice, where a case lets it choose."""
+    return _found_anywhere(shape_text, lambda member: member.get("type") in ("function_call", "tool_use")
+                           or bool(member.get("tool_calls")))
+
+
+# How each API says an answer stopped at the request's token limit rather than ending by itself: chat's and text
+# completions' finish_reason, Messages' stop_reason, a Responses response or item left incomplete.
+TOKEN_LIMIT_STOPS = (("finish_reason", "length"), ("stop_reason", "max_tokens"), ("status", "incomplete"))
+
+
+def cut_at_the_token_limit(shape_text: str) -> bool:
+    """Whether the answer a shape describes was cut at the token limit: the model's choice too, since it is the model
+    that ends an answer or goes on. llama-server's answers to the same request vary with what its prompt cache holds,
+    and one run's answer calls a tool and ends where another's calls it and goes on past the limit."""
+    return _found_anywhere(shape_text, lambda member: any(member.get(key) == value for key, value in TOKEN_LIMIT_STOPS))
+
+
+def model_choices(shape_text: str) -> tuple[bool, bool]:
+    """What the model chose in the answer a shape describes: to call a tool or not, to end before the limit or not."""
+    return calls_a_tool(shape_text), cut_at_the_token_limit(shape_text)
 
 
 # Usage counts of a server's prompt cache. Whether they come depends on what earlier requests left in the cache, so on
@@ -128,7 +150,7 @@ def without_cache_counts(shape_text: str) -> Any:
 class ShapeComparison:
     folder: Path
     server_changed: list[str] = field(default_factory=list)  # readable diffs of what the server sends
-    model_chose_otherwise: list[str] = field(default_factory=list)  # cases whose tool call came or went
+    model_chose_otherwise: list[str] = field(default_factory=list)  # cases whose tool call or cut came or went
     cache_differed: list[str] = field(default_factory=list)  # cases whose prompt-cache counts came or went
     added: list[str] = field(default_factory=list)  # cases without a stored shape
     removed: list[str] = field(default_factory=list)  # stored shapes of cases no longer played
@@ -148,7 +170,8 @@ class ShapeComparison:
         lines += [f"no stored shape for {case} (`make snapshots-real` records it)" for case in self.added]
         lines += [f"a stored shape of {case}, which the run no longer played" for case in self.removed]
         lines += [f"{case}: the model chose otherwise than when the snapshot was taken (a tool call where it had "
-                  "text, or text where it called): the server's format of this case is not compared"
+                  "text or text where it called, or an answer cut at the token limit where it ended, or the other way "
+                  "round): the server's format of this case is not compared"
                   for case in self.model_chose_otherwise]
         lines += [f"{case}: prompt-cache counts in its usage came or went (what earlier requests left in the server's "
                   "cache); the rest of its shape is the same" for case in self.cache_differed]
@@ -182,7 +205,7 @@ def compare_shapes(run: Run, root: Path = SNAPSHOTS, write: bool = False) -> Sha
         old, new = stored[case_id], produced[case_id]
         if old == new:
             continue
-        if calls_a_tool(old) != calls_a_tool(new):
+        if model_choices(old) != model_choices(new):
             comparison.model_chose_otherwise.append(case_id)
         elif without_cache_counts(old) == without_cache_counts(new):
             comparison.cache_differed.append(case_id)
