@@ -344,7 +344,7 @@ def run_gate_command(args: argparse.Namespace) -> int:
                 return stop(f"{args.expect}: no [stream_fuzz] section to compare the answers with")
             if expected is not None and (expected.seed, expected.examples) != (args.stream_seed, args.stream_fuzz):
                 return stop(f"{args.expect} holds the rows of {expected.examples} answers drawn with seed "
-                              f"{expected.seed}: run with --stream-fuzz {expected.examples} --stream-seed {expected.seed}")
+                            f"{expected.seed}: run with --stream-fuzz {expected.examples} --stream-seed {expected.seed}")
         else:
             expected = load_gate_file(args.expect) if args.expect else None
     except ExpectationError as error:
@@ -372,7 +372,7 @@ def run_gate_command(args: argparse.Namespace) -> int:
     if args.stream_fuzz is not None:
         if not serves_forms(targets.straight()):
             return stop(f"the upstream at {targets.upstream} answers no generated wire form: --stream-fuzz needs "
-                          "lmconform's reference server there (lmconform serve)")
+                        "lmconform's reference server there (lmconform serve)")
         result = fuzz_streams(targets.proxied(), targets.straight(), args.stream_fuzz, args.stream_seed)
         table = stream_table(result)
         print(table)
