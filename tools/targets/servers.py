@@ -105,6 +105,13 @@ def cpu_supports(variant: str) -> bool:
 # with 1100 tokens, about 25 s each on one thread.
 N_PREDICT = 128
 
+# Four slots of 4,096 tokens each, every slot with a KV cache of its own. Left to itself the server shares one
+# cache of `-c` tokens among its slots, and then a request can run out of context mid-stream ("Context size has
+# been exceeded") only because others were in flight beside it or earlier prompts were still cached: a verdict
+# that depends on timing. A single slot would not do either: the Messages request without max_tokens writes
+# until its slot is full, minutes during which every other request would wait.
+SLOTS = ("--parallel", "4", "--no-kv-unified", "-c", str(4 * 4096))
+
 
 @contextmanager
 def llama_server(cache: Path | None = None, cpu_variant: str | None = CPU_VARIANT,
@@ -122,7 +129,7 @@ def llama_server(cache: Path | None = None, cpu_variant: str | None = CPU_VARIAN
     port = free_port()
     command = in_chroot(chroot.root, ["llama-server", "-m", model_inside, "--alias", MODEL_ID, "--host", LOOPBACK,
                                       "--port", str(port), "--jinja", "--chat-template-file", template_inside,
-                                      "--no-ui", "-c", "4096", "-t", "1", "--n-predict", str(N_PREDICT)], binds)
+                                      "--no-ui", *SLOTS, "-t", "1", "--n-predict", str(N_PREDICT)], binds)
     with _serving(start(command, port=port, label=label, model=MODEL_ID, log_path=cache / "logs" / f"{label}.log",
                         server_version=chroot.llama_cpp_version())) as running:
         loaded = loaded_cpu_variants(running.process.pid)
