@@ -8,6 +8,7 @@ import importlib
 import importlib.util
 import re
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 from types import ModuleType
 
@@ -79,9 +80,15 @@ class Api:
         """The module this API brings for a room of lmconform (`normalize`, `checks`, `reference.door`…), imported
         on first use; None when it brings none. The caller stands on the room's floor or above it:
         tests/test_architecture.py reads every call, so `room` takes the room's name as written, never computed."""
-        name = f"{__package__}.{self.name}.{room}"
-        try:
-            found = importlib.util.find_spec(name)
-        except ModuleNotFoundError:  # a package the API does not bring (`reference` of an API without a door)
-            return None
-        return importlib.import_module(name) if found is not None else None
+        return _module(f"{__package__}.{self.name}.{room}")
+
+
+@cache
+def _module(name: str) -> ModuleType | None:
+    """The module of this name, or None when there is none. Kept once found: a run asks for the same room of the
+    same API for every generated example, and looking a module up on the path each time was a run's hot spot."""
+    try:
+        found = importlib.util.find_spec(name)
+    except ModuleNotFoundError:  # a package the API does not bring (`reference` of an API without a door)
+        return None
+    return importlib.import_module(name) if found is not None else None

@@ -15,7 +15,7 @@ from lmconform.apis import APIS
 from lmconform.cases import Case, CaseError, load_cases
 from lmconform.checks import REGISTRY, Check
 from lmconform.exit_status import USAGE_ERROR
-from lmconform.run.run import applies
+from lmconform.run.run import judging
 from lmconform.vocabulary import Requirement
 
 # When a check that requires something of the run is part of it.
@@ -46,7 +46,7 @@ def list_checks(args: argparse.Namespace) -> int:
         except CaseError as error:
             print(f"lmconform checks: {error}", file=sys.stderr)
             return USAGE_ERROR
-        checks = [check for check in checks if applies(check, case)]
+        checks = judging(checks, case)
         print(f"{case.id}: {len(checks)} checks judge this case")
     for line in check_lines(checks):
         print(line)

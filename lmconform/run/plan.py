@@ -16,7 +16,7 @@ from lmconform.checks.registry import Check
 from lmconform.clients import load_sdks
 from lmconform.expectations import Expectations
 from lmconform.fingerprint import fingerprint
-from lmconform.run.run import Run, applies, discover, run_requirements
+from lmconform.run.run import Run, discover, judging, run_requirements
 from lmconform.run.sources import SOURCES
 from lmconform.settings import RunSettings
 from lmconform.target import Target
@@ -65,7 +65,7 @@ class RunPlan:
         cases = [case for case in load_cases(api)
                  if (not case.source or SOURCES[case.source].takes_part(case, self.settings))
                  and not any(fnmatch.fnmatchcase(case.id, pattern) for pattern in self.exclude_cases)]
-        return [(case, check) for case in cases for check in self.checks if applies(check, case)]
+        return [(case, check) for case in cases for check in judging(self.checks, case)]
 
     def start(self) -> Run:
         """The run against the target, found and fingerprinted; raises TargetUnreachable when nothing answers.

@@ -4,7 +4,7 @@ source makes, lmconform.source), and the verdicts given on them, with what the t
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import replace
 from datetime import UTC, datetime
 
@@ -30,12 +30,17 @@ def run_requirements(target: Target, upstream: Target | None) -> frozenset[Requi
     return target.profile_requirements | ({Requirement.UPSTREAM} if upstream is not None else frozenset())
 
 
+def judging(checks: Iterable[Check], case: Case) -> list[Check]:
+    """The checks of `checks` that judge `case`, decided from the case alone; for a case a source makes examples
+    of, from the source's representatives (examples holding every kind of step it makes). They are made once for
+    all the checks: a run's plan asks this of every check for every case."""
+    examples = SOURCES[case.source].representatives(case) if case.source else [case]
+    return [check for check in checks if any(check.applies(example) for example in examples)]
+
+
 def applies(check: Check, case: Case) -> bool:
-    """Whether `check` judges `case`, decided from the case alone; for a case a source makes examples of, from the
-    source's representatives (examples holding every kind of step it makes)."""
-    if case.source:
-        return any(check.applies(example) for example in SOURCES[case.source].representatives(case))
-    return check.applies(case)
+    """Whether `check` judges `case` (judging, for one check)."""
+    return bool(judging([check], case))
 
 
 class TargetUnreachable(Exception):
@@ -130,7 +135,8 @@ class Run:
     def client_verdicts(self, case: Case) -> list[Verdict]:
         """What every selected client check says about the case's answer: judged now if not yet, and recorded as
         any verdict is, so a report shows a finding beside the clients' verdicts on the same bytes."""
-        verdicts = [self.judge(case, check) for check in self.checks if check.kind == "client" and applies(check, case)]
+        clients = [check for check in self.checks if check.kind == "client"]
+        verdicts = [self.judge(case, check) for check in judging(clients, case)]
         return [verdict for verdict in verdicts if verdict is not None]
 
     @property
