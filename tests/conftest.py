@@ -1,11 +1,20 @@
 """Fixtures the project's own tests share."""
 
+import os
 from collections.abc import Iterator
 
 import httpx
 import pytest
+from hypothesis import settings
 
 from lmconform.reference import ReferenceServer
+
+# The property tests draw the same examples on every run (derandomize): a gate that passed on a commit passes on it
+# again, and a failure shows on the change that brought it, with the example that shows it. HYPOTHESIS_PROFILE=explore
+# draws new ones each run, to look further than the gate does; a failure found so is made a test of its own.
+settings.register_profile("gate", derandomize=True, database=None)
+settings.register_profile("explore")
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "gate"))
 
 
 @pytest.fixture(scope="module")
