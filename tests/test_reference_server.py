@@ -3,6 +3,11 @@
 from __future__ import annotations
 
 import json
+import re
+import signal
+import socket
+import subprocess
+import sys
 import time
 from typing import Any
 
@@ -483,3 +488,44 @@ def test_every_fault_has_an_effect_test() -> None:
 @pytest.mark.parametrize("fault", NON_RESPONSES_FAULTS)
 def test_fault(client: httpx.Client, fault: str) -> None:
     FAULT_EFFECTS[fault](client)
+
+
+# `lmconform serve`, the reference server in the foreground, as a user starts it.
+SERVE = [sys.executable, "-m", "lmconform.cli", "serve"]
+
+
+@pytest.mark.parametrize(("options", "complaint"), [
+    (["--port", "99999"], "argument --port: takes a whole number from 0 to 65535, not '99999'"),
+    (["--port", "0", "--store-size", "0"], "argument --store-size: takes a whole number of at least 1, not '0'"),
+    (["--port", "0", "--stream-pause", "-1"], "argument --stream-pause: takes a number from 0 to 60, not '-1'"),
+])
+def test_a_bad_serve_option_is_one_line_and_exit_status_2(options, complaint):
+    done = subprocess.run([*SERVE, *options], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and done.stderr.splitlines()[-1] == f"lmconform serve: error: {complaint}"
+    assert "Traceback" not in done.stderr
+
+
+def test_serve_on_an_address_in_use_is_one_line_and_exit_status_1():
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = subprocess.run([*SERVE, "--port", str(port)], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1
+    assert done.stderr.splitlines()[-1] == f"lmconform serve: cannot listen on 127.0.0.1:{port}: Address already in use"
+
+
+def test_serve_on_any_free_port_says_which_answers_there_and_stops_on_an_interrupt():
+    server = subprocess.Popen([*SERVE, "--port", "0"], stderr=subprocess.PIPE, text=True)
+    try:
+        said = server.stderr.readline()  # the first line, before uvicorn's own
+        address = re.search(r"lmconform reference server on (http://127\.0\.0\.1:\d+) ", said)
+        assert address, said
+        models = httpx.get(f"{address.group(1)}/v1/models", timeout=60).json()
+        assert models["data"][0]["id"] == "lmconform-reference"
+        server.send_signal(signal.SIGINT)
+        assert server.wait(timeout=60) == 0
+    finally:
+        server.kill()
+        server.wait()
+        server.stderr.close()

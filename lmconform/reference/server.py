@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import logging
 import socket
 import threading
 import time
@@ -113,6 +114,14 @@ class ReferenceServer:
 
 def serve_forever(host: str, port: int, faults: Iterable[str] = (), store_size: int = DEFAULT_STORE_SIZE,
                   stream_pause: float = DEFAULT_PAUSE_S) -> None:
-    """Serve in the foreground with uvicorn's usual console logging, until interrupted."""
+    """Serve in the foreground with uvicorn's console logging, until interrupted. The socket is bound first, so an
+    address that cannot be listened on (in use, a name that does not resolve) raises OSError here: uvicorn would
+    log it and exit with status 3, which lmconform's commands give an unreachable target."""
     app = create_app(parse_faults(faults), store_size, stream_pause)
-    _Server(_config(app, host=host, port=port), app).run()
+    sock = _listening_socket(host, port)
+    config = _config(app, host=host, port=sock.getsockname()[1])
+    shown_host = f"[{host}]" if ":" in host else host
+    # uvicorn says where it listens only on the sockets it binds itself.
+    logging.getLogger("uvicorn.error").info("lmconform reference server on http://%s:%d (Ctrl+C stops it)",
+                                            shown_host, config.port)
+    _Server(config, app).run(sockets=[sock])
