@@ -1,6 +1,8 @@
-"""`lmconform` command line: the reference server and its faults, the checks, fingerprints, snapshot diffs, a run's
-report and matrices, recording, the coding agents, the proxy gate, the OpenAPI document of the schemas, the
-violations the request schemas yield, and the reference VS Code language-model bridge.
+"""lmconform's tools around the conformance suite: the reference server, the checks, reports, the proxy gate, the bridge.
+
+The reference server and its faults, the checks, fingerprints, snapshot diffs, a run's report and matrices,
+recording, the coding agents, the proxy gate, the OpenAPI document of the schemas, the violations the request
+schemas yield, and the reference VS Code language-model bridge.
 
 The conformance suite itself runs under pytest (`pytest suites --endpoint URL`), so CI tooling that already
 speaks pytest (JUnit XML, HTML reports, selection) works unchanged.

@@ -2,6 +2,7 @@
 placeholders, `lmconform/cases/<api>/<slug>.json`, matches at least one), a Markdown link leads to a file and, with
 a fragment, to a heading or an anchor of it, and every `lmconform` command and `make` target shown exists."""
 
+import argparse
 import json
 import os
 import re
@@ -156,3 +157,17 @@ def test_the_test_catches_what_it_looks_for():
     assert found == {"docs/nowhere.md", "usage.md#no-such-heading", "gone.md", "NOTES.md"}
     assert COMMAND.findall(shown_code(text)) == ["frobnicate"] and "frobnicate" not in commands()
     assert MAKE_TARGET.findall(shown_code(text)) == ["everything"] and "everything" not in makefile_targets()
+
+
+def test_every_commands_description_is_whole_sentences():
+    """What `lmconform … --help` says above the options: cut from a docstring mid-sentence, it once ended "a run's"."""
+    def descriptions(parser, name):
+        yield name, parser.description
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for word, sub in action.choices.items():
+                    yield from descriptions(sub, f"{name} {word}")
+
+    cut = [(name, text[-40:]) for name, text in descriptions(build_parser(), "lmconform")
+           if text and not text.rstrip().endswith((".", ")"))]
+    assert not cut, cut
