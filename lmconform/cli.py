@@ -13,11 +13,11 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Callable
 
 from lmconform import fingerprint
 from lmconform.bridge.cli import register as register_bridge
 from lmconform.check_command import register as register_check
+from lmconform.command_line import PORT, bounded
 from lmconform.exit_status import USAGE_ERROR
 from lmconform.fuzz.listing import register as register_fuzz
 from lmconform.gate import register as register_gate
@@ -29,21 +29,6 @@ from lmconform.reference.streams import DEFAULT_PAUSE_S
 from lmconform.report.commands import register as register_reports
 from lmconform.run.dry_run import register as register_checks
 from lmconform.snapshots import diff as snapshots_diff
-
-
-def _number(kind: type[int] | type[float], low: float, high: float = sys.maxsize) -> Callable[[str], float]:
-    """An option's type: a number of `kind` from `low` to `high`, or argparse's one-line usage error (exit 2)."""
-    def parse(text: str) -> float:
-        try:
-            value = kind(text)
-        except ValueError:
-            value = None
-        if value is None or not low <= value <= high:  # NaN fails both comparisons
-            whole = "a whole number" if kind is int else "a number"
-            bound = f"of at least {low:g}" if high == sys.maxsize else f"from {low:g} to {high:g}"
-            raise argparse.ArgumentTypeError(f"takes {whole} {bound}, not {text!r}")
-        return value
-    return parse
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -79,14 +64,14 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     serve = commands.add_parser("serve", help="run the LM Studio-like reference server")
-    serve.add_argument("--port", type=_number(int, 0, 65535), required=True, help="0: any free port")
+    serve.add_argument("--port", type=PORT, required=True, help="0: any free port")
     serve.add_argument("--host", default="127.0.0.1")
     serve.add_argument("--fault", action="append", default=[], metavar="NAME",
                        help="reproduce this defect (repeatable); also per request under /faults/NAME[,NAME]/v1/")
-    serve.add_argument("--store-size", type=_number(int, 1), default=DEFAULT_STORE_SIZE, metavar="N",
+    serve.add_argument("--store-size", type=bounded(int, 1), default=DEFAULT_STORE_SIZE, metavar="N",
                        help=f"responses kept for previous_response_id, least recently used evicted "
                             f"(default {DEFAULT_STORE_SIZE})")
-    serve.add_argument("--stream-pause", type=_number(float, 0, 60), default=DEFAULT_PAUSE_S, metavar="SECONDS",
+    serve.add_argument("--stream-pause", type=bounded(float, 0, 60), default=DEFAULT_PAUSE_S, metavar="SECONDS",
                        help="in a generated wire form (/streams/FORM/v1/ or lmconform-stream=FORM in a request), the "
                             "pause after a write that splits a character or a CRLF pair, so that a reader gets it "
                             f"as a TCP segment of its own (default {DEFAULT_PAUSE_S:g}; 0 also drips a `drip` "

@@ -19,8 +19,8 @@ PACKAGE = Path(__file__).resolve().parent.parent / "lmconform"
 MAX_LINES = 400
 # From the ground up. A module may import its own floor or a lower one, never a higher one.
 FLOORS = (
-    ("lmconform.vocabulary", "lmconform.exit_status", "lmconform.files", "lmconform.wire.redact",
-     "lmconform.reference", "lmconform.schemas", "lmconform.apis", "lmconform.surfaces"),
+    ("lmconform.vocabulary", "lmconform.exit_status", "lmconform.command_line", "lmconform.files",
+     "lmconform.wire.redact", "lmconform.reference", "lmconform.schemas", "lmconform.apis", "lmconform.surfaces"),
     ("lmconform.target", "lmconform.settings", "lmconform.profiles", "lmconform.expectations", "lmconform.bridge"),
     ("lmconform.wire", "lmconform.agents"),
     ("lmconform.normalize",),

@@ -190,6 +190,15 @@ def test_the_command_refuses_an_api_folder_as_its_destination(tmp_path, capsys):
     assert "cases folder" in capsys.readouterr().err
 
 
+def test_a_port_out_of_range_is_argparses_usage_error_not_a_traceback(tmp_path, capsys):
+    parser = argparse.ArgumentParser(prog="lmconform")
+    register(parser.add_subparsers())
+    with pytest.raises(SystemExit) as exit_:
+        parser.parse_args(["record", "--listen", "99999", "--to", str(tmp_path)])
+    assert exit_.value.code == 2
+    assert "argument --listen: takes a whole number from 0 to 65535, not '99999'" in capsys.readouterr().err
+
+
 # --- re-recording --------------------------------------------------------------------------------------------------
 # The committed recorded-<client>-* cases are what the pinned SDK versions send. Re-running each recorder must
 # produce the same files with the same request shape: method, path, key sets, JSON types, enumerated values (type,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import re
 import signal
@@ -16,6 +17,7 @@ import pytest
 from fault_effects import FaultEffects, faults_of_kind
 
 from lmconform.apis import APIS
+from lmconform.command_line import bounded
 from lmconform.reference import FAULTS, ReferenceServer, create_app, parse_faults
 
 WEATHER = {
@@ -529,3 +531,15 @@ def test_serve_on_any_free_port_says_which_answers_there_and_stops_on_an_interru
         server.kill()
         server.wait()
         server.stderr.close()
+
+
+@pytest.mark.parametrize(("text", "kind", "low", "high"), [("x", int, 0, 9), ("10", int, 0, 9), ("-1", int, 0, 9),
+                                                          ("nan", float, 0, 9), ("inf", float, 0, 9),
+                                                          ("1.5", int, 0, 9), ("0", int, 1, sys.maxsize)])
+def test_a_bounded_option_refuses_what_is_not_a_number_within_its_bounds(text, kind, low, high):
+    with pytest.raises(argparse.ArgumentTypeError):
+        bounded(kind, low, high)(text)
+
+
+def test_a_bounded_option_gives_the_number():
+    assert bounded(int, 0, 65535)("65535") == 65535 and bounded(float, 0, 60)("0.003") == 0.003

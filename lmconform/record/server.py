@@ -12,6 +12,7 @@ from starlette.applications import Starlette
 from starlette.routing import Route
 
 from lmconform.apis import APIS
+from lmconform.command_line import PORT
 from lmconform.exit_status import USAGE_ERROR
 from lmconform.record.recorder import Recorder
 from lmconform.record.upstream import Upstream
@@ -75,7 +76,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     "server) and writes each request as FOLDER/<api>/recorded-<client>-<endpoint>-<n>.json "
                     "(FOLDER/<api>/cases/ in lmconform/apis). "
                     "Credentials are written as [Filtered]; no file is ever overwritten.")
-    parser.add_argument("--listen", type=int, required=True, metavar="PORT", help="loopback port to listen on")
+    parser.add_argument("--listen", type=PORT, required=True, metavar="PORT", help="loopback port to listen on")
     parser.add_argument("--to", type=Path, required=True, metavar="FOLDER",
                         help="the folder that holds a folder per API, e.g. lmconform/apis (each API's cases/ there)")
     parser.add_argument("--client", metavar="NAME",
