@@ -13,90 +13,43 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from importlib import import_module
 
-from lmconform import fingerprint
-from lmconform.bridge.cli import register as register_bridge
-from lmconform.check_command import register as register_check
-from lmconform.command_line import PORT, bounded
-from lmconform.exit_status import USAGE_ERROR
-from lmconform.fuzz.listing import register as register_fuzz
-from lmconform.gate import register as register_gate
-from lmconform.openapi import register as register_openapi
-from lmconform.record import register as register_record
-from lmconform.record.agents import register as register_agents
-from lmconform.reference.store import DEFAULT_STORE_SIZE
-from lmconform.reference.streams import DEFAULT_PAUSE_S
-from lmconform.report.commands import register as register_reports
-from lmconform.run.dry_run import register as register_checks
-from lmconform.snapshots import diff as snapshots_diff
-
-
-def _serve(args: argparse.Namespace) -> int:
-    from lmconform.reference.faults import parse_faults
-    from lmconform.reference.server import serve_forever
-
-    try:
-        faults = parse_faults(args.fault)
-    except ValueError as error:
-        print(f"lmconform serve: {error}", file=sys.stderr)
-        return USAGE_ERROR
-    try:
-        serve_forever(args.host, args.port, faults, store_size=args.store_size, stream_pause=args.stream_pause)
-    except OSError as error:
-        print(f"lmconform serve: cannot listen on {args.host}:{args.port}: {error.strerror or error}", file=sys.stderr)
-        return 1
-    except KeyboardInterrupt:
-        pass
-    return 0
+# The modules that register the commands (each has `register(subparsers)`), in the order `lmconform --help` lists
+# them, with the commands each registers. A command line names one command, and only its module is imported: all of
+# them together take 0.6 s to import (the suite's runner, the gate, the schemas), which `lmconform bridge`, started
+# once per chat request, would pay every time.
+COMMAND_MODULES: tuple[tuple[tuple[str, ...], str], ...] = (
+    (("serve", "faults"), "lmconform.reference.command"),
+    (("check",), "lmconform.check_command"),
+    (("checks",), "lmconform.run.dry_run"),
+    (("fingerprint",), "lmconform.fingerprint"),
+    (("snapshots",), "lmconform.snapshots.diff"),
+    (("report", "matrix"), "lmconform.report.commands"),
+    (("record",), "lmconform.record.server"),
+    (("agents",), "lmconform.record.agents"),
+    (("gate",), "lmconform.gate"),
+    (("openapi",), "lmconform.openapi"),
+    (("fuzz",), "lmconform.fuzz.listing"),
+    (("bridge",), "lmconform.bridge.cli"),
+)
 
 
-def _faults(args: argparse.Namespace) -> int:
-    from lmconform.reference.faults import FAULTS
-
-    width = max(map(len, FAULTS))
-    for fault in FAULTS.values():
-        print(f"{fault.name:<{width}}  {fault.summary}")
-    return 0
-
-
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser of every command, or (given the `command` a command line names) of the commands of its module."""
     parser = argparse.ArgumentParser(prog="lmconform", description=__doc__.split("\n", 1)[0])
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-
-    serve = commands.add_parser("serve", help="run the LM Studio-like reference server")
-    serve.add_argument("--port", type=PORT, required=True, help="0: any free port")
-    serve.add_argument("--host", default="127.0.0.1")
-    serve.add_argument("--fault", action="append", default=[], metavar="NAME",
-                       help="reproduce this defect (repeatable); also per request under /faults/NAME[,NAME]/v1/")
-    serve.add_argument("--store-size", type=bounded(int, 1), default=DEFAULT_STORE_SIZE, metavar="N",
-                       help=f"responses kept for previous_response_id, least recently used evicted "
-                            f"(default {DEFAULT_STORE_SIZE})")
-    serve.add_argument("--stream-pause", type=bounded(float, 0, 60), default=DEFAULT_PAUSE_S, metavar="SECONDS",
-                       help="in a generated wire form (/streams/FORM/v1/ or lmconform-stream=FORM in a request), the "
-                            "pause after a write that splits a character or a CRLF pair, so that a reader gets it "
-                            f"as a TCP segment of its own (default {DEFAULT_PAUSE_S:g}; 0 also drips a `drip` "
-                            "form's first bytes without their pauses)")
-    serve.set_defaults(handler=_serve)
-
-    faults = commands.add_parser("faults", help="list the reference server's faults, one line each")
-    faults.set_defaults(handler=_faults)
-
-    register_check(commands)
-    register_checks(commands)
-    fingerprint.register(commands)
-    snapshots_diff.register(commands)
-    register_reports(commands)
-    register_record(commands)
-    register_agents(commands)
-    register_gate(commands)
-    register_openapi(commands)
-    register_fuzz(commands)
-    register_bridge(commands)
+    for names, module in COMMAND_MODULES:
+        if command is None or command in names:
+            import_module(module).register(commands)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else argv
+    known = {name for names, _ in COMMAND_MODULES for name in names}
+    named = argv[0] if argv and argv[0] in known else None  # else argparse's message lists every command
+    args = build_parser(named).parse_args(argv)
     try:
         return args.handler(args)
     except BrokenPipeError:
