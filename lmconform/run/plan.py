@@ -23,8 +23,8 @@ from lmconform.target import Target
 from lmconform.wire.collector import freeze_long_lived
 
 # The bridge of the embedded run: lmconform's reference bridge with its deterministic echo agent, which needs no
-# model and says what history it was given (so commit and discard are judged, not UNSUPPORTED), started without the
-# rest of the command line (0.15 s a case). A pause before each part after the first lets the cancel case cancel
+# model and says what history it was given (so commit and discard are judged, not UNSUPPORTED), started by its
+# module's name (0.1 s a case). A pause before each part after the first lets the cancel case cancel
 # its request while it streams, as it would a model's; a short answer still takes a fraction of a second.
 EMBEDDED_BRIDGE = (sys.executable, "-m", "lmconform.bridge", "--agent", "echo", "--part-delay", "0.02")
 
@@ -70,9 +70,6 @@ class RunPlan:
     def start(self) -> Run:
         """The run against the target, found and fingerprinted; raises TargetUnreachable when nothing answers.
         Facts the plan's target carries in its fingerprint already (how a test server was built) are kept."""
-        load_sdks({check.surface for check in self.checks if check.kind == "client"}
-                  & {surface for api in self.apis for surface in APIS[api].clients})
-        freeze_long_lived()
         target = self.target
         if target.embedded:
             if any(APIS[api].transport == STDIO for api in self.apis):
@@ -95,6 +92,11 @@ class RunPlan:
         except BaseException:
             self.stop()
             raise
+        # Once the target has answered: the SDKs take two seconds to import, which a target that is not there
+        # would make its user wait for "Is the server running?".
+        load_sdks({check.surface for check in self.checks if check.kind == "client"}
+                  & {surface for api in self.apis for surface in APIS[api].clients})
+        freeze_long_lived()
         return Run(target, self.expectations, upstream, checks=self.checks, on_close=self.stop, settings=self.settings)
 
     def stop(self) -> None:
