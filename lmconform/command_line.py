@@ -1,6 +1,6 @@
-"""What the options of lmconform's commands share: a number within bounds, or argparse's one-line usage error
-(exit status 2) naming the option, rather than a traceback when the number reaches what cannot take it (a port
-above 65535 reaching bind())."""
+"""What the options of lmconform's commands share: a number within bounds, or a one-line usage error (exit status 2)
+naming the option, rather than a traceback or a hang when the number reaches what cannot take it (a port above 65535
+reaching bind(), an infinite timeout reaching a socket, an infinite pause between two parts of an answer)."""
 
 from __future__ import annotations
 
@@ -8,20 +8,39 @@ import argparse
 import sys
 from collections.abc import Callable
 
+# The longest wait an option may ask for: a day. A socket refuses a timeout past what the platform's time_t holds,
+# and a wait of days is a slip of the keyboard, not a slow model.
+LONGEST_WAIT_S = 86400
 
-def bounded(kind: type[int] | type[float], low: float, high: float = sys.maxsize) -> Callable[[str], float]:
-    """An argparse `type`: a number of `kind` from `low` to `high` (no upper bound when none is given)."""
+
+def number_within(text: str, kind: type[int] | type[float], low: float, high: float = sys.maxsize,
+                  above: bool = False) -> float:
+    """`text` as a number of `kind` from `low` (or above it, with `above`) to `high` (no upper bound when none is
+    given); else ValueError saying what the option takes ("takes a whole number from 0 to 65535, not '99999'")."""
+    try:
+        value = kind(text)
+    except (TypeError, ValueError):
+        value = None
+    # NaN fails every comparison
+    if value is None or not (low < value if above else low <= value) or not value <= high:
+        whole = "a whole number" if kind is int else "a number"
+        start = f"above {low:g}" if above else f"of at least {low:g}" if high == sys.maxsize else f"from {low:g}"
+        bound = start if high == sys.maxsize else f"{start} and at most {high:g}" if above else f"{start} to {high:g}"
+        raise ValueError(f"takes {whole} {bound}, not {str(text)!r}")
+    return value
+
+
+def bounded(kind: type[int] | type[float], low: float, high: float = sys.maxsize,
+            above: bool = False) -> Callable[[str], float]:
+    """An argparse `type`: number_within, whose complaint argparse prints as the option's usage error."""
     def parse(text: str) -> float:
         try:
-            value = kind(text)
-        except ValueError:
-            value = None
-        if value is None or not low <= value <= high:  # NaN fails both comparisons
-            whole = "a whole number" if kind is int else "a number"
-            bound = f"of at least {low:g}" if high == sys.maxsize else f"from {low:g} to {high:g}"
-            raise argparse.ArgumentTypeError(f"takes {whole} {bound}, not {text!r}")
-        return value
+            return number_within(text, kind, low, high, above)
+        except ValueError as error:
+            raise argparse.ArgumentTypeError(str(error)) from None
     return parse
 
 
 PORT = bounded(int, 0, 65535)
+# Seconds to wait for something (an answer's next bytes): above 0, at most a day.
+SECONDS = bounded(float, 0, LONGEST_WAIT_S, above=True)

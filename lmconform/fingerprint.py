@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from functools import cached_property
 from typing import Any
 
+from lmconform.command_line import SECONDS
 from lmconform.exit_status import UNREACHABLE, USAGE_ERROR
 from lmconform.reference.wire import DEFAULT_MODEL as REFERENCE_MODEL
 from lmconform.target import Target, normalize_base_url
@@ -241,6 +242,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("url", metavar="URL", help="base URL, with or without /v1")
     parser.add_argument("--api-key", help="API key sent as a Bearer token (default: $LMCONFORM_API_KEY)")
     parser.add_argument("--model", help="model for the one-token chat probe (default: the first listed)")
-    parser.add_argument("--read-timeout", type=float, default=10.0, metavar="SECONDS",
+    parser.add_argument("--read-timeout", type=SECONDS, default=10.0, metavar="SECONDS",
                         help="seconds to wait for each answer (default 10)")
     parser.set_defaults(handler=_run)

@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import sys
 from dataclasses import replace
+from typing import Any, NoReturn
 
 import pytest
 
 from lmconform.agents import AGENTS
+from lmconform.command_line import LONGEST_WAIT_S, number_within
 from lmconform.exit_status import USAGE_ERROR
 from lmconform.fuzz.chains import PROGRAM_COST
 from lmconform.profiles import parse_profile
@@ -115,26 +118,8 @@ def add_options(parser: pytest.Parser) -> None:
                          "--list-faults`)")
 
 
-def usage_error(message: str) -> None:
+def usage_error(message: str) -> NoReturn:
     pytest.exit(f"lmconform: {message}", returncode=USAGE_ERROR)
-
-
-def _positive_number(config: pytest.Config, option: str, flag: str, kind: type) -> float | int:
-    raw = config.getoption(option)
-    try:
-        value = kind(raw)
-    except ValueError:
-        value = 0
-    if value <= 0:
-        usage_error(f"{flag} takes a positive number, not {raw!r}")
-    return value
-
-
-def _count(config: pytest.Config, option: str, flag: str) -> int:
-    raw = config.getoption(option)
-    if not str(raw).isdigit():
-        usage_error(f"{flag} takes a whole number, not {raw!r}")
-    return int(raw)
 
 
 def _fuzz_mode(config: pytest.Config) -> str:
@@ -144,17 +129,14 @@ def _fuzz_mode(config: pytest.Config) -> str:
     return mode
 
 
-def _temperature(config: pytest.Config) -> float | None:
-    raw = config.getoption("temperature")
-    if raw is None:
-        return None
+def _number(config: pytest.Config, option: str, flag: str, kind: type[int] | type[float], low: float,
+            high: float = sys.maxsize, above: bool = False) -> Any:
+    """The option's number (lmconform.command_line.number_within), or a usage error naming it."""
+    raw = config.getoption(option)
     try:
-        value = float(raw)
-    except ValueError:
-        value = -1.0
-    if not 0 <= value <= 2:
-        usage_error(f"--temperature takes a number from 0 to 2, not {raw!r}")
-    return value
+        return number_within(raw, kind, low, high, above)
+    except ValueError as error:
+        usage_error(f"{flag} {error}")
 
 
 def _agents(config: pytest.Config) -> tuple[str, ...]:
@@ -219,8 +201,9 @@ def target_from_options(config: pytest.Config) -> Target:
         label=label,
         server_version=config.getoption("server_version"),
         profile=config.getoption("profile") or (None if base_url or command else "reference"),
-        read_timeout=_positive_number(config, "lmconform_read_timeout", "--read-timeout", float),
-        max_body_bytes=_positive_number(config, "max_body_bytes", "--max-body-bytes", int),
+        read_timeout=_number(config, "lmconform_read_timeout", "--read-timeout", float, 0, LONGEST_WAIT_S,
+                             above=True),
+        max_body_bytes=_number(config, "max_body_bytes", "--max-body-bytes", int, 1),
         bridge_command=command,
         bridge_profile=config.getoption("bridge_profile"),
     )
@@ -228,19 +211,21 @@ def target_from_options(config: pytest.Config) -> Target:
 
 def settings_from_options(config: pytest.Config) -> RunSettings:
     return RunSettings(
-        max_tokens=_count(config, "max_tokens", "--max-tokens") if config.getoption("max_tokens") else None,
-        temperature=_temperature(config),
-        repeat=_positive_number(config, "repeat", "--repeat", int),
-        fuzz_examples=_count(config, "fuzz_examples", "--fuzz-examples"),
+        max_tokens=_number(config, "max_tokens", "--max-tokens", int, 1) if config.getoption("max_tokens") else None,
+        temperature=(_number(config, "temperature", "--temperature", float, 0, 2)
+                     if config.getoption("temperature") is not None else None),
+        repeat=_number(config, "repeat", "--repeat", int, 1),
+        fuzz_examples=_number(config, "fuzz_examples", "--fuzz-examples", int, 0),
         fuzz_mode=_fuzz_mode(config),
-        fuzz_seed=_count(config, "fuzz_seed", "--fuzz-seed") if config.getoption("fuzz_seed") is not None else None,
+        fuzz_seed=(_number(config, "fuzz_seed", "--fuzz-seed", int, 0)
+                   if config.getoption("fuzz_seed") is not None else None),
         fuzz_save=config.getoption("fuzz_save"),
-        fuzz_shrink=_count(config, "fuzz_shrink", "--fuzz-shrink"),
-        stream_examples=_count(config, "upstream_fuzz", "--upstream-fuzz"),
-        stream_seed=_count(config, "upstream_fuzz_seed", "--upstream-fuzz-seed"),
+        fuzz_shrink=_number(config, "fuzz_shrink", "--fuzz-shrink", int, 0),
+        stream_examples=_number(config, "upstream_fuzz", "--upstream-fuzz", int, 0),
+        stream_seed=_number(config, "upstream_fuzz_seed", "--upstream-fuzz-seed", int, 0),
         agents=_agents(config),
-        agent_seconds=_positive_number(config, "agent_timeout", "--agent-timeout", float),
-        agent_requests=_positive_number(config, "agent_requests", "--agent-requests", int),
+        agent_seconds=_number(config, "agent_timeout", "--agent-timeout", float, 0, LONGEST_WAIT_S, above=True),
+        agent_requests=_number(config, "agent_requests", "--agent-requests", int, 1),
     )
 
 

@@ -349,7 +349,7 @@ def test_the_openai_agent_sends_the_sampling_it_was_given() -> None:
 @pytest.mark.parametrize("options", [["--agent", "nope"], ["--fault", "nope"], ["--profile", "lax"],
                                      ["--endpoint", "ftp://example"], ["--bogus"], ["--part-delay", "-1"],
                                      ["--part-delay", "soon"], ["--endpoint"], ["--max-tokens", "0"],
-                                     ["--temperature", "3"]])
+                                     ["--temperature", "3"], ["--part-delay", "inf"]])
 def test_a_bad_option_is_one_line_and_exit_status_2(options: list[str]) -> None:
     done = subprocess.run([*LMCONFORM_BRIDGE, *options], cwd=PACKAGE_ROOT,
                           capture_output=True, stdin=subprocess.DEVNULL, timeout=READ_TIMEOUT, text=True)

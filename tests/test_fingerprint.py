@@ -170,3 +170,12 @@ def test_the_command_exits_3_with_one_line_when_nothing_answers(capsys):
     assert command(f"http://127.0.0.1:{port}") == 3
     streams = capsys.readouterr()
     assert streams.out == "" and streams.err == f"lmconform fingerprint: nothing answers at http://127.0.0.1:{port}\n"
+
+
+@pytest.mark.parametrize("seconds", ["-1", "0", "nan", "inf", "1e12"])
+def test_a_wait_a_socket_cannot_take_is_a_usage_error(capsys, seconds):
+    """A negative or infinite --read-timeout reached the socket as a traceback; 0 read as a server that says nothing."""
+    with pytest.raises(SystemExit) as exited:
+        command("http://127.0.0.1:9", "--read-timeout", seconds)
+    assert exited.value.code == 2
+    assert f"argument --read-timeout: takes a number above 0 and at most 86400, not '{seconds}'" in capsys.readouterr().err

@@ -102,11 +102,14 @@ def test_an_endless_body_is_cut_off_at_the_default_cap_with_a_finding(server, tm
     "args, complaint",
     [
         (["--endpoint", "localhost:1234"], "must be an http(s) URL"),
-        (["--timeout", "soon"], "--read-timeout takes a positive number"),
+        (["--timeout", "soon"], "--read-timeout takes a number above 0 and at most 86400, not 'soon'"),
+        (["--read-timeout", "inf"], "--read-timeout takes a number above 0 and at most 86400, not 'inf'"),
+        (["--temperature", "nan"], "--temperature takes a number from 0 to 2, not 'nan'"),
+        (["--fuzz-examples", "-1"], "--fuzz-examples takes a whole number of at least 0, not '-1'"),
         (["--checks", "chat.nothing.like_this"], "no check id matches"),
         (["--reference-fault", "no-such-fault"], "unknown fault 'no-such-fault'"),
         (["--agents", "claude,cursor"], "--agents takes agents among claude-code, codex, opencode"),
-        (["--agents", "all", "--agent-requests", "0"], "--agent-requests takes a positive number"),
+        (["--agents", "all", "--agent-requests", "0"], "--agent-requests takes a whole number of at least 1, not '0'"),
     ],
 )
 def test_a_bad_option_is_a_usage_error_with_exit_2(args, complaint):

@@ -17,7 +17,7 @@ import pytest
 from fault_effects import FaultEffects, faults_of_kind
 
 from lmconform.apis import APIS
-from lmconform.command_line import bounded
+from lmconform.command_line import SECONDS, bounded
 from lmconform.reference import FAULTS, ReferenceServer, create_app, parse_faults
 
 WEATHER = {
@@ -543,3 +543,10 @@ def test_a_bounded_option_refuses_what_is_not_a_number_within_its_bounds(text, k
 
 def test_a_bounded_option_gives_the_number():
     assert bounded(int, 0, 65535)("65535") == 65535 and bounded(float, 0, 60)("0.003") == 0.003
+    assert bounded(float, 0, 60)("0") == 0 and SECONDS("0.001") == 0.001 and SECONDS("86400") == 86400
+
+
+@pytest.mark.parametrize("text", ["0", "-0.5", "86401", "inf"])
+def test_a_wait_is_above_0_and_at_most_a_day(text):
+    with pytest.raises(argparse.ArgumentTypeError, match=f"takes a number above 0 and at most 86400, not '{text}'"):
+        SECONDS(text)

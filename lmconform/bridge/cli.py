@@ -22,6 +22,7 @@ from lmconform.bridge.agents import AGENTS, Agent, EchoAgent, OpenAIAgent
 from lmconform.bridge.dispatcher import PROFILES, Bridge
 from lmconform.bridge.faults import FAULTS, parse_faults
 from lmconform.bridge.jsonrpc import Output
+from lmconform.command_line import bounded
 from lmconform.exit_status import USAGE_ERROR
 from lmconform.target import normalize_base_url
 
@@ -58,9 +59,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--api-key", metavar="K", default=os.environ.get("LMCONFORM_API_KEY"),
                         help="sent as the bearer token; also read from LMCONFORM_API_KEY")
     parser.add_argument("--model", metavar="M", help="model to request (default: the first listed by /v1/models)")
-    parser.add_argument("--max-tokens", type=int, metavar="N",
+    parser.add_argument("--max-tokens", type=bounded(int, 1), metavar="N",
                         help="output cap of each chat completion the openai agent requests (default: none)")
-    parser.add_argument("--temperature", type=float, metavar="T",
+    parser.add_argument("--temperature", type=bounded(float, 0, 2), metavar="T",
                         help="temperature of each chat completion the openai agent requests (0: repeatable)")
     parser.add_argument("--agent", choices=AGENTS, default="openai",
                         help="openai: the endpoint answers; echo: an answer that says what the session gave the "
@@ -71,7 +72,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--fault", action="append", default=[], metavar="NAME",
                         help=f"reproduce this defect (repeatable): {', '.join(FAULTS)}")
     parser.add_argument("--list-faults", action="store_true", help="print the fault catalogue, one line each, and exit")
-    parser.add_argument("--part-delay", type=float, default=0.0, metavar="S",
+    parser.add_argument("--part-delay", type=bounded(float, 0, 60), default=0.0, metavar="S",
                         help="pause S seconds before each part after the first, so a turn can be cancelled "
                              "mid-stream (default 0)")
     parser.set_defaults(handler=_run)
@@ -86,12 +87,6 @@ def _run(args: argparse.Namespace) -> int:
     try:
         faults = parse_faults(args.fault)
         endpoint = normalize_base_url(args.endpoint) if args.endpoint else None
-        if not args.part_delay >= 0:
-            raise ValueError(f"--part-delay must be 0 or more seconds, not {args.part_delay}")
-        if args.max_tokens is not None and args.max_tokens < 1:
-            raise ValueError(f"--max-tokens must be 1 or more, not {args.max_tokens}")
-        if args.temperature is not None and not 0 <= args.temperature <= 2:
-            raise ValueError(f"--temperature must be from 0 to 2, not {args.temperature}")
     except ValueError as error:
         print(f"{PROG}: {error}", file=sys.stderr)
         return USAGE_ERROR

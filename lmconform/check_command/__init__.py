@@ -13,6 +13,7 @@ import argparse
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -20,6 +21,7 @@ from lmconform.apis import APIS
 from lmconform.check_command.findings import findings_text
 from lmconform.check_command.progress import Progress, case_of
 from lmconform.check_command.survey import Refused, missing_apis, offer_sentence, survey
+from lmconform.command_line import LONGEST_WAIT_S, number_within
 from lmconform.exit_status import USAGE_ERROR
 from lmconform.target import DEFAULT_READ_TIMEOUT_S, Target, normalize_base_url
 from lmconform.wire.redact import redact_text
@@ -45,7 +47,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--checks", action="append", default=[], metavar="GLOB",
                         help="only checks whose id matches (repeatable): --checks 'chat.stream.*'")
     parser.add_argument("--strict", action="store_true", help="a broken SHOULD fails the run too")
-    parser.add_argument("--repeat", type=int, default=1, metavar="K",
+    parser.add_argument("--repeat", default="1", metavar="K",
                         help="send each case K times; a check passes only if it held every time (real models)")
     parser.add_argument("--agents", metavar="claude-code,codex,opencode|all",
                         help="also run these coding agents against the server on a small task, through lmconform's "
@@ -58,7 +60,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                              "what the proxy changes (the proxy gate's short form)")
     parser.add_argument("--reference-fault", action="append", default=[], metavar="NAME",
                         help="without URL: the embedded reference server reproduces this defect (`lmconform faults`)")
-    parser.add_argument("--read-timeout", type=float, default=None, metavar="SECONDS",
+    parser.add_argument("--read-timeout", metavar="SECONDS",
                         help="longest wait for the server's next bytes before a case is an ERROR (default "
                              f"{DEFAULT_READ_TIMEOUT_S:g}; a slow model on a CPU may need more)")
     parser.add_argument("--out", default=DEFAULT_OUT, metavar="DIR",
@@ -136,25 +138,24 @@ def _suite_options(args: argparse.Namespace, api_key: str | None, say, offered: 
     if args.agents is not None and (not named or named != ["all"] and not set(named) <= set(AGENTS)):
         raise Refused(f"--agents takes agents among {', '.join(AGENTS)} (comma-separated) or all, not "
                       f"{args.agents!r}", USAGE_ERROR)
-    if args.repeat < 1:
-        raise Refused(f"--repeat takes a positive number, not {args.repeat}", USAGE_ERROR)
+    repeat = _number("--repeat", args.repeat, int, 1)
+    read_timeout = None if args.read_timeout is None else \
+        _number("--read-timeout", args.read_timeout, float, 0, LONGEST_WAIT_S, above=True)
     if args.expect and not Path(args.expect).is_file():
         raise Refused(f"--expect {args.expect}: no such file", USAGE_ERROR)
-    if args.read_timeout is not None and not args.read_timeout > 0:
-        raise Refused(f"--read-timeout takes a number of seconds above 0, not {args.read_timeout}", USAGE_ERROR)
-    options = [*(word for glob in args.checks for word in ("--checks", glob)), "--repeat", str(args.repeat)]
+    options = [*(word for glob in args.checks for word in ("--checks", glob)), "--repeat", str(repeat)]
     options += ["--expect", args.expect] if args.expect else []
     options += ["--agents", args.agents] if args.agents else []
     options += ["--strict"] if args.strict else []
     options += ["--api-key", api_key] if api_key else []
-    options += ["--read-timeout", str(args.read_timeout)] if args.read_timeout else []
+    options += ["--read-timeout", str(read_timeout)] if read_timeout else []
     if args.url is None:
         return options + _embedded(args, say)
     if args.reference_fault:
         raise Refused("--reference-fault is a defect of the embedded reference server: drop it, or drop URL "
                       "(a running `lmconform serve` serves its faults under URL/faults/NAME)", USAGE_ERROR)
     base_url = _url(args.url, "URL")
-    timeout = {"read_timeout": args.read_timeout} if args.read_timeout else {}
+    timeout = {"read_timeout": read_timeout} if read_timeout else {}
     found = survey(Target(base_url, api_key=api_key, model=args.model, **timeout))
     missing = missing_apis(Target(base_url, api_key=api_key, model=found.model, **timeout))
     offered.update(api for api in APIS if api not in missing)
@@ -167,6 +168,15 @@ def _suite_options(args: argparse.Namespace, api_key: str | None, say, offered: 
             f"{survey(Target(upstream)).sentence}")
         options += ["--upstream", upstream]
     return options
+
+
+def _number(option: str, text: str, kind: type[int] | type[float], low: float, high: float = sys.maxsize,
+            above: bool = False) -> Any:
+    """The option's number; checked here rather than by argparse, whose usage error is several lines."""
+    try:
+        return number_within(text, kind, low, high, above)
+    except ValueError as error:
+        raise Refused(f"{option} {error}", USAGE_ERROR) from None
 
 
 def _embedded(args: argparse.Namespace, say) -> list[str]:
