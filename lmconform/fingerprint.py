@@ -81,6 +81,9 @@ def identify(probes: Probes) -> dict:
     models = probes.get("/v1/models")
     if not probes.reachable:
         return _result("unknown", [f"nothing answers: {models.error}"])
+    if models.error_kind == "timeout":
+        # Each further probe would wait as long: a server silent to the cheapest one made the command take a minute.
+        return _result("unknown", [f"GET /v1/models: {models.error}"])
     if REFERENCE_MODEL in probes.model_ids:
         return _result("reference", [f"GET /v1/models lists {REFERENCE_MODEL}"])
     for rule in (_lmstudio, _litellm, _ollama, _vllm, _llama_cpp, _llama_cpp_by_chat):
@@ -88,7 +91,9 @@ def identify(probes: Probes) -> dict:
         if result is not None:
             return result
     headers = [f"{name}: {models.headers[name]}" for name in ("server", "x-powered-by") if name in models.headers]
-    return _result("unknown", [f"GET /v1/models: {models.status}", *headers])
+    # An answer that is not HTTP (a protocol error, a timeout) has no status: what went wrong is the evidence.
+    answered = models.status if models.status is not None else models.error
+    return _result("unknown", [f"GET /v1/models: {answered}", *headers])
 
 
 def _exact(version: str | None) -> str | None:

@@ -179,3 +179,47 @@ def test_a_wait_a_socket_cannot_take_is_a_usage_error(capsys, seconds):
         command("http://127.0.0.1:9", "--read-timeout", seconds)
     assert exited.value.code == 2
     assert f"argument --read-timeout: takes a number above 0 and at most 86400, not '{seconds}'" in capsys.readouterr().err
+
+
+def test_an_answer_that_is_not_http_is_unknown_with_what_went_wrong():
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+
+        def answer_garbage() -> None:  # to every probe, until the listener closes
+            while True:
+                try:
+                    connection, _ = listener.accept()
+                except OSError:
+                    return
+                with connection:
+                    connection.recv(65536)
+                    connection.sendall(b"\x00\x01 not http\r\n\r\n")
+
+        threading.Thread(target=answer_garbage, daemon=True).start()
+        result = fingerprint(Target(f"http://127.0.0.1:{listener.getsockname()[1]}"))
+    assert result["kind"] == "unknown"
+    assert result["evidence"][0].startswith("GET /v1/models: ") and "illegal status line" in result["evidence"][0]
+
+
+def test_a_server_that_says_nothing_is_asked_once():
+    """Each probe would wait the read timeout again: against a silent server the command took a minute."""
+    held: list[socket.socket] = []
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(16)
+
+        def hold_every_connection() -> None:  # accepted, read from never, answered never
+            while True:
+                try:
+                    held.append(listener.accept()[0])
+                except OSError:
+                    return
+
+        threading.Thread(target=hold_every_connection, daemon=True).start()
+        result = fingerprint(Target(f"http://127.0.0.1:{listener.getsockname()[1]}", read_timeout=0.5))
+    for connection in held:
+        connection.close()
+    assert result == {"kind": "unknown", "version_bracket": None, "engine": None,
+                      "evidence": ["GET /v1/models: no bytes for 0.5 s (read timeout) after nothing"]}
+    assert len(held) == 1
