@@ -77,6 +77,18 @@ def test_an_unreachable_target_prints_one_line_and_exits_3():
     assert "cannot connect to http://127.0.0.1:" in output and "Is the server running?" in output
 
 
+def test_a_target_that_accepts_and_never_answers_exits_3_at_once():
+    """Every case waited the read timeout and ended in ERROR, one after the other: hours at the default timeout."""
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(64)  # the kernel accepts the connections; nothing ever reads or answers them
+        finished = run_suite("--endpoint", f"http://127.0.0.1:{listener.getsockname()[1]}", "--read-timeout", "1")
+    assert finished.returncode == 3
+    output = finished.stdout + finished.stderr
+    assert "Traceback" not in output and "passed" not in output and "failed" not in output
+    assert "accepted the connection but did not answer GET /v1/models (no bytes for 1 s (read timeout)" in output
+
+
 def test_a_stalled_stream_ends_its_case_with_error_not_a_hang(server, tmp_path):
     results = tmp_path / "results.json"
     finished = run_suite("--endpoint", f"{server.base_url}/faults/stall", "--timeout", "1", "-k", "void-weather-tool",

@@ -52,6 +52,10 @@ def discover(target: Target) -> Target:
     exchange = send(target, "GET", "/v1/models")
     if exchange.error_kind == "unreachable":
         raise TargetUnreachable(exchange.error)
+    if exchange.error_kind == "timeout":
+        # Every case would wait as long and end in ERROR: hours at the default read timeout.
+        raise TargetUnreachable(f"{target.base_url} accepted the connection but did not answer GET /v1/models "
+                                f"({exchange.error}), and would not answer a case either")
     if target.model:
         return target
     data = exchange.json.get("data") if isinstance(exchange.json, dict) else None
