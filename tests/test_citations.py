@@ -171,3 +171,9 @@ def test_every_commands_description_is_whole_sentences():
     cut = [(name, text[-40:]) for name, text in descriptions(build_parser(), "lmconform")
            if text and not text.rstrip().endswith((".", ")"))]
     assert not cut, cut
+
+
+def test_the_readme_stays_short():
+    """The README says what lmconform is, how to run it and where the guides are; the guides live in docs/."""
+    size = len((ROOT / "README.md").read_bytes())
+    assert size <= 8_000, f"README.md is {size} bytes: move detail into a guide in docs/"
