@@ -91,7 +91,7 @@ def identify(probes: Probes) -> dict:
         if result is not None:
             return result
     headers = [f"{name}: {models.headers[name]}" for name in ("server", "x-powered-by") if name in models.headers]
-    # An answer that is not HTTP (a protocol error, a timeout) has no status: what went wrong is the evidence.
+    # An answer that is not HTTP (a protocol error) has no status: what went wrong is the evidence.
     answered = models.status if models.status is not None else models.error
     return _result("unknown", [f"GET /v1/models: {answered}", *headers])
 
