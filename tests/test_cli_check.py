@@ -7,6 +7,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import socket
 import subprocess
 import sys
 import threading
@@ -148,9 +149,13 @@ REFUSAL = b'{"error": {"message": "Invalid API key"}}'
      "answers GET /v1/models with no list of models (HTTP 404 application/json"),
     ((500, b"Internal Server Error", "text/plain"), ["{url}"], 3, "with no list of models (HTTP 500 text/plain"),
     ((200, b"ok", "text/plain"), ["{url}"], 3, "this is not an OpenAI-compatible API's address"),
+    ("silent", ["{url}", "--read-timeout", "0.5"], 3,
+     "did not answer GET /v1/models (no bytes for 0.5 s (read timeout) after nothing): check the address, or raise "
+     "--read-timeout"),
+    (b"\x00\x01 not http\r\n\r\n", ["{url}"], 3, "did not answer GET /v1/models with HTTP (RemoteProtocolError: "),
 ])
 def test_bad_input_is_one_line_saying_what_to_do(server, tmp_path, capsys, answer, args, status, message):
-    with (answering(*answer) if isinstance(answer, tuple) else _nothing()) as url:
+    with _serving(answer) as url:
         url = server.base_url if answer == "reference" else url
         args = [arg.format(url=url, closed=f"http://127.0.0.1:{closed_port()}") for arg in args]
         assert main(["check", *args, "--out", str(tmp_path)]) == status
@@ -159,9 +164,44 @@ def test_bad_input_is_one_line_saying_what_to_do(server, tmp_path, capsys, answe
     assert "sk-wrong-key-1234" not in said.err + said.out
 
 
+def _serving(answer):
+    if isinstance(answer, tuple):
+        return answering(*answer)
+    if isinstance(answer, bytes) or answer == "silent":
+        return _raw(answer if isinstance(answer, bytes) else None)
+    return _nothing()
+
+
 @contextmanager
 def _nothing() -> Iterator[str]:
     yield ""
+
+
+@contextmanager
+def _raw(reply: bytes | None) -> Iterator[str]:
+    """A listener that sends `reply` (bytes that need not be HTTP) to each request, or holds every connection
+    unanswered (None)."""
+    held = []
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(16)
+
+        def serve() -> None:
+            while True:
+                try:
+                    connection, _ = listener.accept()
+                except OSError:
+                    return
+                held.append(connection)
+                if reply is not None:
+                    connection.recv(65536)
+                    connection.sendall(reply)
+                    connection.close()
+
+        threading.Thread(target=serve, daemon=True).start()
+        yield f"http://127.0.0.1:{listener.getsockname()[1]}"
+    for connection in held:
+        connection.close()
 
 
 def test_the_progress_line_counts_cases_and_findings_on_a_terminal_only():

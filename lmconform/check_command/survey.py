@@ -82,9 +82,12 @@ def survey(target: Target) -> Survey:
     if listed.error_kind == "unreachable":
         raise Refused(f"nothing answers at {where}: start the server (LM Studio: Developer tab, Start Server) or "
                       "give the address it listens on", UNREACHABLE)
-    if listed.error_kind is not None:
+    if listed.error_kind == "timeout":
         raise Refused(f"{where} did not answer GET /v1/models ({listed.error}): check the address, or raise "
                       "--read-timeout", UNREACHABLE)
+    if listed.error_kind is not None:  # no waiting longer mends an answer that is not HTTP
+        raise Refused(f"{where} did not answer GET /v1/models with HTTP ({listed.error}): check the address, "
+                      "and that it is an HTTP server's", UNREACHABLE)
     if listed.status in REFUSED_KEY:
         said = "refused the API key" if target.api_key else "wants an API key"
         raise Refused(f"{where} {said} (HTTP {listed.status} to GET /v1/models): pass the server's key with "
