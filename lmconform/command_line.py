@@ -41,6 +41,8 @@ def bounded(kind: type[int] | type[float], low: float, high: float = sys.maxsize
     return parse
 
 
+# The bounds of a wait in seconds (an answer's next bytes, an agent's run), for number_within and bounded: above 0, at
+# most a day.
+WAIT: tuple[type[float], float, float, bool] = (float, 0, LONGEST_WAIT_S, True)
 PORT = bounded(int, 0, 65535)
-# Seconds to wait for something (an answer's next bytes): above 0, at most a day.
-SECONDS = bounded(float, 0, LONGEST_WAIT_S, above=True)
+SECONDS = bounded(*WAIT)

@@ -12,7 +12,7 @@ from typing import Any, NoReturn
 import pytest
 
 from lmconform.agents import AGENTS
-from lmconform.command_line import LONGEST_WAIT_S, number_within
+from lmconform.command_line import WAIT, number_within
 from lmconform.exit_status import USAGE_ERROR
 from lmconform.fuzz.chains import PROGRAM_COST
 from lmconform.profiles import parse_profile
@@ -201,8 +201,7 @@ def target_from_options(config: pytest.Config) -> Target:
         label=label,
         server_version=config.getoption("server_version"),
         profile=config.getoption("profile") or (None if base_url or command else "reference"),
-        read_timeout=_number(config, "lmconform_read_timeout", "--read-timeout", float, 0, LONGEST_WAIT_S,
-                             above=True),
+        read_timeout=_number(config, "lmconform_read_timeout", "--read-timeout", *WAIT),
         max_body_bytes=_number(config, "max_body_bytes", "--max-body-bytes", int, 1),
         bridge_command=command,
         bridge_profile=config.getoption("bridge_profile"),
@@ -224,7 +223,7 @@ def settings_from_options(config: pytest.Config) -> RunSettings:
         stream_examples=_number(config, "upstream_fuzz", "--upstream-fuzz", int, 0),
         stream_seed=_number(config, "upstream_fuzz_seed", "--upstream-fuzz-seed", int, 0),
         agents=_agents(config),
-        agent_seconds=_number(config, "agent_timeout", "--agent-timeout", float, 0, LONGEST_WAIT_S, above=True),
+        agent_seconds=_number(config, "agent_timeout", "--agent-timeout", *WAIT),
         agent_requests=_number(config, "agent_requests", "--agent-requests", int, 1),
     )
 

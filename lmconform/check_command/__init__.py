@@ -21,7 +21,7 @@ from lmconform.apis import APIS
 from lmconform.check_command.findings import findings_text
 from lmconform.check_command.progress import Progress, case_of
 from lmconform.check_command.survey import Refused, missing_apis, offer_sentence, survey
-from lmconform.command_line import LONGEST_WAIT_S, number_within
+from lmconform.command_line import WAIT, number_within
 from lmconform.exit_status import USAGE_ERROR
 from lmconform.target import DEFAULT_READ_TIMEOUT_S, Target, normalize_base_url
 from lmconform.wire.redact import redact_text
@@ -139,8 +139,7 @@ def _suite_options(args: argparse.Namespace, api_key: str | None, say, offered: 
         raise Refused(f"--agents takes agents among {', '.join(AGENTS)} (comma-separated) or all, not "
                       f"{args.agents!r}", USAGE_ERROR)
     repeat = _number("--repeat", args.repeat, int, 1)
-    read_timeout = None if args.read_timeout is None else \
-        _number("--read-timeout", args.read_timeout, float, 0, LONGEST_WAIT_S, above=True)
+    read_timeout = None if args.read_timeout is None else _number("--read-timeout", args.read_timeout, *WAIT)
     if args.expect and not Path(args.expect).is_file():
         raise Refused(f"--expect {args.expect}: no such file", USAGE_ERROR)
     options = [*(word for glob in args.checks for word in ("--checks", glob)), "--repeat", str(repeat)]

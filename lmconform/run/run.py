@@ -44,7 +44,8 @@ def applies(check: Check, case: Case) -> bool:
 
 
 class TargetUnreachable(Exception):
-    """Nothing answers at the target's address: no verdict can be reached for any case."""
+    """Nothing answers at the target's address, or what accepts the connection never answers: no verdict can be
+    reached for any case."""
 
 
 def discover(target: Target) -> Target:
