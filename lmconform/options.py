@@ -86,6 +86,8 @@ def add_options(parser: pytest.Parser) -> None:
                          "difference shrinks to the framing that causes it (default 0: none)")
     group.addoption("--upstream-fuzz-seed", default="0", metavar="S",
                     help="the seed that draws the --upstream-fuzz answers (default 0)")
+    group.addoption("--cases", action="append", default=[], metavar="GLOB",
+                    help="play only cases whose id (chat/void-weather-tool) or name (void-weather-tool) matches")
     group.addoption("--checks", action="append", default=[], metavar="GLOB", help="run only checks whose id matches")
     group.addoption("--exclude-checks", action="append", default=[], metavar="GLOB", help="skip checks whose id matches")
     group.addoption("--expect", metavar="FILE",

@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 from pytest_metadata.plugin import metadata_key
 
-from lmconform.cases import CaseError
+from lmconform.cases import CaseError, unmatched_case_patterns
 from lmconform.checks.registry import unmatched_patterns
 from lmconform.exit_status import UNREACHABLE, USAGE_ERROR
 from lmconform.files import json_text, write_text_atomically
@@ -62,6 +62,12 @@ def pytest_configure(config: pytest.Config) -> None:
     unknown = list(unmatched_patterns(config.getoption("checks") + config.getoption("exclude_checks")))
     if unknown:
         usage_error(f"no check id matches {', '.join(map(repr, unknown))}; `pytest suites --collect-only -q` lists them")
+    try:  # the cases are read when the suite is collected, or here first when --cases names some
+        unnamed = list(unmatched_case_patterns(config.getoption("cases"))) if config.getoption("cases") else []
+    except CaseError as error:
+        usage_error(f"bad case file: {error}")
+    if unnamed:
+        usage_error(f"no case matches {', '.join(map(repr, unnamed))}; `pytest suites --collect-only -q` lists them")
     target, settings = target_from_options(config), settings_from_options(config)
     expectations = None
     if config.getoption("expect"):
@@ -74,7 +80,8 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[PLAN_KEY] = RunPlan(target, upstream_from_options(config, target, settings),
                                      tuple(config.getoption("checks")), tuple(config.getoption("exclude_checks")),
                                      expectations, faults=tuple(config.getoption("reference_fault")),
-                                     bridge_faults=tuple(config.getoption("bridge_fault")), settings=settings)
+                                     bridge_faults=tuple(config.getoption("bridge_fault")), settings=settings,
+                                     cases=tuple(config.getoption("cases")) or None)
     config.stash[RUN_KEY] = None
     config.stash[EXCHANGES_SENT_KEY] = set()
     config.stash[RECORDS_KEY] = records = VerdictRecords(config)

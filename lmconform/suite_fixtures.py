@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from lmconform.checks.registry import Check
 from lmconform.exit_status import UNREACHABLE
 from lmconform.plugin import (
     EXCHANGE_KEY,
@@ -24,11 +25,15 @@ from lmconform.vocabulary import Outcome
 
 
 @pytest.fixture(scope="session")
-def lmconform_run(pytestconfig: pytest.Config):
-    """The run against the target; the embedded reference server when no --endpoint was given."""
+def lmconform_run(pytestconfig: pytest.Config, request: pytest.FixtureRequest):
+    """The run against the target; the embedded reference server when no --endpoint was given. It loads the SDKs
+    of the client checks left once pytest has selected (`-k`), and of no other."""
     plan = pytestconfig.stash[PLAN_KEY]
+    judged = (getattr(item, "callspec", None) for item in request.session.items)
+    checks = (callspec.params.get("check") for callspec in judged if callspec)
+    clients = {check.surface for check in checks if isinstance(check, Check) and check.kind == "client"}
     try:
-        run = plan.start()
+        run = plan.start(clients)
     except TargetUnreachable as error:
         hint = f"Is the server running? (--endpoint {plan.target.base_url})" if plan.target.base_url else \
             f"Is the command right? (--bridge-command {plan.target.shown_command!r})"

@@ -9,7 +9,8 @@ full budget only tries more of it, and `make test` is the one that must pass bef
   fault breaks and a tenth of the other APIs' cases, the bridge's every case; `make catalogue`, which writes the
   table, plays every case against every fault;
 - a test that runs the whole suite for what the run does (its exit status, its output, its files) keeps the schemas'
-  and the clients' checks, and its generated cases send a tenth of their requests.
+  checks and those it is about, plays a tenth of each API's cases and those it is about, and its generated cases
+  send a tenth of their requests.
 
 Measured with `/usr/bin/time` (user + sys of pytest and every process it starts, on a busy machine, so CPU time
 rather than wall time): see docs/contributing.md, "What make check costs"."""
@@ -19,6 +20,7 @@ import sys
 from collections.abc import Iterable
 from pathlib import Path
 
+from lmconform.apis import APIS
 from lmconform.cases import load_cases
 from lmconform.settings import DEFAULT_FUZZ_EXAMPLES, RunSettings
 
@@ -38,13 +40,21 @@ def cases_played(showing: Iterable[str], apis: Iterable[str]) -> set[str] | None
     `make test` (None); in `make check` those, and a sample of the rest."""
     if not CHECK:
         return None
-    return set(showing) | {case.id for api in apis for case in load_cases(api)[::SAMPLE_EVERY]}
+    return set(showing) | set(sampled(apis))
 
 
-# The checks a run of the whole suite keeps in `make check`: the schemas' and the clients', which judge every case of
-# every HTTP API, a fifth of the (case, check) pairs. Such a test proves what the subprocess does
-# (its exit status, its output, its files), which the other checks would only repeat; `make test` keeps them all.
-SUITE_CHECKS = ("schema.*", "client.*") if CHECK else ()
+def sampled(apis: Iterable[str]) -> tuple[str, ...]:
+    """One case in SAMPLE_EVERY of each of `apis`, by id."""
+    return tuple(case.id for api in apis for case in load_cases(api)[::SAMPLE_EVERY])
+
+
+# A run of the whole suite in a subprocess, in `make check`: it tests what the subprocess does (its exit status, its
+# output, its files), which a sample shows as well as the whole. It keeps the schemas' checks, which judge every case
+# of every API, and plays one case in SAMPLE_EVERY of each API; a test adds the checks it is about (the clients',
+# whose SDKs take two seconds to import) and the cases it needs (those a fault shows on: `shown_by`). `make test`
+# plays every case with every check.
+SUITE_CHECKS = ("schema.*",) if CHECK else ()
+SUITE_CASES = sampled(APIS) if CHECK else ()
 
 
 def suite_checks(*also: str) -> tuple[str, ...]:
@@ -53,9 +63,28 @@ def suite_checks(*also: str) -> tuple[str, ...]:
     return (*SUITE_CHECKS, *also) if CHECK else ()
 
 
-def suite_options(*also: str) -> list[str]:
-    """`pytest suites` options that keep suite_checks(*also)."""
-    return [option for glob in suite_checks(*also) for option in ("--checks", glob)]
+def suite_cases(*also: str) -> tuple[str, ...] | None:
+    """The cases a run of the whole suite plays: every one in `make test` (None); in `make check` SUITE_CASES and
+    those `also` names."""
+    return (*SUITE_CASES, *also) if CHECK else None
+
+
+def case_options(*also: str) -> list[str]:
+    """`pytest suites` options that play suite_cases(*also)."""
+    return [option for case in suite_cases(*also) or () for option in ("--cases", case)]
+
+
+def suite_options(*also: str, cases: Iterable[str] = ()) -> list[str]:
+    """`pytest suites` options that keep suite_checks(*also) and play suite_cases(*cases)."""
+    return [*(option for glob in suite_checks(*also) for option in ("--checks", glob)), *case_options(*cases)]
+
+
+def shown_by(fault: str) -> frozenset[str]:
+    """The cases the findings of a fault of the reference server show on (its row's shown_by in
+    fixtures/catalogue.toml)."""
+    from tools.catalogue import load
+
+    return load().server[fault].shown_by
 
 
 def fuzz_examples() -> int:

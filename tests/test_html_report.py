@@ -70,7 +70,9 @@ def pytest_html_environment(page: Path) -> dict:
 
 @pytest.fixture(scope="module")
 def clean(tmp_path_factory) -> Rendered:
-    return run_report(tmp_path_factory.mktemp("clean"))
+    # In `make check`, with the checks and a case of the surfaces the first screen is tested to name for people.
+    return run_report(tmp_path_factory.mktemp("clean"), *budget.suite_options(
+        "client.*", "messages.*", "native_chat.*", cases=("native_chat/text-stream",)))
 
 
 @pytest.fixture(scope="module")
@@ -81,6 +83,8 @@ def faulty(tmp_path_factory) -> tuple[Rendered, str]:
     summary = directory / "step-summary.md"
     summary.write_text("earlier step\n")
     rendered = run_report(directory, "--reference-fault", "id-name-repeated",
+                          *budget.suite_options("client.*", "chat.stream.*", "generation.*",
+                                                cases=budget.shown_by("id-name-repeated")),
                           env={**os.environ, "GITHUB_STEP_SUMMARY": str(summary)})
     return rendered, summary.read_text()
 
@@ -92,7 +96,8 @@ def rendered(tmp_path_factory) -> Rendered:
     env = {**os.environ, "LMCONFORM_API_KEY": CANARY_KEY, "BUILD_URL": f"https://ci:{CANARY_KEY}@ci.example/job/7/"}
     directory = tmp_path_factory.mktemp("report")
     return run_report(directory, "-v", "--reference-fault", "chunk-id-changes", "--checks", "chat.stream.chunk.*",
-                      "--checks", "client.*", "--metadata", "DEPLOY_TOKEN", CANARY_TOKEN,
+                      "--checks", "client.*", *budget.case_options(*budget.shown_by("chunk-id-changes")),
+                      "--metadata", "DEPLOY_TOKEN", CANARY_TOKEN,
                       "--html", str(directory / "pytest.html"), "--self-contained-html", env=env)
 
 

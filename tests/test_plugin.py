@@ -40,7 +40,7 @@ def test_the_embedded_reference_server_passes_and_the_results_record_is_written(
 def test_a_must_failure_exits_1_with_the_check_id_first_in_the_junit_message(server, tmp_path):
     junit = tmp_path / "junit.xml"
     finished = run_suite("--endpoint", f"{server.base_url}/faults/tool-index-one/v1", "--checks", "chat.stream.*",
-                         "--junitxml", str(junit))
+                         "--junitxml", str(junit), *budget.case_options(*budget.shown_by("tool-index-one")))
     assert finished.returncode == 1
     failures = [f.get("message") for f in ElementTree.parse(junit).iter("failure")]
     assert failures and all(message.startswith("[chat.stream.tool_call.index_zero] ") for message in failures)
@@ -49,15 +49,17 @@ def test_a_must_failure_exits_1_with_the_check_id_first_in_the_junit_message(ser
 
 
 def test_should_findings_fail_only_with_strict(server):
-    endpoint = f"{server.base_url}/faults/chunk-id-changes"
-    relaxed = run_suite("--endpoint", endpoint, "--checks", "chat.stream.chunk.*")
+    options = ("--endpoint", f"{server.base_url}/faults/chunk-id-changes", "--checks", "chat.stream.chunk.*",
+               *budget.case_options(*budget.shown_by("chunk-id-changes")))
+    relaxed = run_suite(*options)
     assert relaxed.returncode == 0 and "NON-STRICT" in relaxed.stdout
-    strict = run_suite("--endpoint", endpoint, "--checks", "chat.stream.chunk.*", "--strict")
+    strict = run_suite(*options, "--strict")
     assert strict.returncode == 1 and "[chat.stream.chunk.id_stable]" in strict.stdout
 
 
 def test_the_corrupted_name_of_a_repeated_name_is_shown_by_both_clients(server):
-    finished = run_suite("--endpoint", f"{server.base_url}/faults/id-name-repeated", "--checks", "client.*", "-rf")
+    finished = run_suite("--endpoint", f"{server.base_url}/faults/id-name-repeated", "--checks", "client.*", "-rf",
+                         *budget.case_options("chat/void-weather-tool"))
     assert finished.returncode == 1
     assert "Void reads 'get_weatherget_weather" in finished.stdout
     assert "the SDK shows 'get_weatherget_weather" in finished.stdout
@@ -65,7 +67,8 @@ def test_the_corrupted_name_of_a_repeated_name_is_shown_by_both_clients(server):
 
 def test_type_null_continuation_breaks_the_openai_sdk(server):
     finished = run_suite("--endpoint", f"{server.base_url}/faults/type-null-continuation",
-                         "--checks", "client.openai_python.*")
+                         "--checks", "client.openai_python.*",
+                         *budget.case_options(*budget.shown_by("type-null-continuation")))
     assert finished.returncode == 1 and "it raises AssertionError" in finished.stdout
 
 
@@ -119,6 +122,7 @@ def test_an_endless_body_is_cut_off_at_the_default_cap_with_a_finding(server, tm
         (["--temperature", "nan"], "--temperature takes a number from 0 to 2, not 'nan'"),
         (["--fuzz-examples", "-1"], "--fuzz-examples takes a whole number of at least 0, not '-1'"),
         (["--checks", "chat.nothing.like_this"], "no check id matches"),
+        (["--cases", "void-weather"], "no case matches 'void-weather'"),
         (["--reference-fault", "no-such-fault"], "unknown fault 'no-such-fault'"),
         (["--agents", "claude,cursor"], "--agents takes agents among claude-code, codex, opencode"),
         (["--agents", "all", "--agent-requests", "0"], "--agent-requests takes a whole number of at least 1, not '0'"),
@@ -147,24 +151,28 @@ def test_the_api_key_never_appears_in_output_or_results(server, tmp_path):
     results = tmp_path / "results.json"
     env = {**__import__("os").environ, "LMCONFORM_API_KEY": CANARY_KEY}
     finished = run_suite("--endpoint", f"{server.base_url}/faults/tool-index-one", "--checks", "chat.stream.*",
-                         "--results-json", str(results), env=env)
+                         "--results-json", str(results), *budget.case_options(*budget.shown_by("tool-index-one")),
+                         env=env)
     assert finished.returncode == 1 and "Bearer [Filtered]" in finished.stdout
     assert CANARY_KEY not in finished.stdout + finished.stderr + results.read_text()
 
 
 def test_the_embedded_server_reproduces_a_fault_on_request(tmp_path):
-    finished = run_suite("--reference-fault", "empty-response", "--checks", "generation.answer.not_empty")
+    finished = run_suite("--reference-fault", "empty-response", "--checks", "generation.answer.not_empty",
+                         *budget.case_options(*budget.shown_by("empty-response")))
     assert finished.returncode == 1 and "[generation.answer.not_empty]" in finished.stdout
 
 
 def test_differential_mode_reports_a_proxy_that_changes_the_generation(server, tmp_path):
     results = tmp_path / "results.json"
     finished = run_suite("--endpoint", f"{server.base_url}/faults/finish-stop-after-tools", "--upstream",
-                         server.base_url, "--checks", "proxy.*", "--results-json", str(results))
+                         server.base_url, "--checks", "proxy.*", "--results-json", str(results),
+                         *budget.case_options(*budget.shown_by("finish-stop-after-tools")))
     assert finished.returncode == 1
     assert '[proxy.diff.generation_preserved]' in finished.stdout
     assert 'Expected: finish: "tool_calls" (upstream)' in finished.stdout
-    quiet = run_suite("--endpoint", server.base_url, "--upstream", server.base_url, "--checks", "proxy.*")
+    quiet = run_suite("--endpoint", server.base_url, "--upstream", server.base_url, "--checks", "proxy.*",
+                      *budget.case_options())
     assert quiet.returncode == 0
 
 
@@ -192,7 +200,7 @@ def test_selected_checks_never_change_what_is_sent(server):
 
     target, settings = Target(base_url=server.base_url, profile="reference"), budget.suite_settings()
     some = sent(run_suite(target, include=["responses.chain.*"], settings=settings))
-    everything = sent(run_suite(target, settings=settings))
+    everything = sent(run_suite(target, settings=settings, cases=tuple(some)))
     assert {"responses/fuzz-chains", "responses/paris-population-chain"} <= set(some)
 
     def without_ids(requests):  # response and call ids are minted anew by each run; what refers to them is the same
@@ -210,6 +218,22 @@ def test_selected_checks_never_change_what_is_sent(server):
         assert without_ids(requests) == without_ids(everything[case_id]), case_id
 
 
+def test_cases_names_a_case_by_id_or_name_and_a_name_is_not_a_prefix():
+    from lmconform.run import RunPlan
+    from lmconform.target import Target
+
+    def played(plan: RunPlan, api: str) -> set[str]:
+        return {case.id for case, _ in plan.pairs(api)}
+
+    target = Target("http://127.0.0.1:9")
+    named = RunPlan(target, cases=("max-tokens-cut", "responses/*"))
+    assert played(named, "chat") == {"chat/max-tokens-cut"}  # not chat/max-tokens-cut-stream
+    assert played(named, "responses") == played(RunPlan(target), "responses") and played(named, "messages") == set()
+    assert played(RunPlan(target, cases=()), "chat") == set()  # naming no case plays none (the gate's narrowed runs)
+    assert played(RunPlan(target, cases=("chat/*",), exclude_cases=("*-stream",)), "chat") == {
+        case.id for case, _ in RunPlan(target).pairs("chat") if not case.id.endswith("-stream")}
+
+
 @pytest.mark.parametrize("fault", [None, "tool-index-one", "chain-ignored"], ids=str)
 def test_the_plugin_and_the_runner_give_the_same_verdicts(server, tmp_path, fault):
     """One run builder: `pytest suites` and lmconform.run.run_suite judge the same pairs the same way."""
@@ -217,8 +241,10 @@ def test_the_plugin_and_the_runner_give_the_same_verdicts(server, tmp_path, faul
     from lmconform.target import Target
 
     endpoint = server.base_url + (f"/faults/{fault}" if fault else "")
+    shown = budget.shown_by(fault) if fault else ()
     results = tmp_path / "results.json"
-    run_suite("--endpoint", endpoint, "--profile", "reference", "--results-json", str(results), *budget.suite_options())
+    run_suite("--endpoint", endpoint, "--profile", "reference", "--results-json", str(results),
+              *budget.suite_options(cases=shown))
 
     def rows(records):
         return sorted((row["case"], row["check"], row["level"], row["outcome"], row["message"].splitlines()[0])
@@ -227,7 +253,8 @@ def test_the_plugin_and_the_runner_give_the_same_verdicts(server, tmp_path, faul
     by_plugin = rows(json.loads(results.read_text())["results"])
     by_runner = rows(verdict.record() for verdict in run_in_process(Target(endpoint, profile="reference"),
                                                                      include=budget.suite_checks(),
-                                                                     settings=budget.suite_settings()).verdicts)
+                                                                     settings=budget.suite_settings(),
+                                                                     cases=budget.suite_cases(*shown)).verdicts)
     assert by_plugin and by_plugin == by_runner
 
 
@@ -251,7 +278,8 @@ def test_several_processes_give_the_record_and_the_page_of_one(tmp_path):
     controlling process writes one results record, with the exchanges behind the findings whichever worker found
     them, and one JUnit file. The page `lmconform report` builds from that record is the serial run's page, byte for
     byte once what differs between any two runs is masked."""
-    fault = ("--reference-fault", "id-name-repeated", *budget.suite_options())
+    fault = ("--reference-fault", "id-name-repeated", *budget.suite_options(
+        "chat.stream.*", cases=("chat/void-weather-tool", *budget.shown_by("id-name-repeated"))))
     serial, parallel = tmp_path / "serial.json", tmp_path / "parallel.json"
     junit = tmp_path / "junit.xml"
     assert run_suite(*fault, "--results-json", str(serial), "--report", str(tmp_path / "serial.html")).returncode == 1

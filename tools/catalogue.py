@@ -204,9 +204,8 @@ def bridge_run(fault: str | None, profile: str, cases: set[str] | None = None) -
     command = embedded_bridge((fault,) if fault else (), profile)
     if fault and BRIDGE_FAULTS[fault].needs_failing_agent:
         command += ("--agent", "openai", "--endpoint", _refused_endpoint(), "--model", "m")
-    others = () if cases is None else tuple(case.id for case in load_cases("vscodelm") if case.id not in cases)
     return run_suite(Target(base_url="", bridge_command=command, bridge_profile=profile, read_timeout=10),
-                     apis=("vscodelm",), exclude_cases=others)
+                     apis=("vscodelm",), cases=None if cases is None else tuple(sorted(cases)))
 
 
 _SERVER: ReferenceServer | None = None

@@ -11,7 +11,9 @@ from lmconform.cases.reader import (
     cases_folder,
     load_case,
     load_cases,
+    unmatched_case_patterns,
 )
 
 __all__ = ["CASES_DIR", "CASE_SCHEMA", "FIRST", "Case", "CaseError", "HttpTurn", "StdioTurn", "Turn", "call_answer",
-           "case_file", "case_files", "case_validator", "cases_folder", "chain_probe", "load_case", "load_cases"]
+           "case_file", "case_files", "case_validator", "cases_folder", "chain_probe", "load_case", "load_cases",
+           "unmatched_case_patterns"]

@@ -9,6 +9,7 @@ a chat turn carries the whole history, built from the earlier request and its an
 
 from __future__ import annotations
 
+import fnmatch
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -145,6 +146,11 @@ class Case:
     pair: str | None = None  # "stream": the request is sent streamed and not, and the two answers compared
     schema_keyword: str | None = None  # the JSON Schema keyword family its response format is graded on
     plays: int = 1  # the answers it is judged on, at the least (--repeat K asks for K): its verdicts are pass^k
+
+    def named_by(self, pattern: str) -> bool:
+        """Whether a glob names this case, by its id (`chat/void-weather-tool`, `chat/*`) or its name alone
+        (`void-weather-tool`, `*-tool`)."""
+        return fnmatch.fnmatchcase(self.id, pattern) or fnmatch.fnmatchcase(self.slug, pattern)
 
     @property
     def streamed(self) -> bool:

@@ -5,6 +5,7 @@ schema."""
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Iterator
 from functools import cache
 from pathlib import Path
 
@@ -145,3 +146,11 @@ def case_file(case_id: str, root: Path = CASES_DIR) -> Path:
 @cache
 def load_cases(api: str, root: Path = CASES_DIR) -> tuple[Case, ...]:
     return tuple(load_case(path) for path in sorted(cases_folder(root, api).glob("*.json")))
+
+
+def unmatched_case_patterns(patterns: Iterable[str]) -> Iterator[str]:
+    """Globs that name no case of any API (Case.named_by): almost always a typo, reported as a usage error."""
+    cases = [case for api in APIS for case in load_cases(api)]
+    for pattern in patterns:
+        if not any(case.named_by(pattern) for case in cases):
+            yield pattern

@@ -4,8 +4,8 @@ known to fail, and, once started, what the target is (its discovered models and 
 
 from __future__ import annotations
 
-import fnmatch
 import sys
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 
@@ -48,7 +48,8 @@ class RunPlan:
     bridge_faults: tuple[str, ...] = ()  # of the embedded reference bridge
     probe: bool = True  # fingerprint the target when the run starts (a few GET requests)
     settings: RunSettings = RunSettings()
-    exclude_cases: tuple[str, ...] = ()  # globs over case ids the run leaves out
+    cases: tuple[str, ...] | None = None  # globs over the cases the run plays (Case.named_by); None: every case
+    exclude_cases: tuple[str, ...] = ()  # globs over the cases it leaves out
     _servers: list = field(default_factory=list, compare=False, repr=False)
 
     @cached_property
@@ -59,17 +60,21 @@ class RunPlan:
         """Every case of `api` with every selected check that judges it, in case then check order; none when the
         target has no address for the API's transport (an HTTP endpoint has no bridge, and a bridge no HTTP API).
         A case a source makes examples of takes part when its source does with the run's settings (a coding agent's
-        when the run runs that agent, --agents); a case `exclude_cases` names does not."""
+        when the run runs that agent, --agents). A case takes part when `cases` names it (when it names any) and
+        `exclude_cases` does not."""
         if not self.target.reaches(APIS[api].transport):
             return []
         cases = [case for case in load_cases(api)
                  if (not case.source or SOURCES[case.source].takes_part(case, self.settings))
-                 and not any(fnmatch.fnmatchcase(case.id, pattern) for pattern in self.exclude_cases)]
+                 and (self.cases is None or any(case.named_by(pattern) for pattern in self.cases))
+                 and not any(case.named_by(pattern) for pattern in self.exclude_cases)]
         return [(case, check) for case in cases for check in judging(self.checks, case)]
 
-    def start(self) -> Run:
+    def start(self, clients: Iterable[str] | None = None) -> Run:
         """The run against the target, found and fingerprinted; raises TargetUnreachable when nothing answers.
-        Facts the plan's target carries in its fingerprint already (how a test server was built) are kept."""
+        Facts the plan's target carries in its fingerprint already (how a test server was built) are kept.
+        `clients`: the surfaces of the client checks the run will judge (pytest's, once `-k` has deselected);
+        None: those of every selected check that judges an API of the plan's."""
         target = self.target
         if target.embedded:
             if any(APIS[api].transport == STDIO for api in self.apis):
@@ -95,7 +100,7 @@ class RunPlan:
         # Once the target has answered: the SDKs take two seconds to import, which a target that is not there
         # would make its user wait for "Is the server running?".
         load_sdks({check.surface for check in self.checks if check.kind == "client"}
-                  & {surface for api in self.apis for surface in APIS[api].clients})
+                  & {surface for api in self.apis for surface in APIS[api].clients} if clients is None else clients)
         freeze_long_lived()
         return Run(target, self.expectations, upstream, checks=self.checks, on_close=self.stop, settings=self.settings)
 
@@ -118,8 +123,9 @@ class RunPlan:
 
 def run_suite(target: Target, apis: tuple[str, ...] = tuple(APIS), include=(), exclude=(),
               expectations: Expectations | None = None, upstream: Target | None = None, probe: bool = True,
-              settings: RunSettings = RunSettings(), exclude_cases: tuple[str, ...] = ()) -> Run:
-    """Every case of `apis` (but those `exclude_cases` names) x every selected check that applies, against a running
-    target."""
+              settings: RunSettings = RunSettings(), cases: tuple[str, ...] | None = None,
+              exclude_cases: tuple[str, ...] = ()) -> Run:
+    """Every case of `apis` (those `cases` names, when it names any; not those `exclude_cases` names) x every selected
+    check that applies, against a running target."""
     return RunPlan(target, upstream, tuple(include), tuple(exclude), expectations, tuple(apis), probe=probe,
-                   settings=settings, exclude_cases=tuple(exclude_cases)).run_all()
+                   settings=settings, cases=cases, exclude_cases=tuple(exclude_cases)).run_all()
