@@ -25,7 +25,8 @@ def test_the_canary_key_is_nowhere_after_a_full_run(tmp_path):
              "--server-version", "1.0", "--snapshot-update", "--upstream", server.base_url,
              "--results-json", str(reports / "results.json"), "--junitxml", str(reports / "junit.xml"),
              "--report", str(reports / "report.html"), "--html", str(reports / "pytest.html"),
-             "--self-contained-html", *budget.suite_options("proxy.*")),
+             "--self-contained-html",
+             *budget.suite_options("proxy.*", "chat.stream.*", cases=budget.shown_by("id-name-repeated"))),
             capture_output=True, text=True, cwd=ROOT, env=env, timeout=600)
     assert finished.returncode == 1, finished.stdout[-2000:]
     written = [path for path in tmp_path.rglob("*") if path.is_file()]

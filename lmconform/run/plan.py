@@ -56,19 +56,22 @@ class RunPlan:
     def checks(self) -> list[Check]:
         return select(self.include, self.exclude, run_requirements(self.target, self.upstream))
 
+    def cases_of(self, api: str) -> list[Case]:
+        """The cases of `api` the run plays. A case a source makes examples of takes part when its source does with
+        the run's settings (a coding agent's when the run runs that agent, --agents). A case takes part when
+        `cases` names it (when it names any) and `exclude_cases` does not."""
+        return [case for case in load_cases(api)
+                if (not case.source or SOURCES[case.source].takes_part(case, self.settings))
+                and (self.cases is None or any(case.named_by(pattern) for pattern in self.cases))
+                and not any(case.named_by(pattern) for pattern in self.exclude_cases)]
+
     def pairs(self, api: str) -> list[tuple[Case, Check]]:
-        """Every case of `api` with every selected check that judges it, in case then check order; none when the
-        target has no address for the API's transport (an HTTP endpoint has no bridge, and a bridge no HTTP API).
-        A case a source makes examples of takes part when its source does with the run's settings (a coding agent's
-        when the run runs that agent, --agents). A case takes part when `cases` names it (when it names any) and
-        `exclude_cases` does not."""
+        """Every case of `api` the run plays with every selected check that judges it, in case then check order;
+        none when the target has no address for the API's transport (an HTTP endpoint has no bridge, and a bridge
+        no HTTP API)."""
         if not self.target.reaches(APIS[api].transport):
             return []
-        cases = [case for case in load_cases(api)
-                 if (not case.source or SOURCES[case.source].takes_part(case, self.settings))
-                 and (self.cases is None or any(case.named_by(pattern) for pattern in self.cases))
-                 and not any(case.named_by(pattern) for pattern in self.exclude_cases)]
-        return [(case, check) for case in cases for check in judging(self.checks, case)]
+        return [(case, check) for case in self.cases_of(api) for check in judging(self.checks, case)]
 
     def start(self, clients: Iterable[str] | None = None) -> Run:
         """The run against the target, found and fingerprinted; raises TargetUnreachable when nothing answers.

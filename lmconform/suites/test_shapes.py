@@ -7,14 +7,18 @@ that folder exists (compares); skipped otherwise.
 import pytest
 
 from lmconform.apis import APIS
-from lmconform.cases import load_cases
+from lmconform.plugin import PLAN_KEY
 from lmconform.snapshots import shape_of
 
-# A source's examples are generated anew each run: they have no shape to keep.
-CASES = [case for api in APIS for case in load_cases(api) if not case.source]
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """Every case the run plays (--cases), but a source's: its examples are generated anew each run, and have no
+    shape to keep."""
+    plan = metafunc.config.stash[PLAN_KEY]
+    cases = [case for api in APIS for case in plan.cases_of(api) if not case.source]
+    metafunc.parametrize("case", cases, ids=[case.id for case in cases])
 
 
-@pytest.mark.parametrize("case", CASES, ids=[case.id for case in CASES])
 def test_shape(case, assert_shape, lmconform_run):
     transport = APIS[case.api].transport
     if not lmconform_run.target.reaches(transport):  # a bridge's cases without one, an endpoint's without one
