@@ -79,12 +79,12 @@ def suite_options(*also: str, cases: Iterable[str] = ()) -> list[str]:
     return [*(option for glob in suite_checks(*also) for option in ("--checks", glob)), *case_options(*cases)]
 
 
-def shown_by(fault: str) -> frozenset[str]:
+def shown_by(fault: str) -> tuple[str, ...]:
     """The cases the findings of a fault of the reference server show on (its row's shown_by in
-    fixtures/catalogue.toml)."""
+    fixtures/catalogue.toml), in order."""
     from tools.catalogue import load
 
-    return load().server[fault].shown_by
+    return tuple(sorted(load().server[fault].shown_by))
 
 
 def fuzz_examples() -> int:

@@ -18,13 +18,14 @@ SCRIPT = ROOT / "action" / "check.sh"
 INPUTS = {"endpoint", "api-key", "model", "upstream", "expect", "checks", "strict"}
 
 
-def step(tmp_path: Path, **inputs: str) -> tuple[subprocess.CompletedProcess, str]:
-    """The script with the action's inputs; returns what it did and what it appended to the step summary."""
+def step(tmp_path: Path, cases: tuple[str, ...] = (), **inputs: str) -> tuple[subprocess.CompletedProcess, str]:
+    """The script with the action's inputs; returns what it did and what it appended to the step summary. In
+    `make check`, the suite plays the sample of cases tests/budget.py picks, with `cases`."""
     summary = tmp_path / "summary.md"
     summary.write_text("earlier step's summary\n")
     # The suite `lmconform check` runs reads PYTEST_ADDOPTS, which carries make check's smaller budget.
     env = {**os.environ, "GITHUB_STEP_SUMMARY": str(summary), "LMCONFORM": str(Path(sys.executable).parent / "lmconform"),
-           "PYTEST_ADDOPTS": " ".join(budget.fuzz_options()),
+           "PYTEST_ADDOPTS": " ".join((*budget.fuzz_options(), *budget.case_options(*cases))),
            **{f"INPUT_{name.upper()}": value for name, value in inputs.items()}}
     done = subprocess.run(["bash", str(SCRIPT)], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
     text = summary.read_text()
@@ -46,7 +47,7 @@ def test_the_action_takes_the_inputs_runs_the_script_and_keeps_the_report():
 
 def test_the_script_writes_the_headline_to_the_step_summary_and_the_report_to_out(server, tmp_path):
     done, summary = step(tmp_path, endpoint=server.base_url, checks="chat.stream.tool_call.index_zero\nclient.void.*",
-                         strict="true", out="report")
+                         strict="true", out="report", cases=("chat/void-weather-tool",))
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     assert summary.startswith("### lmconform: will it work with") and "| Void · Chat completions | ✓ works |" in summary
     assert {path.name for path in (tmp_path / "report").iterdir()} >= {"report.html", "results.json", "junit.xml"}
@@ -54,7 +55,7 @@ def test_the_script_writes_the_headline_to_the_step_summary_and_the_report_to_ou
 
 def test_the_script_fails_by_the_exit_status_and_says_why_in_the_summary(server, tmp_path):
     done, summary = step(tmp_path, endpoint=f"{server.base_url}/faults/tool-index-one",
-                         checks="chat.stream.tool_call.index_zero")
+                         checks="chat.stream.tool_call.index_zero", cases=budget.shown_by("tool-index-one"))
     assert done.returncode == 1 and "| Tool calls | ✗ breaks |" in summary
     done, summary = step(tmp_path, endpoint=f"http://127.0.0.1:{closed_port()}")
     assert done.returncode == 3
@@ -73,7 +74,7 @@ def test_the_script_passes_the_model_the_upstream_the_expected_failures_and_the_
     key = "sk-action-canary-7341"
     monkeypatch.setenv("LMCONFORM_API_KEY", key)  # as action.yml passes its api-key input
     done, summary = step(tmp_path, endpoint=f"{server.base_url}/faults/tool-index-one", model="lmconform-reference",
-                         upstream=server.base_url, expect=str(known),
+                         upstream=server.base_url, expect=str(known), cases=budget.shown_by("tool-index-one"),
                          checks="chat.stream.tool_call.index_zero\nproxy.diff.status_preserved")
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     record = json.loads((tmp_path / "lmconform-report" / "results.json").read_text())

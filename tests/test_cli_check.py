@@ -34,10 +34,11 @@ ROOT = Path(__file__).resolve().parent.parent
 QUICK = ("--checks", "chat.stream.tool_call.index_zero", "--checks", "client.void.tool_call_parsed")  # a few checks, a headline with a client in it
 
 
-def check(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    # The command has no option for the generated requests' number (it is for people who do not write pytest); the
-    # suite it runs reads PYTEST_ADDOPTS, which carries make check's smaller budget.
-    env = {**os.environ, "PYTEST_ADDOPTS": " ".join(budget.fuzz_options())}
+def check(*args: str, cwd: Path, cases: tuple[str, ...] = ()) -> subprocess.CompletedProcess:
+    # The command has no option for the generated requests' number nor for the cases played (it is for people who do
+    # not write pytest); the suite it runs reads PYTEST_ADDOPTS, which carries make check's smaller budget: fewer
+    # generated requests, and the sample of cases with those the test reads.
+    env = {**os.environ, "PYTEST_ADDOPTS": " ".join((*budget.fuzz_options(), *budget.case_options(*cases)))}
     return subprocess.run([sys.executable, "-m", "lmconform.cli", "check", *args], capture_output=True, text=True,
                           cwd=cwd, timeout=600, env=env)
 
@@ -96,7 +97,8 @@ def test_a_proxy_and_its_upstream_are_the_gates_short_form(server, tmp_path):
     # A "proxy" that refuses what its upstream answers (json_object formats), in front of the clean server: what it
     # changes fails the gate.
     changed = check(f"{server.base_url}/faults/json-object-rejected", "--upstream", server.base_url, "--checks",
-                    "proxy.*", "--out", str(tmp_path / "changed"), cwd=tmp_path)
+                    "proxy.*", "--out", str(tmp_path / "changed"), cwd=tmp_path,
+                    cases=budget.shown_by("json-object-rejected"))
     assert changed.returncode == 1, changed.stdout[-2000:] + changed.stderr[-2000:]
     assert "[proxy.diff.status_preserved]" in changed.stdout
 

@@ -32,7 +32,8 @@ def test_known_failures_pass_the_gate_and_are_recorded(server, tmp_path):
     expect, results = tmp_path / "known.toml", tmp_path / "results.json"
     expect.write_text(KNOWN)
     finished = suite("--endpoint", f"{server.base_url}/faults/tool-index-one", "--checks",
-                     "chat.stream.tool_call.index_zero", "--expect", str(expect), "--results-json", str(results))
+                     "chat.stream.tool_call.index_zero", "--expect", str(expect), "--results-json", str(results),
+                     *budget.case_options(*budget.shown_by("tool-index-one")))
     assert finished.returncode == 0, finished.stdout[-1500:]
     assert "xfailed" in finished.stdout
     rows = json.loads(results.read_text())["results"]
@@ -43,7 +44,8 @@ def test_a_new_failure_still_fails_the_gate(server, tmp_path):
     expect = tmp_path / "known.toml"
     expect.write_text(KNOWN)
     finished = suite("--endpoint", f"{server.base_url}/faults/tool-index-one,tool-id-missing", "--checks",
-                     "chat.stream.tool_call.*", "--expect", str(expect))
+                     "chat.stream.tool_call.*", "--expect", str(expect),
+                     *budget.case_options(*budget.shown_by("tool-index-one"), *budget.shown_by("tool-id-missing")))
     assert finished.returncode == 1
     assert "[chat.stream.tool_call.starts_with_id_and_name]" in finished.stdout
 
@@ -52,7 +54,7 @@ def test_a_known_failure_that_passes_fails_the_gate(server, tmp_path):
     expect = tmp_path / "known.toml"
     expect.write_text(KNOWN)
     finished = suite("--endpoint", server.base_url, "--checks", "chat.stream.tool_call.index_zero",
-                     "--expect", str(expect))
+                     "--expect", str(expect), *budget.case_options(*budget.shown_by("tool-index-one")))
     assert finished.returncode == 1 and "UNEXPECTED PASS" in finished.stdout
 
 

@@ -8,6 +8,7 @@ import shlex
 import sys
 import xml.etree.ElementTree as ElementTree
 
+import budget
 import pytest
 from test_plugin import run_suite
 
@@ -17,24 +18,30 @@ from lmconform.report.matrix import build_matrix
 from lmconform.report.records import load_results
 from lmconform.run.plan import EMBEDDED_BRIDGE
 
-# `lmconform bridge`, by its entry point (the console script may not be on this PATH): the openai agent in front of
-# the embedded reference server.
+# `lmconform bridge`, by its entry point (the console script may not be on this PATH): the openai agent.
 LMCONFORM_BRIDGE = shlex.join([sys.executable, "-m", "lmconform.cli", "bridge"])
 ECHO_BRIDGE = shlex.join(EMBEDDED_BRIDGE)
 HISTORY_CHECKS = {"vscodelm.history.commit", "vscodelm.history.discard"}
 
 
-def test_lmconform_bridge_passes_clean_and_every_report_shows_the_surface(tmp_path):
+def test_lmconform_bridge_passes_clean_and_every_report_shows_the_surface(tmp_path, server):
+    # In front of the reference server this process runs: a bridge process, started for each case, would start an
+    # embedded one of its own (tests/test_bridge.py tests that default).
+    bridge = f"{LMCONFORM_BRIDGE} --endpoint {server.base_url}"
     results, junit = tmp_path / "results.json", tmp_path / "junit.xml"
-    finished = run_suite("--bridge-command", LMCONFORM_BRIDGE, "--results-json", str(results),
-                         "--junitxml", str(junit))
+    # In `make check`, the budget's sample of cases with those this test reads.
+    read = ("vscodelm/plain-turn", "vscodelm/history-commit", "vscodelm/history-discard")
+    played = budget.suite_cases(*read)
+    finished = run_suite("--bridge-command", bridge, "--results-json", str(results),
+                         "--junitxml", str(junit), *budget.case_options(*read))
     assert finished.returncode == 0, finished.stdout[-3000:]
     record = json.loads(results.read_text())
-    assert record["target"]["url"] == f"stdio: {LMCONFORM_BRIDGE}"
-    assert record["target"]["bridge"] == {"command": LMCONFORM_BRIDGE, "model": "lmconform-bridge",
+    assert record["target"]["url"] == f"stdio: {bridge}"
+    assert record["target"]["bridge"] == {"command": bridge, "model": "lmconform-bridge",
                                           "profile": "strict"}
     rows = record["results"]
-    assert {row["case"] for row in rows} == {case.id for case in load_cases("vscodelm")}  # the bridge alone
+    assert {row["case"] for row in rows} == {case.id for case in load_cases("vscodelm")  # the bridge alone
+                                             if played is None or case.id in played}
     # The openai agent does not say what history it was given: commit and discard are UNSUPPORTED, all else OK.
     assert {row["check"] for row in rows if row["outcome"] != "OK"} == HISTORY_CHECKS
     assert {row["outcome"] for row in rows if row["check"] in HISTORY_CHECKS} == {"UNSUPPORTED"}
@@ -42,7 +49,7 @@ def test_lmconform_bridge_passes_clean_and_every_report_shows_the_surface(tmp_pa
     assert "test_vscodelm[plain-turn:vscodelm.turn.one_complete]" in names
     matrix = build_matrix(load_results([results]))
     assert "vscodelm" in [surface for surface, _ in matrix.surfaces()]
-    assert f"bridge: {LMCONFORM_BRIDGE}" in finished.stdout
+    assert f"bridge: {bridge}" in finished.stdout
 
 
 def test_a_bridge_fault_fails_its_check_with_the_case_replayable_and_its_transcript_reported(tmp_path):
