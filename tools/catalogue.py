@@ -140,15 +140,15 @@ def cases_judged_by(checks: Iterable[str], apis: Iterable[str] = APIS) -> set[st
 
 
 def server_run(base_url: str, fault: str | None, apis: tuple[str, ...] | None = None,
-               cases: set[str] | None = None) -> Run:
+               cases: set[str] | None = None, settings: RunSettings = RunSettings()) -> Run:
     """The suite against the reference server at `base_url` with `fault` (None: clean), on the cases of `apis` (all
-    by default), or only those of them `cases` names. Generated requests (200 a run) are played against the clean
-    server and the faults only they reach; a fault the written cases and the chain programs find is proven on
-    those, which keeps the catalogue to minutes."""
+    by default), or only those of them `cases` names. Generated requests (200 a run with the default `settings`)
+    are played against the clean server and the faults only they reach; a fault the written cases and the chain
+    programs find is proven on those, which keeps the catalogue to minutes."""
     # A 1 MiB cap proves the body-cap finding as well as the default would, without reading 32 MiB per case.
     target = Target(base_url=base_url + (f"/faults/{fault}" if fault else ""), read_timeout=5, profile="reference",
                     max_body_bytes=1 << 20)
-    plan = RunPlan(target, probe=True)
+    plan = RunPlan(target, probe=True, settings=settings)
     requests_too = fault is None or FAULTS[fault].generated_only
     run = plan.start()
     try:
