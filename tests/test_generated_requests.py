@@ -26,7 +26,7 @@ from lmconform.reference.faults import FAULTS
 from lmconform.run import run_suite
 from lmconform.run.play import play
 from lmconform.schemas import PAYLOAD_SCHEMAS, schema_set
-from lmconform.settings import RunSettings
+from lmconform.settings import DEFAULT_FUZZ_SHRINK, RunSettings
 from lmconform.target import Target
 from lmconform.vocabulary import Level, Outcome
 
@@ -139,11 +139,11 @@ def test_no_written_or_recorded_case_reaches_the_faults_of_generated_requests(se
 
 def test_the_clean_server_gives_no_finding_on_generated_requests(server):
     for api in GENERATING:
-        run = generated_run(server, None, api)
+        run = generated_run(server, None, api, fuzz_examples=budget.fuzz_examples())
         assert {verdict.outcome for verdict in run.verdicts} == {Outcome.OK}
         for mode in requests.MODES:
             played = run.examples(SOURCES[(api, mode)])
-            assert len(played) == 50 and all(example.case.provenance["generated"]["mode"] == mode
+            assert len(played) == budget.fuzz_examples() and all(example.case.provenance["generated"]["mode"] == mode
                                               for example in played)
 
 
@@ -236,7 +236,8 @@ def test_a_saved_finding_loads_as_a_case_and_reproduces_on_the_next_run(server, 
 def test_a_finding_reaches_the_results_record_junit_and_html_with_its_curl(tmp_path):
     results, junit, html = tmp_path / "results.json", tmp_path / "junit.xml", tmp_path / "report.html"
     command = [sys.executable, "-m", "pytest", str(ROOT / "suites"), "-p", "no:cacheprovider", "-q",
-               "--reference-fault", "astral-text-500", "--checks", "http.status.*", "-k", "fuzz-requests-valid",
+               "--reference-fault", "astral-text-500", "--checks", "http.status.*", "--cases", "chat/fuzz-requests-valid",
+               "--fuzz-shrink", str(budget.examples(DEFAULT_FUZZ_SHRINK)),
                "--results-json", str(results), "--junitxml", str(junit), "--report", str(html)]
     finished = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, timeout=600)
     assert finished.returncode == 1, finished.stdout[-2000:]
