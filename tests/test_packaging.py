@@ -4,10 +4,11 @@ runs `lmconform check` from another folder; and a pytest project that has lmconf
 runs exactly as without it.
 
 Nothing is fetched: the build uses this environment's setuptools (--no-isolation), and the fresh environment gets
-the wheel alone (--no-deps --no-index), its dependencies read from this environment's site-packages through a path
-file. One test does it all, since the build and the environment are most of its cost."""
+the wheel alone (--no-deps --no-index), installed by this environment's pip (`pip --python`: a pip of its own would
+take three seconds to install), its dependencies read from this environment's site-packages through a path file. One test does it all, since the build and the environment are most of its cost."""
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -15,6 +16,8 @@ import sysconfig
 import tarfile
 import zipfile
 from pathlib import Path
+
+import budget
 
 from lmconform import __version__
 
@@ -30,8 +33,9 @@ UNRELATED_TEST = ("def test_arithmetic():\n    assert 1 + 1 == 2\n\n\n"
 UNRELATED_CONFTEST = "import pytest\n\n\n@pytest.fixture\ndef judge():\n    return 'the project'\n"
 
 
-def run(*command, cwd: Path, status: int = 0) -> subprocess.CompletedProcess:
-    done = subprocess.run([str(part) for part in command], cwd=cwd, capture_output=True, text=True, timeout=900)
+def run(*command, cwd: Path, status: int = 0, env: dict | None = None) -> subprocess.CompletedProcess:
+    done = subprocess.run([str(part) for part in command], cwd=cwd, capture_output=True, text=True, timeout=900,
+                          env=env)
     assert done.returncode == status, f"{command}: {done.returncode}\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
     return done
 
@@ -49,23 +53,27 @@ def test_the_wheel_and_sdist_pass_twine_and_the_installed_wheel_checks_servers_a
     assert not any(name.startswith(("tools/", "tests/")) for name in in_wheel)
 
     venv = tmp_path / "venv"
-    run(sys.executable, "-m", "venv", venv, cwd=tmp_path)
+    run(sys.executable, "-m", "venv", "--without-pip", venv, cwd=tmp_path)  # this environment's pip installs into it
     python, command = venv / "bin" / "python", venv / "bin" / "lmconform"
     purelib = Path(run(python, "-c", "import sysconfig; print(sysconfig.get_path('purelib'))", cwd=tmp_path)
                    .stdout.strip())
     (purelib / "dependencies.pth").write_text(sysconfig.get_path("purelib") + "\n")
-    run(python, "-m", "pip", "install", "--quiet", "--no-deps", "--no-index", "--no-compile", wheel, cwd=tmp_path)
+    run(sys.executable, "-m", "pip", "--python", python, "install", "--quiet", "--no-deps", "--no-index", "--no-compile",
+        wheel, cwd=tmp_path)
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     where = run(python, "-c", "import lmconform; print(lmconform.__file__)", cwd=elsewhere).stdout
     assert where.startswith(str(purelib)), where
 
-    clean = run(command, "check", *QUICK, "--out", "out", cwd=elsewhere)
+    # The suite `lmconform check` runs reads PYTEST_ADDOPTS: make check's budget, with the case the checks fail on.
+    budgeted = {**os.environ, "PYTEST_ADDOPTS": " ".join((*budget.fuzz_options(),
+                                                           *budget.case_options("chat/void-weather-tool")))}
+    clean = run(command, "check", *QUICK, "--out", "out", cwd=elsewhere, env=budgeted)
     assert "Void · Chat completions" in clean.stdout and "✓ works" in clean.stdout
     assert {path.name for path in (elsewhere / "out").iterdir()} >= {"report.html", "results.json", "junit.xml"}
     assert json.loads((elsewhere / "out" / "results.json").read_text())["lmconform"] == __version__
     faulty = run(command, "check", f"{server.base_url}/faults/tool-index-one", *QUICK, "--out", "faulty",
-                 cwd=elsewhere, status=1)
+                 cwd=elsewhere, status=1, env=budgeted)
     assert re.search(r"\[([^\]]+)\]", faulty.stdout)[1] == "chat.stream.tool_call.index_zero"
 
     project = tmp_path / "unrelated"
