@@ -20,6 +20,15 @@ def run_suite(*args: str, env: dict | None = None) -> subprocess.CompletedProces
                           env=env)
 
 
+def suite_in_this_process(capsys: pytest.CaptureFixture, *args: str, suites: Path = ROOT / "suites") -> tuple[int, str]:
+    """`pytest suites ARGS` in this process, for what ends before a case is played (a usage error, a collection):
+    its exit status and what it wrote. A process of its own would spend a second starting Python and pytest's
+    plugins to say one line; the tests above and below run the suite as users do, in one."""
+    status = pytest.main([str(suites), "-p", "no:cacheprovider", *args])
+    written = capsys.readouterr()
+    return int(status), written.out + written.err
+
+
 def closed_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
@@ -128,11 +137,10 @@ def test_an_endless_body_is_cut_off_at_the_default_cap_with_a_finding(server, tm
         (["--agents", "all", "--agent-requests", "0"], "--agent-requests takes a whole number of at least 1, not '0'"),
     ],
 )
-def test_a_bad_option_is_a_usage_error_with_exit_2(args, complaint):
-    finished = run_suite(*args)
-    assert finished.returncode == 2
-    assert complaint in finished.stdout + finished.stderr
-    assert "Traceback" not in finished.stdout + finished.stderr
+def test_a_bad_option_is_a_usage_error_with_exit_2(capsys, args, complaint):
+    status, output = suite_in_this_process(capsys, *args)
+    assert status == 2
+    assert complaint in output and "Traceback" not in output
 
 
 def test_a_file_that_cannot_be_written_is_one_line_and_exit_2_the_verdicts_kept(tmp_path):
@@ -176,11 +184,12 @@ def test_differential_mode_reports_a_proxy_that_changes_the_generation(server, t
     assert quiet.returncode == 0
 
 
-def test_differential_checks_run_only_with_an_upstream():
-    finished = run_suite("--checks", "proxy.*", "--collect-only")
-    assert finished.returncode == 0 and "proxy.diff" not in finished.stdout
-    with_upstream = run_suite("--checks", "proxy.*", "--collect-only", "--upstream", "http://127.0.0.1:9")
-    assert "proxy.diff.status_preserved" in with_upstream.stdout
+def test_differential_checks_run_only_with_an_upstream(capsys):
+    status, output = suite_in_this_process(capsys, "--checks", "proxy.*", "--collect-only", "-q")
+    assert status == 0 and "proxy.diff" not in output
+    _, with_upstream = suite_in_this_process(capsys, "--checks", "proxy.*", "--collect-only", "-q", "--upstream",
+                                             "http://127.0.0.1:9")
+    assert "proxy.diff.status_preserved" in with_upstream
 
 
 def test_selected_checks_never_change_what_is_sent(server):
@@ -316,7 +325,7 @@ def test_an_unreachable_target_with_several_processes_exits_3_before_any_worker_
     assert "Traceback" not in finished.stdout + finished.stderr
 
 
-def test_the_plugin_wakes_only_for_a_command_line_that_names_the_suites(tmp_path):
+def test_the_plugin_wakes_only_for_a_command_line_that_names_the_suites(tmp_path, capsys):
     from lmconform.pytest_entry import names_the_suites
 
     assert names_the_suites(["suites"]) and names_the_suites([str(ROOT / "suites"), "-q"])
@@ -327,4 +336,4 @@ def test_the_plugin_wakes_only_for_a_command_line_that_names_the_suites(tmp_path
     unrelated = subprocess.run([sys.executable, "-m", "pytest", "--help"], capture_output=True, text=True,
                                cwd=tmp_path, timeout=300)
     assert unrelated.returncode == 0 and "--endpoint" not in unrelated.stdout
-    assert "--endpoint" in run_suite("--help").stdout
+    assert "--endpoint" in suite_in_this_process(capsys, "--help")[1]

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import budget
 import pytest
+from test_plugin import suite_in_this_process
 
 from lmconform.snapshots import shape_of, snapshot_folder
 from lmconform.snapshots.diff import register
@@ -191,14 +192,16 @@ def test_a_changed_shape_fails_with_a_diff_naming_the_case(recorded):
     assert "FAILED suites/test_shapes.py::test_shape[chat/void-weather-tool]" in compared.stdout
 
 
-def test_shapes_are_left_out_unless_asked_for(tmp_path):
+def test_shapes_are_left_out_unless_asked_for(tmp_path, capsys, monkeypatch):
     # Left out, not skipped: a report of the run has no line for them. With nothing else selected, pytest says
-    # that no test ran (exit status 5), and why.
-    plain = run_shapes(tmp_path)
-    assert plain.returncode == 5 and "compared with --server-version V" in plain.stdout
-    unrecorded = run_shapes(tmp_path, "--server-version", "9.9.9")
-    assert unrecorded.returncode == 5 and f"none at {tmp_path / 'reference-9.9.9'}" in unrecorded.stdout
-    assert " passed" not in plain.stdout + unrecorded.stdout and not list(tmp_path.iterdir())
+    # that no test ran (exit status 5), and why. Decided before the run starts: in this process, as nothing is played.
+    monkeypatch.setenv(SNAPSHOT_DIR_ENV, str(tmp_path))
+    shapes = ROOT / "suites" / "test_shapes.py"
+    status, plain = suite_in_this_process(capsys, suites=shapes)
+    assert status == 5 and "compared with --server-version V" in plain
+    status, unrecorded = suite_in_this_process(capsys, "--server-version", "9.9.9", suites=shapes)
+    assert status == 5 and f"none at {tmp_path / 'reference-9.9.9'}" in unrecorded
+    assert " passed" not in plain + unrecorded and not list(tmp_path.iterdir())
 
 
 def test_snapshots_diff_names_exactly_the_cases_a_fault_changed(recorded, capsys):
