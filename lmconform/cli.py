@@ -28,7 +28,7 @@ COMMAND_MODULES: tuple[tuple[tuple[str, ...], str], ...] = (
     (("report", "matrix"), "lmconform.report.commands"),
     (("record",), "lmconform.record.server"),
     (("agents",), "lmconform.record.agents"),
-    (("gate",), "lmconform.gate"),
+    (("gate",), "lmconform.gate.command"),
     (("openapi",), "lmconform.openapi"),
     (("fuzz",), "lmconform.fuzz.listing"),
     (("bridge",), "lmconform.bridge.cli"),

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
+import budget
 import pytest
 from faulty_proxies import routing_app, running_app
 
@@ -32,6 +33,7 @@ from lmconform.gate import (
 )
 from lmconform.reference import ReferenceServer
 from lmconform.reference.faults import FAULTS
+from lmconform.run import run_suite
 from lmconform.run.run import TargetUnreachable
 from lmconform.run.transparency import fuzz_streams, load_expected, stream_differences, stream_table, stream_toml
 from lmconform.target import Target
@@ -205,11 +207,15 @@ def test_the_gate_covers_every_fault_of_its_modules_but_the_two_that_only_test_a
     assert set(FAULTS) - set(GATE_FAULTS) == {"stall", "body-too-large"}
 
 
-# The command line, with the clean reference server standing in for a proxy: it repairs every defect.
+# The command line, with the clean reference server standing in for a proxy: it repairs every defect. In
+# `make check` it plays the sample of cases tests/budget.py picks and those where the faults named here show.
+GATE_CASES = budget.case_options(*(case for fault in ("no-done", "role-missing", "messages-no-message-stop")
+                                   for case in budget.shown_by(fault)))
+
 
 def gate_command(server: ReferenceServer, *options: str) -> list[str]:
     return ["gate", "--proxy", server.base_url, "--upstream", server.base_url, "--model", UPSTREAM_MODEL,
-            "--model-template", "m+{fault}", *options]
+            "--model-template", "m+{fault}", *GATE_CASES, *options]
 
 
 def test_the_gate_command_prints_and_writes_the_rows(server, tmp_path, capsys):
@@ -244,7 +250,7 @@ def test_without_expected_rows_the_gate_fails_on_a_failure_the_proxy_introduced(
     is the upstream's, and what it introduces is its own doing, so that fails the gate."""
     with running_app(routing_app(server.base_url, "m"), "routing") as proxy:
         options = ["gate", "--proxy", proxy, "--upstream", server.base_url, "--model", "m", "--model-template",
-                   "m+{fault}", "--fault"]
+                   "m+{fault}", *GATE_CASES, "--fault"]
         assert main([*options, "role-missing"]) == 0
         assert main([*options, "no-done"]) == 1
     err = capsys.readouterr().err
@@ -289,6 +295,7 @@ def test_the_gate_command_sends_an_apis_cases_through_its_own_clean_route(server
 
 @pytest.mark.parametrize("options, status, message", [
     (["--fault", "no-such-fault"], 2, "no fault is called no-such-fault"),
+    (["--cases", "void-weather"], 2, "no case matches 'void-weather'"),
     (["--clean-model", "anthropic=m"], 2, "--clean-model takes API=NAME"),
     (["--model-template", "fixed-name"], 2, "--model-template must contain {fault}"),
     (["--proxy", "localhost:4000"], 2, "--proxy must be an http(s) URL"),
@@ -298,6 +305,25 @@ def test_the_gate_command_refuses_bad_options_and_an_unreachable_proxy(server, c
     assert main(gate_command(server, *options)) == status
     err = capsys.readouterr().err
     assert message in err and "sk-canary-gate" not in err
+
+
+def test_cases_narrows_every_run_of_the_gate_to_the_cases_it_names(server):
+    played = []
+
+    def recorded(target, apis, **options):
+        played.append(options["cases"])
+        return run_suite(target, apis, **options)
+
+    targets = GateTargets(server.base_url, server.base_url, "m", "m+{fault}")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr("lmconform.gate.run_suite", recorded)
+        (row,) = run_gate(["role-missing"], targets, cases=("text-stream", "responses/*"))
+        assert row.repaired == {"chat.stream.role.assistant_first"}
+        assert set(played) == {("chat/text-stream",)}  # the fault's API's case of the two globs, in all four runs
+        played.clear()
+        run_gate(["role-missing"], targets, cases=("chat/text-*",),
+                 cases_of=lambda fault: frozenset({"chat/text-stream", "chat/non-stream-text"}))
+        assert set(played) == {("chat/text-stream",)}  # where the fault shows, of those the globs name
 
 
 def test_a_row_sorts_each_check_by_where_it_fails():

@@ -155,6 +155,7 @@ def test_the_gate_without_expected_rows_fails_on_any_legal_stream_the_proxy_chan
 @pytest.mark.parametrize("options, message", [
     (["--stream-fuzz", "0"], "--stream-fuzz takes a positive number"),
     (["--stream-fuzz", "4", "--fault", "no-done"], "--fault and --stream-fuzz are two gates"),
+    (["--stream-fuzz", "4", "--cases", "chat/*"], "--cases and --stream-fuzz are two gates"),
     (["--stream-fuzz", "4", "--expect", "{other}"], "holds the rows of 200 answers drawn with seed 0: run with"),
     (["--stream-fuzz", "4", "--expect", "{faults}"], "no [stream_fuzz] section"),
     (["--stream-fuzz", "4", "--expect", "{typo}"], "no stream feature is called crlff"),

@@ -9,18 +9,13 @@ the clean upstream too is about the upstream's own dialect (LM Studio's bare-str
 fault: it is in no row.
 
 The expected rows are data, compared exactly: a `[[fault]]` table per fault with its four lists of checks and the
-reason (fixtures/gates/litellm.toml is LiteLLM's). From the command line, against a proxy routing a model name per
-fault to `lmconform serve`'s `/faults/NAME/v1` (docs/ci-gate.md), the exit status is 0 when the rows are as expected,
-1 when they differ (without expected rows: when the proxy introduced a failure), 2 for a usage or file error, 3 when a
-target is unreachable.
+reason (fixtures/gates/litellm.toml is LiteLLM's). `lmconform gate` (command.py) runs it from the command line.
 
 Each fault is shown by the cases of its API: chat completions, Responses, Anthropic Messages. A proxy that
 translates one API into another reaches the upstream's own door only through a provider of its own (LiteLLM
 answers `/v1/messages` from the upstream's chat completions through `openai/`, and forwards it to the upstream's
 `/v1/messages` through `anthropic/`, whose `api_base` is `/faults/NAME` without `/v1`): the Messages faults'
 routes take that provider, and `--clean-model messages=NAME` names the clean upstream's route through it.
-`--write-expect PATH` writes the rows found in the same format, keeping the reasons (and `varies`) of the
-`--expect` rows.
 
 With `--stream-fuzz N` the gate sends N generated answers of the clean server instead, each in a legal but unusual
 wire form, through the proxy (the `--model` route) and straight to the server, and sorts what differs by the
@@ -29,9 +24,7 @@ smallest form that causes it (lmconform.run.transparency); the expected rows are
 
 from __future__ import annotations
 
-import argparse
 import json
-import sys
 import tomllib
 from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -39,28 +32,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from lmconform.apis import APIS
+from lmconform.cases import load_cases
 from lmconform.checks.registry import REGISTRY
-from lmconform.exit_status import UNREACHABLE, USAGE_ERROR
 from lmconform.expectations import ExpectationError
-from lmconform.files import write_text_atomically
 from lmconform.reference.faults import FAULTS
 from lmconform.reference.faults.registry import HTTP as HTTP_FAULTS
-from lmconform.run import Run, TargetUnreachable, discover, run_suite
-from lmconform.run.transparency import (
-    StreamFuzz,
-    findings_text,
-    fuzz_streams,
-    load_expected,
-    serves_forms,
-    stream_differences,
-    stream_table,
-    stream_toml,
-    toml_strings,
-)
+from lmconform.run import Run, run_suite
+from lmconform.run.transparency import toml_strings
 from lmconform.settings import RunSettings
-from lmconform.target import Target, normalize_base_url
+from lmconform.target import Target
 from lmconform.vocabulary import Outcome
-from lmconform.wire.redact import redact_text
 
 # The API whose cases show a fault: its own, and for an http fault (framing, status) those of the APIs whose entries
 # say their cases show the HTTP framing's faults.
@@ -150,9 +131,10 @@ class GateTargets:
 
 def run_gate(faults: Iterable[str], targets: GateTargets, workers: int = 4,
              cases_of: Callable[[str], frozenset[str]] | None = None,
-             proxied_where_it_fails: bool = False) -> list[GateRow]:
-    """A row per fault, each from four runs of the cases of its API: the upstream with the fault and clean, each
-    straight and through the proxy. The runs wait on the proxy, so `workers` of them overlap.
+             proxied_where_it_fails: bool = False, cases: tuple[str, ...] | None = None) -> list[GateRow]:
+    """A row per fault, each from four runs of the cases of its API (those the globs `cases` name, when given): the
+    upstream with the fault and clean, each straight and through the proxy. The runs wait on the proxy, so `workers`
+    of them overlap.
 
     `cases_of(fault)`, where the caller knows it (lmconform's own tests, from the fault catalogue), names the cases
     where the fault shows: its runs play only those, and every other case counts as it did in the clean runs, which
@@ -161,10 +143,13 @@ def run_gate(faults: Iterable[str], targets: GateTargets, workers: int = 4,
     lmconform's own tests, which compare the rows with a file, make it."""
     faults = list(faults)
     apis_of = {fault: CASES_FOR_FAULT_API[FAULTS[fault].api] for fault in faults}
+    named = None if cases is None else frozenset(case.id for api in APIS for case in load_cases(api)
+                                                 if any(case.named_by(pattern) for pattern in cases))
     with ThreadPoolExecutor(workers) as pool:
         def played(target: Target, apis: tuple[str, ...], only: frozenset[str] | None = None) -> Future[Run]:
-            cases = None if only is None else tuple(sorted(only))
-            return pool.submit(lambda: run_suite(target, apis, settings=NO_GENERATED, cases=cases))
+            chosen = only if named is None else named if only is None else only & named
+            ids = None if chosen is None else tuple(sorted(case for case in chosen if case.split("/")[0] in apis))
+            return pool.submit(lambda: run_suite(target, apis, settings=NO_GENERATED, cases=ids))
 
         clean = {apis: played(targets.proxied(None, apis), apis) for apis in set(apis_of.values())}
         upstream_clean = {apis: played(targets.straight(None), apis) for apis in set(apis_of.values())}
@@ -226,12 +211,12 @@ def gate_differences(found: list[GateRow], expected: Iterable[GateRow]) -> list[
             if got != expected_checks:
                 extra, missing = sorted(got - expected_checks), sorted(expected_checks - got)
                 lines.append(f"{row.fault}: {kind.replace('_', ' ')}"
-                             + (f" also {_with_what_was_seen(extra, row)}" if extra else "")
+                             + (f" also {with_what_was_seen(extra, row)}" if extra else "")
                              + (f"; not {', '.join(missing)}" if missing else ""))
     return lines
 
 
-def _with_what_was_seen(checks: Iterable[str], row: GateRow) -> str:
+def with_what_was_seen(checks: Iterable[str], row: GateRow) -> str:
     return ", ".join(f"{check} ({row.seen[check][:300]})" if check in row.seen else check for check in checks)
 
 
@@ -258,140 +243,3 @@ def gate_toml(rows: Iterable[GateRow], reasons: Mapping[str, str] | None = None,
                                  *([f"varies = {toml_strings(racing)}"] if racing else []),
                                  f"reason = {json.dumps(reason, ensure_ascii=False)}"]))
     return "\n\n".join(blocks) + "\n"
-
-
-def introduced_failures(rows: list[GateRow]) -> list[str]:
-    """Without expected rows, every check the proxy fails only through itself is a difference: what it repairs or
-    passes through is the upstream's defect, what it introduces is its own."""
-    return [f"{row.fault}: introduced {_with_what_was_seen(sorted(row.introduced), row)}" for row in rows if row.introduced]
-
-
-def changed_streams(result: StreamFuzz) -> list[str]:
-    """Without expected rows, every legal stream the proxy changed is a difference: a line per form's features."""
-    return [f"{row.api} with {', '.join(f'`{feature}`' for feature in row.features) or 'no unusual form'}: "
-            f"{', '.join(row.findings)}" for row in result.rows]
-
-
-def register(subparsers) -> argparse.ArgumentParser:
-    """Add `gate` to an argparse subparsers object; the handler is in the parser's defaults as `handler`."""
-    parser = subparsers.add_parser(
-        "gate", help="what a proxy does with each defect of its upstream: repaired, passed through, introduced",
-        description="Run the suite against the reference server with each fault, straight and through a proxy "
-                    "that routes a model name per fault to the server's /faults/NAME/v1, and sort each failing "
-                    "check.")
-    parser.add_argument("--proxy", required=True, metavar="URL", help="the proxy's base URL")
-    parser.add_argument("--api-key", metavar="KEY", help="the proxy's API key")
-    parser.add_argument("--upstream", required=True, metavar="URL",
-                        help="the reference server the proxy forwards to (`lmconform serve`)")
-    parser.add_argument("--model", required=True, metavar="NAME",
-                        help="the model name the proxy routes to the clean reference server")
-    parser.add_argument("--model-template", metavar="TEMPLATE",
-                        help="the model name the proxy routes to a fault, with {fault} for its name (required but "
-                             "with --stream-fuzz)")
-    parser.add_argument("--clean-model", action="append", default=[], metavar="API=NAME",
-                        help="the model name the proxy routes to the clean reference server for API's cases, where "
-                             "it reaches the upstream through another provider than --model's (repeatable): "
-                             "messages=NAME for LiteLLM's anthropic/ provider")
-    parser.add_argument("--fault", action="append", metavar="NAME",
-                        help="only this fault (repeatable); default: every fault but stall and body-too-large")
-    parser.add_argument("--stream-fuzz", type=int, metavar="N",
-                        help="instead of the faults: N generated answers of the clean server, each in a legal but "
-                             "unusual wire form, through the proxy and straight to the server; a difference shrinks "
-                             "to the smallest form that causes it")
-    parser.add_argument("--stream-seed", type=int, default=0, metavar="S",
-                        help="the seed that draws the --stream-fuzz answers (default 0)")
-    parser.add_argument("--write-expect", type=Path, metavar="PATH",
-                        help="also write what was found as a gate file's [[fault]] rows (with --stream-fuzz: its "
-                             "[stream_fuzz] section), to keep as the expected rows once each reason is written; a "
-                             "row --expect holds keeps its reason")
-    parser.add_argument("--expect", type=Path, metavar="GATE.toml", help="the expected rows; a difference exits 1")
-    parser.add_argument("--markdown", type=Path, metavar="PATH", help="also write the rows as a Markdown table")
-    parser.set_defaults(handler=run_gate_command)
-    return parser
-
-
-def _written(path: Path, text: str, stop: Callable[[str], int]) -> bool:
-    try:
-        write_text_atomically(path, text)
-    except OSError as error:
-        stop(f"{path}: cannot write: {error.strerror or error}")
-        return False
-    return True
-
-
-def run_gate_command(args: argparse.Namespace) -> int:
-    def stop(message: str, status: int = USAGE_ERROR) -> int:
-        print(f"lmconform gate: {redact_text(message, [args.api_key] if args.api_key else [])}", file=sys.stderr)
-        return status
-
-    if args.stream_fuzz is not None:
-        if args.stream_fuzz < 1:
-            return stop(f"--stream-fuzz takes a positive number of answers, not {args.stream_fuzz}")
-        if args.fault:
-            return stop("--fault and --stream-fuzz are two gates: run them one at a time")
-    elif not args.model_template or "{fault}" not in args.model_template:
-        return stop("--model-template must contain {fault}")
-    faults = tuple(args.fault or GATE_FAULTS)
-    unknown = [fault for fault in faults if fault not in FAULTS]
-    if unknown:
-        return stop(f"no fault is called {', '.join(unknown)} (see `lmconform faults`)")
-    try:
-        if args.stream_fuzz is not None:
-            expected = load_expected(args.expect) if args.expect else None
-            if args.expect and expected is None:
-                return stop(f"{args.expect}: no [stream_fuzz] section to compare the answers with")
-            if expected is not None and (expected.seed, expected.examples) != (args.stream_seed, args.stream_fuzz):
-                return stop(f"{args.expect} holds the rows of {expected.examples} answers drawn with seed "
-                            f"{expected.seed}: run with --stream-fuzz {expected.examples} --stream-seed {expected.seed}")
-        else:
-            expected = load_gate_file(args.expect) if args.expect else None
-    except ExpectationError as error:
-        return stop(str(error))
-    clean_models = {}
-    for option in args.clean_model:
-        api, _, name = option.partition("=")
-        if api not in APIS or not name:
-            return stop(f"--clean-model takes API=NAME with API one of {', '.join(APIS)}, not {option!r}")
-        clean_models[api] = name
-    urls = {}
-    for option, url in (("--proxy", args.proxy), ("--upstream", args.upstream)):
-        try:
-            urls[option] = normalize_base_url(url)
-        except ValueError:
-            return stop(f"{option} must be an http(s) URL such as http://127.0.0.1:4000, not {url!r}")
-    targets = GateTargets(urls["--proxy"], urls["--upstream"], args.model, args.model_template or "{fault}",
-                          args.api_key, clean_models)
-
-    for name, target in (("the proxy", targets.proxied()), ("the upstream", targets.straight())):
-        try:
-            discover(target)
-        except TargetUnreachable as error:
-            return stop(f"{name} at {target.base_url} cannot be reached: {error}", UNREACHABLE)
-    if args.stream_fuzz is not None:
-        if not serves_forms(targets.straight()):
-            return stop(f"the upstream at {targets.upstream} answers no generated wire form: --stream-fuzz needs "
-                        "lmconform's reference server there (lmconform serve)")
-        result = fuzz_streams(targets.proxied(), targets.straight(), args.stream_fuzz, args.stream_seed)
-        table = stream_table(result)
-        print(table)
-        if result.rows:
-            print("\n" + findings_text(result))
-        differences = stream_differences(result, expected) if expected is not None else changed_streams(result)
-        if args.write_expect and not _written(args.write_expect, stream_toml(result), stop):
-            return USAGE_ERROR
-    else:
-        rows = run_gate(faults, targets)
-        table = gate_table(rows)
-        print(table)
-        differences = (gate_differences(rows, [row for row in expected.rows if row.fault in faults]) if expected
-                       else introduced_failures(rows))
-        kept = expected.rows if expected else ()
-        written = gate_toml(rows, {row.fault: row.reason for row in kept}, {row.fault: row.varies for row in kept})
-        if args.write_expect and not _written(args.write_expect, written, stop):
-            return USAGE_ERROR
-    if args.markdown and not _written(args.markdown, table + "\n", stop):
-        return USAGE_ERROR
-    if differences:
-        against = f"from {args.expect}" if args.expect else "made by the proxy (no --expect: every one is its doing)"
-        return stop("\n".join([f"{len(differences)} differences {against}:", *differences]), 1)
-    return 0
