@@ -58,7 +58,8 @@ def test_each_mode_of_each_api_has_its_seed_case():
 def test_generated_valid_requests_meet_the_request_schema(api):
     schemas, path = schema_set(None), PAYLOAD_SCHEMAS[(api, "request")]
 
-    @settings(max_examples=150, database=None, deadline=None, suppress_health_check=list(HealthCheck))
+    @settings(max_examples=budget.examples(150), database=None, deadline=None,
+              suppress_health_check=list(HealthCheck))
     @given(requests.generated_requests(api).BODIES)
     def valid(body):
         # `model` is the run's to fill in; everything else a valid request needs is generated.

@@ -13,6 +13,7 @@ import json
 import random
 from typing import Any
 
+import budget
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -145,7 +146,7 @@ def _mutated(payload: Any, chance: random.Random) -> Any:
     return payload
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=budget.examples(400), deadline=None, suppress_health_check=list(HealthCheck))
 @given(pick=st.integers(min_value=0), seed=st.integers(0, 2**32), profile=st.sampled_from(list(PROFILE_OVERLAYS)))
 def test_mutations_of_real_answers_are_never_accepted_by_the_fast_check_alone(real_payloads, pick, seed, profile):
     api, kind, payload = real_payloads[pick % len(real_payloads)]
@@ -160,7 +161,7 @@ JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_
                     max_leaves=12)
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=budget.examples(300), deadline=None, suppress_health_check=list(HealthCheck))
 @given(path=st.sampled_from(PAYLOADS), profile=st.sampled_from(list(PROFILE_OVERLAYS)), payload=JSON)
 def test_arbitrary_json_is_never_accepted_by_the_fast_check_alone(path, profile, payload):
     """hypothesis-jsonschema's from_schema would draw valid payloads too, but it does not run on the hypothesis

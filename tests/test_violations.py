@@ -53,6 +53,9 @@ def drawn(api: str, violation) -> st.SearchStrategy[tuple[dict, dict]]:
     return st.composite(made)()
 
 
+BREAKS_ALONE_EXAMPLES = budget.examples(10)
+
+
 @pytest.mark.parametrize("api", request_apis())
 def test_every_constraint_of_every_request_schema_yields_a_violation_that_breaks_it_alone(api):
     unbroken = []
@@ -61,8 +64,8 @@ def test_every_constraint_of_every_request_schema_yields_a_violation_that_breaks
             continue
         found = []
 
-        @settings(max_examples=10, database=None, deadline=None, derandomize=True, phases=(Phase.generate,),
-                  suppress_health_check=list(HealthCheck))
+        @settings(max_examples=BREAKS_ALONE_EXAMPLES, database=None, deadline=None, derandomize=True,
+                  phases=(Phase.generate,), suppress_health_check=list(HealthCheck))
         @given(drawn(api, violation))
         def breaks_it(made):
             valid, body = made
