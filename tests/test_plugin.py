@@ -21,8 +21,8 @@ def run_suite(*args: str, env: dict | None = None) -> subprocess.CompletedProces
 
 
 def suite_in_this_process(capsys: pytest.CaptureFixture, *args: str, suites: Path = ROOT / "suites") -> tuple[int, str]:
-    """`pytest suites ARGS` in this process, for what ends before a case is played (a usage error, a collection):
-    its exit status and what it wrote. A process of its own would spend a second starting Python and pytest's
+    """`pytest suites ARGS` in this process, for what ends before a case is played (a usage error, a collection, a
+    target that does not answer): its exit status and what it wrote. A process of its own would spend a second starting Python and pytest's
     plugins to say one line; the tests above and below run the suite as users do, in one."""
     status = pytest.main([str(suites), "-p", "no:cacheprovider", *args])
     written = capsys.readouterr()
@@ -81,22 +81,21 @@ def test_type_null_continuation_breaks_the_openai_sdk(server):
     assert finished.returncode == 1 and "it raises AssertionError" in finished.stdout
 
 
-def test_an_unreachable_target_prints_one_line_and_exits_3():
-    finished = run_suite("--endpoint", f"http://127.0.0.1:{closed_port()}")
-    assert finished.returncode == 3
-    output = finished.stdout + finished.stderr
+def test_an_unreachable_target_prints_one_line_and_exits_3(capsys):
+    status, output = suite_in_this_process(capsys, "--endpoint", f"http://127.0.0.1:{closed_port()}")
+    assert status == 3
     assert "Traceback" not in output
     assert "cannot connect to http://127.0.0.1:" in output and "Is the server running?" in output
 
 
-def test_a_target_that_accepts_and_never_answers_exits_3_at_once():
+def test_a_target_that_accepts_and_never_answers_exits_3_at_once(capsys):
     """Every case waited the read timeout and ended in ERROR, one after the other: hours at the default timeout."""
     with socket.socket() as listener:
         listener.bind(("127.0.0.1", 0))
         listener.listen(64)  # the kernel accepts the connections; nothing ever reads or answers them
-        finished = run_suite("--endpoint", f"http://127.0.0.1:{listener.getsockname()[1]}", "--read-timeout", "1")
-    assert finished.returncode == 3
-    output = finished.stdout + finished.stderr
+        status, output = suite_in_this_process(capsys, "--endpoint", f"http://127.0.0.1:{listener.getsockname()[1]}",
+                                               "--read-timeout", "1")
+    assert status == 3
     assert "Traceback" not in output and "passed" not in output and "failed" not in output
     assert "accepted the connection but did not answer GET /v1/models (no bytes for 1 s (read timeout)" in output
 
