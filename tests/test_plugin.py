@@ -20,10 +20,12 @@ def run_suite(*args: str, env: dict | None = None) -> subprocess.CompletedProces
                           env=env)
 
 
-def suite_in_this_process(capsys: pytest.CaptureFixture, *args: str, suites: Path = ROOT / "suites") -> tuple[int, str]:
+def suite_in_this_process(capsys: pytest.CaptureFixture, *args: str,
+                          suites: Path = ROOT / "suites") -> tuple[int, str]:
     """`pytest suites ARGS` in this process, for what ends before a case is played (a usage error, a collection, a
-    target that does not answer): its exit status and what it wrote. A process of its own would spend a second starting Python and pytest's
-    plugins to say one line; the tests above and below run the suite as users do, in one."""
+    target that does not answer): its exit status and what it wrote. A process of its own would spend a second
+    starting Python and pytest's plugins to say one line; the tests above and below run the suite as users do, in
+    one."""
     status = pytest.main([str(suites), "-p", "no:cacheprovider", *args])
     written = capsys.readouterr()
     return int(status), written.out + written.err
