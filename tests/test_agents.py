@@ -56,8 +56,12 @@ from lmconform.target import Target
 from lmconform.vocabulary import Outcome
 from tools.agents.matrix import (
     AGENT_CHECKS,
+    RACED,
+    RACES,
+    Row,
     agent_case,
     build,
+    faults_of,
     inputs_digest,
     made_from,
     page_with,
@@ -162,6 +166,15 @@ def test_the_fault_agent_matrix_is_what_docs_agents_publishes(server, node_modul
 def test_every_agent_check_names_the_faults_that_prove_it():
     for check in AGENT_CHECKS:
         assert check.proven_by and all(FAULTS[name].api != "http" for name in check.proven_by), check.id
+
+
+def test_a_race_is_shown_as_one_and_names_an_agent_and_a_fault_it_is_run_against():
+    for agent, fault in RACES:
+        assert fault in faults_of(AGENTS[agent]), (agent, fault)
+    outcomes = tuple((check.id, Outcome.FAILED) for check in AGENT_CHECKS)
+    line = row_line(Row("content-length-long", outcomes, "a race: one way or the other", raced=True))
+    assert line == f"| `content-length-long` | ✗ | {' | '.join([RACED] * (len(AGENT_CHECKS) - 1))} | " \
+                   "a race: one way or the other |"
 
 
 # --- agents that misbehave: stand-ins that do it on purpose --------------------------------------------------------

@@ -60,6 +60,18 @@ WORDS_CHARS = 160
 _VOLATILE = (re.compile(rb'"(created|created_at)":\s*\d+'), re.compile(rb'"request_id":\s*"req_[0-9a-f]+"'))
 # Ids a run varies, in what an agent says: the reference server derives them from the request, which carries the
 # agent's session.
+# Rows that are a race inside the agent, seen both ways on the same inputs: what the agent does depends on which of
+# two of its own threads comes first, so on the machine's load, not on the server. The cells the race decides show
+# RACED and the words say both ways; the cell it leaves alone, whether lmconform's checks accept the answers the agent
+# got, is shown and compared as in any row.
+RACES = {
+    ("claude-code", "content-length-long"):
+        'answered, or showed "API Error: Connection to the API was lost (ECONNRESET)", as its stream parser reads the '
+        "last event before its HTTP client reports the early close or after",
+    ("opencode", "content-length-long"): "ran its tool before its 30 s were up, or did not",
+}
+RACED = "~"
+DECIDED_BY_THE_SERVER = ("agent.request.accepted",)
 _RUN_IDS = re.compile(r"\b(toolu_|call_|msg_|req_|resp_|fc_|chatcmpl-|ses_|prt_)[A-Za-z0-9]+|\b\d{6,}\b")
 
 
@@ -72,6 +84,7 @@ class Row:
     outcomes: tuple[tuple[str, Outcome | None], ...]  # per agent check, its verdict (None: nothing to judge)
     words: str  # what the agent did, in its own words
     unchanged: bool = False  # the defect changes none of the answers the agent gets: the clean row, not run
+    raced: bool = False  # a race inside the agent (RACES): its cells other than DECIDED_BY_THE_SERVER are RACED
 
 
 def agent_case(agent: Agent) -> Case:
@@ -89,7 +102,8 @@ def row_of(agent: Agent, run: AgentRun, target: Target, fault: str | None) -> Ro
         verdicts = [verdict for observed in examples if (verdict := evaluate(check, observed)) is not None]
         outcomes.append((check.id, max((verdict.outcome for verdict in verdicts), key=lambda o: o.severity)
                          if verdicts else None))
-    return Row(fault, tuple(outcomes), words(run))
+    race = RACES.get((agent.name, fault or ""))
+    return Row(fault, tuple(outcomes), f"a race: {race}" if race else words(run), raced=bool(race))
 
 
 def words(run: AgentRun) -> str:
@@ -193,13 +207,15 @@ HEADINGS = {"agent.request.accepted": "accepted", "agent.tool.ran_with_arguments
 CLEAN = "clean"
 
 
-def _cell(outcome: Outcome | None) -> str:
+def _cell(row: Row, check: str, outcome: Outcome | None) -> str:
+    if row.raced and check not in DECIDED_BY_THE_SERVER:
+        return RACED
     return "·" if outcome is None else OUTCOME_STYLES[outcome].symbol
 
 
 def row_line(row: Row) -> str:
     server = CLEAN if row.fault is None else f"`{row.fault}`"
-    cells = " | ".join(_cell(outcome) for _, outcome in row.outcomes)
+    cells = " | ".join(_cell(row, check, outcome) for check, outcome in row.outcomes)
     return f"| {server} | {cells} | {row.words.replace('|', '∣')} |"
 
 
