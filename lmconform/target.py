@@ -52,6 +52,12 @@ class Target:
     bridge_profile: str = "strict"
 
     @property
+    def answer_deadline(self) -> float:
+        """The longest a whole exchange may take: the deadline, but never less than the read timeout, since a user
+        who waits that long for a first byte waits that long for an answer that arrives in one piece."""
+        return max(self.deadline, self.read_timeout)
+
+    @property
     def profile_spec(self) -> Profile:
         """The profile parsed: its family and the version it documents (the plugin refused any other text)."""
         return parse_profile(self.profile)

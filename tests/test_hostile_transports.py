@@ -29,6 +29,7 @@ from lmconform.reference.raw import DRIP_BYTES, LENGTH_LIE, RESET_AFTER_EVENTS
 from lmconform.run import RunPlan
 from lmconform.target import Target
 from lmconform.vocabulary import FINDINGS, Level, Outcome
+from lmconform.wire.http import send
 
 TRANSPORT_FAULTS = [name for name, fault in FAULTS.items() if fault.module == "lmconform.reference.faults.transport"]
 HOSTILE = [*TRANSPORT_FAULTS, "stall", "body-too-large", "invalid-utf8"]
@@ -136,6 +137,26 @@ def test_a_short_length_says_the_body_stops_where_it_said(server, case_id, check
 def test_an_html_error_page_is_named_as_one(server):
     message = finding(server.base_url, "bad-gateway-html", "chat/text-stream", "http.status.success_for_valid_request")
     assert "HTTP 502 with an HTML page (text/html)" in message
+
+
+def test_an_answer_in_one_piece_within_the_read_timeout_is_whole_however_short_the_deadline():
+    """The deadline bounds a stream that never ends; a user who waits `--read-timeout` for a first byte waits as long
+    for a non-streamed answer, which arrives in one piece: a slow model's long answer is not cut as still arriving."""
+    body = b'{"object": "list", "data": []}'
+    with socket.create_server(("127.0.0.1", 0)) as listener:
+        def answer_late() -> None:
+            connection, _ = listener.accept()
+            with connection:
+                connection.recv(65536)
+                time.sleep(0.5)
+                connection.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n"
+                                   b"Connection: close\r\n\r\n%s" % (len(body), body))
+        thread = threading.Thread(target=answer_late)
+        thread.start()
+        target = Target(base_url=f"http://127.0.0.1:{listener.getsockname()[1]}", read_timeout=60, deadline=0.1)
+        exchange = send(target, "GET", "/v1/models")
+        thread.join()
+    assert exchange.error is None and exchange.body == body
 
 
 def test_the_body_check_is_proven_by_the_reset_and_the_lie():

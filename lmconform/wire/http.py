@@ -174,9 +174,9 @@ def send(target: Target, method: str, path: str, body: Any = None, raw_body: str
                 if received >= target.max_body_bytes:
                     exchange.truncated = True
                     break
-                if now > target.deadline:
+                if now > target.answer_deadline:
                     exchange.error_kind = "deadline"
-                    exchange.error = f"the answer was still arriving after {target.deadline:g} s"
+                    exchange.error = f"the answer was still arriving after {target.answer_deadline:g} s"
                     break
     except httpx.ConnectError as error:
         exchange.error_kind, exchange.error = "unreachable", f"cannot connect to {target.base_url}: {error}"

@@ -179,7 +179,8 @@ class StdioTransport:
             started = self.process.clock()
             self.process.wait(done, lambda: started, read_timeout, started + read_timeout)
             return
-        why = self.process.wait(done, exchange.last_progress, read_timeout, exchange.sent_at + self.target.deadline)
+        deadline = exchange.sent_at + self.target.answer_deadline
+        why = self.process.wait(done, exchange.last_progress, read_timeout, deadline)
         if why is None:
             return
         exchange.error_kind = why
@@ -197,7 +198,7 @@ class StdioTransport:
             return (f"the bridge ended its stdout before answering {request}"
                     + (f"; the end of its stderr: {stderr}" if stderr else ""))
         if why == "deadline":
-            return f"{request} was still being answered after {self.target.deadline:g} s"
+            return f"{request} was still being answered after {self.target.answer_deadline:g} s"
         return f"no answer to {request}, and nothing about it, for {read_timeout:g} s (read timeout)"
 
     def _exit_text(self) -> str:
