@@ -153,9 +153,9 @@ def llama_server_other_variant_run():
 # a token, so no CPU code can change their rows) and the two Messages requests for extended thinking (a thinking
 # budget is at least 1,024 tokens and max_tokens must exceed it: each answer is 1,100 tokens of text, 30 s of
 # generation, and every check of theirs reads the form of a long text, which other tokens do not change), and the
-# Messages request without max_tokens (accepted before the model computes a token; what follows is 90 s of writing
-# until the run's read timeout, which says how fast the machine is, not what its CPU code computes). The pinned run
-# judges them.
+# Messages request without max_tokens (accepted before the model computes a token; what follows is 90 s and more of
+# writing until the context is full, and its checks read the answer's form and its stop_reason, which other tokens do
+# not change). The pinned run judges them.
 LEFT_TO_THE_PINNED_RUN = ("chat/schema-keyword-*", "*/agent-*", "messages/thinking-stream",
                           "messages/recorded-anthropic-python-messages-5", "messages/max-tokens-missing")
 
