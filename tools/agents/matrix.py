@@ -58,8 +58,6 @@ READ_TIMEOUT_S = 5.0
 WORDS_CHARS = 160
 # What differs between two answers to the same request on the clean server: the time, and an error's random id.
 _VOLATILE = (re.compile(rb'"(created|created_at)":\s*\d+'), re.compile(rb'"request_id":\s*"req_[0-9a-f]+"'))
-# Ids a run varies, in what an agent says: the reference server derives them from the request, which carries the
-# agent's session.
 # Rows that are a race inside the agent, seen both ways on the same inputs: what the agent does depends on which of
 # two of its own threads comes first, so on the machine's load, not on the server. The cells the race decides show
 # RACED and the words say both ways; the cell it leaves alone, whether lmconform's checks accept the answers the agent
@@ -72,6 +70,8 @@ RACES = {
 }
 RACED = "~"
 DECIDED_BY_THE_SERVER = ("agent.request.accepted",)
+# Ids a run varies, in what an agent says: the reference server derives them from the request, which carries the
+# agent's session.
 _RUN_IDS = re.compile(r"\b(toolu_|call_|msg_|req_|resp_|fc_|chatcmpl-|ses_|prt_)[A-Za-z0-9]+|\b\d{6,}\b")
 
 
