@@ -9,6 +9,8 @@ full budget only tries more of it, and `make test` is the one that must pass bef
   generated requests is shrunk with a tenth of the requests. In `make test` the server's catalogue plays every case
   of the API a fault breaks and a tenth of the other APIs' cases, the bridge's every case; `make catalogue`, which
   writes the table, plays every case against every fault;
+- the stream fuzz plays half its generated answers through each proxy (12), which still find and shrink each
+  proxy's defect;
 - a test that runs the whole suite for what the run does (its exit status, its output, its files) keeps the schemas'
   checks and those it is about, plays a tenth of each API's cases and those it is about, and its generated cases
   send a tenth of their requests.
