@@ -549,6 +549,7 @@ def test_fault(client: httpx.Client, fault: str) -> None:
 def test_the_store_stays_bounded_past_its_capacity() -> None:
     """More responses than the cap: memory stops growing once the store is full, within the documented per-entry
     bound, and the evicted ids answer previous_response_not_found."""
+    import gc
     import tracemalloc
 
     from lmconform.reference.store import ENTRY_SIZE
@@ -558,12 +559,16 @@ def test_the_store_stays_bounded_past_its_capacity() -> None:
         def create(count: int) -> list[str]:
             return [http.post("/v1/responses", json={"input": f"{prompt} {n}"}).json()["id"] for n in range(count)]
 
+        def live() -> int:  # what is held, not cyclic garbage the collector has not reached yet
+            gc.collect()
+            return tracemalloc.get_traced_memory()[0]
+
         tracemalloc.start()
         try:
             first = create(capacity)  # the store is now full
-            full = tracemalloc.get_traced_memory()[0]
+            full = live()
             create(10 * capacity)  # ten times over: every new entry evicts an old one
-            after = tracemalloc.get_traced_memory()[0]
+            after = live()
         finally:
             tracemalloc.stop()
         # Growth after the store is full is noise, not entries: far below even one documented entry budget.
