@@ -1,6 +1,5 @@
-"""Fixtures the project's own tests share, and how a test process collects its garbage."""
+"""Fixtures the project's own tests share."""
 
-import gc
 import os
 from collections.abc import Iterator
 
@@ -16,17 +15,6 @@ from lmconform.reference import ReferenceServer
 settings.register_profile("gate", derandomize=True, database=None)
 settings.register_profile("explore")
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "gate"))
-
-
-def pytest_collection_finish(session: pytest.Session) -> None:
-    """What a test process holds once its tests are collected (pytest, the SDKs' models, the test modules) lives as
-    long as the process: it is set outside the collector's sight, and the youngest generation is collected ten times
-    less often than Python's default. Each of make check's workers spent 3 to 4 CPU-seconds in the collector, a
-    tenth of its work, most of it traversing those objects again; lmconform's runs do the same for their process
-    (lmconform.wire.collector)."""
-    gc.collect()
-    gc.freeze()
-    gc.set_threshold(10 * gc.get_threshold()[0], *gc.get_threshold()[1:])
 
 
 @pytest.fixture(scope="module")
