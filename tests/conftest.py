@@ -1,9 +1,14 @@
 """Fixtures the project's own tests share."""
 
 import os
+import shutil
+import tempfile
 from collections.abc import Iterator
+from pathlib import Path
 
+import budget
 import httpx
+import processes
 import pytest
 from hypothesis import settings
 
@@ -15,6 +20,17 @@ from lmconform.reference import ReferenceServer
 settings.register_profile("gate", derandomize=True, database=None)
 settings.register_profile("explore")
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "gate"))
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """In `make check`, the session's fork server (tests/processes.py), started by its first process: the workers
+    it starts inherit the address."""
+    if budget.CHECK and processes.FORK_SERVER not in os.environ:
+        directory = Path(tempfile.mkdtemp(prefix="lmconform-tests-"))
+        server = processes.ForkServer(directory)
+        os.environ[processes.FORK_SERVER] = server.address
+        config.add_cleanup(lambda: shutil.rmtree(directory, ignore_errors=True))
+        config.add_cleanup(server.stop)
 
 
 @pytest.fixture(scope="module")

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import budget
 import httpx
+import processes
 import pytest
 from bridge_pipe import closed_port
 from faulty_proxies import running_app
@@ -39,8 +40,7 @@ def check(*args: str, cwd: Path, cases: tuple[str, ...] = ()) -> subprocess.Comp
     # not write pytest); the suite it runs reads PYTEST_ADDOPTS, which carries make check's smaller budget: fewer
     # generated requests, and the sample of cases with those the test reads.
     env = {**os.environ, "PYTEST_ADDOPTS": " ".join((*budget.fuzz_options(), *budget.case_options(*cases)))}
-    return subprocess.run([sys.executable, "-m", "lmconform.cli", "check", *args], capture_output=True, text=True,
-                          cwd=cwd, timeout=600, env=env)
+    return processes.run([sys.executable, "-m", "lmconform.cli", "check", *args], cwd=cwd, timeout=600, env=env)
 
 
 def test_the_embedded_server_gets_the_headline_and_three_files_with_no_progress_line_in_a_pipe(tmp_path):

@@ -6,6 +6,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import budget
+import processes
 import pytest
 
 from lmconform.expectations import ExpectationError, load_expectations
@@ -25,7 +26,7 @@ seen = "reference server fault tool-index-one"
 
 
 def suite(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(budget.suite_command("-q", *args), capture_output=True, text=True, cwd=ROOT, timeout=300)
+    return processes.run(budget.suite_command("-q", *args), cwd=ROOT, timeout=300)
 
 
 def test_known_failures_pass_the_gate_and_are_recorded(server, tmp_path):

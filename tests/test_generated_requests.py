@@ -13,6 +13,7 @@ import xml.etree.ElementTree as ElementTree
 from pathlib import Path
 
 import budget
+import processes
 import pytest
 from hypothesis import HealthCheck, given, settings
 
@@ -240,7 +241,7 @@ def test_a_finding_reaches_the_results_record_junit_and_html_with_its_curl(tmp_p
                "--reference-fault", "astral-text-500", "--checks", "http.status.*", "--cases", "chat/fuzz-requests-valid",
                "--fuzz-shrink", str(budget.examples(DEFAULT_FUZZ_SHRINK)),
                "--results-json", str(results), "--junitxml", str(junit), "--report", str(html)]
-    finished = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, timeout=600)
+    finished = processes.run(command, cwd=ROOT, timeout=600)
     assert finished.returncode == 1, finished.stdout[-2000:]
     (row,) = [row for row in json.loads(results.read_text())["results"] if row["outcome"] == "FAILED"]
     assert row["case"] == "chat/fuzz-requests-valid" and "curl -sS -N -X POST" in row["curl"]

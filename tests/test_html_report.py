@@ -17,6 +17,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import budget
+import processes
 import pytest
 
 from lmconform.run.exchanges import EXCHANGE_BODY_CAP, exchange_text
@@ -56,7 +57,7 @@ class Rendered:
 def run_report(directory: Path, *args: str, env: dict | None = None) -> Rendered:
     report, results = directory / "report.html", directory / "results.json"
     command = budget.suite_command(*args, "--results-json", str(results), "--report", str(report))
-    finished = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, timeout=600, env=env)
+    finished = processes.run(command, cwd=ROOT, timeout=600, env=env)
     assert finished.returncode in (0, 1), finished.stdout[-3000:] + finished.stderr[-3000:]
     return Rendered(report, report.read_text(encoding="utf-8"), finished.stdout + finished.stderr,
                     json.loads(results.read_text()))
@@ -250,7 +251,7 @@ def test_lmconform_report_builds_the_runs_very_page_from_its_record(faulty, tmp_
     built = tmp_path / "again.html"
     command = [sys.executable, "-m", "lmconform.cli", "report", str(rendered.path.with_name("results.json")),
                "-o", str(built)]
-    finished = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, timeout=120)
+    finished = processes.run(command, cwd=ROOT, timeout=120)
     assert finished.returncode == 0, finished.stderr
     assert built.read_text(encoding="utf-8") == rendered.text
     assert rendered.record["exchanges"] and set(rendered.record["exchanges"]) <= {row["case"] for row in
@@ -260,8 +261,8 @@ def test_lmconform_report_builds_the_runs_very_page_from_its_record(faulty, tmp_
 def test_a_record_that_cannot_be_read_is_one_line_and_exit_status_2(tmp_path):
     (tmp_path / "broken.json").write_text('{"target": {"url": "x", "label": "x"}, "results": [], "exchanges": [1]}')
     for record, complaint in (("missing.json", "no such file"), ("broken.json", "'exchanges' is not an object")):
-        finished = subprocess.run([sys.executable, "-m", "lmconform.cli", "report", str(tmp_path / record), "-o",
-                                   str(tmp_path / "page.html")], capture_output=True, text=True, timeout=120)
+        finished = processes.run([sys.executable, "-m", "lmconform.cli", "report", str(tmp_path / record), "-o",
+                                  str(tmp_path / "page.html")], timeout=120)
         assert finished.returncode == 2 and complaint in finished.stderr, finished.stderr
         assert len(finished.stderr.splitlines()) == 1 and not (tmp_path / "page.html").exists()
 

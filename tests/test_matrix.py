@@ -3,12 +3,12 @@
 import argparse
 import json
 import re
-import subprocess
 from html.parser import HTMLParser
 from itertools import takewhile
 from pathlib import Path
 
 import budget
+import processes
 import pytest
 
 from lmconform.report.commands import register
@@ -304,7 +304,7 @@ def test_an_output_that_cannot_be_written_exits_2_with_one_line(two_runs, tmp_pa
 def run_suite(results: Path, *args: str) -> None:
     command = budget.suite_command("-q", "--checks", "chat.stream.*", "--results-json", str(results),
                                    *budget.case_options(*budget.shown_by("tool-index-one")), *args)
-    finished = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, timeout=300)
+    finished = processes.run(command, cwd=ROOT, timeout=300)
     assert finished.returncode in (0, 1) and results.exists(), finished.stdout[-2000:] + finished.stderr[-2000:]
 
 

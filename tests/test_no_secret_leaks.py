@@ -2,10 +2,10 @@
 lmconform's HTML report, pytest-html's page, the shape snapshots, nor anywhere under fixtures/."""
 
 import os
-import subprocess
 from pathlib import Path
 
 import budget
+import processes
 
 from lmconform.reference import ReferenceServer
 
@@ -19,7 +19,7 @@ def test_the_canary_key_is_nowhere_after_a_full_run(tmp_path):
     env = {**os.environ, "LMCONFORM_API_KEY": CANARY, "LMCONFORM_SNAPSHOT_DIR": str(tmp_path / "snapshots")}
     with ReferenceServer() as server:
         # A fault makes findings, so evidence and curls are written too; the key travels on every request.
-        finished = subprocess.run(
+        finished = processes.run(
             budget.suite_command("-q",
              "--endpoint", f"{server.base_url}/faults/id-name-repeated", "--target-name", "canary",
              "--server-version", "1.0", "--snapshot-update", "--upstream", server.base_url,
@@ -27,7 +27,7 @@ def test_the_canary_key_is_nowhere_after_a_full_run(tmp_path):
              "--report", str(reports / "report.html"), "--html", str(reports / "pytest.html"),
              "--self-contained-html",
              *budget.suite_options("proxy.*", "chat.stream.*", cases=budget.shown_by("id-name-repeated"))),
-            capture_output=True, text=True, cwd=ROOT, env=env, timeout=600)
+            cwd=ROOT, env=env, timeout=600)
     assert finished.returncode == 1, finished.stdout[-2000:]
     written = [path for path in tmp_path.rglob("*") if path.is_file()]
     assert {"results.json", "junit.xml", "report.html", "pytest.html"} <= {path.name for path in written}

@@ -9,6 +9,7 @@ import xml.etree.ElementTree as ElementTree
 from pathlib import Path
 
 import budget
+import processes
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -16,8 +17,7 @@ CANARY_KEY = "sk-canary-4f1d2e9b7c"
 
 
 def run_suite(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run(budget.suite_command("-q", *args), capture_output=True, text=True, cwd=ROOT, timeout=300,
-                          env=env)
+    return processes.run(budget.suite_command("-q", *args), cwd=ROOT, timeout=300, env=env)
 
 
 def suite_in_this_process(capsys: pytest.CaptureFixture, *args: str,
@@ -296,8 +296,8 @@ def test_several_processes_give_the_record_and_the_page_of_one(tmp_path):
     finished = run_suite(*fault, "-n", "2", "--results-json", str(parallel), "--junitxml", str(junit))
     assert finished.returncode == 1, finished.stdout[-2000:]
     assert "verdicts:" in finished.stdout
-    built = subprocess.run([sys.executable, "-m", "lmconform.cli", "report", str(parallel), "-o",
-                            str(tmp_path / "parallel.html")], capture_output=True, text=True, timeout=300)
+    built = processes.run([sys.executable, "-m", "lmconform.cli", "report", str(parallel), "-o",
+                           str(tmp_path / "parallel.html")], timeout=300)
     assert built.returncode == 0, built.stderr
 
     def rows(path):

@@ -13,6 +13,7 @@ import time
 from typing import Any
 
 import httpx
+import processes
 import pytest
 from fault_effects import FaultEffects, faults_of_kind
 
@@ -502,7 +503,7 @@ SERVE = [sys.executable, "-m", "lmconform.cli", "serve"]
     (["--port", "0", "--stream-pause", "-1"], "argument --stream-pause: takes a number from 0 to 60, not '-1'"),
 ])
 def test_a_bad_serve_option_is_one_line_and_exit_status_2(options, complaint):
-    done = subprocess.run([*SERVE, *options], capture_output=True, text=True, timeout=120)
+    done = processes.run([*SERVE, *options], timeout=120)
     assert done.returncode == 2 and done.stderr.splitlines()[-1] == f"lmconform serve: error: {complaint}"
     assert "Traceback" not in done.stderr
 
@@ -512,7 +513,7 @@ def test_serve_on_an_address_in_use_is_one_line_and_exit_status_1():
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         port = taken.getsockname()[1]
-        done = subprocess.run([*SERVE, "--port", str(port)], capture_output=True, text=True, timeout=120)
+        done = processes.run([*SERVE, "--port", str(port)], timeout=120)
     assert done.returncode == 1
     assert done.stderr.splitlines()[-1] == f"lmconform serve: cannot listen on 127.0.0.1:{port}: Address already in use"
 

@@ -4,20 +4,21 @@ the schema keyword, Expected/Actual, the offending event and the curl that repla
 import html
 import json
 import re
-import subprocess
 import sys
 from pathlib import Path
+
+import processes
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_a_schema_finding_shows_pointer_keyword_expected_actual_event_and_curl(tmp_path):
     results, report = tmp_path / "results.json", tmp_path / "report.html"
-    finished = subprocess.run(
+    finished = processes.run(
         [sys.executable, "-m", "pytest", str(ROOT / "suites"), "-p", "no:cacheprovider", "-q",
          "--reference-fault", "event-item-id-missing", "--checks", "schema.responses.*", "-k", "text-stream",
          "--results-json", str(results), "--report", str(report)],
-        capture_output=True, text=True, cwd=ROOT, timeout=300, check=False)
+        cwd=ROOT, timeout=300)
     assert finished.returncode == 1, finished.stdout[-2000:]
     [row] = [row for row in json.loads(results.read_text())["results"]
              if row["check"] == "schema.responses.event.must" and row["case"] == "responses/text-stream"]

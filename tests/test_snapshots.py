@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import budget
+import processes
 import pytest
 from test_plugin import suite_in_this_process
 
@@ -138,7 +139,7 @@ def run_shapes(snapshots: Path, *args: str) -> subprocess.CompletedProcess:
     command = [sys.executable, "-m", "pytest", str(ROOT / "suites" / "test_shapes.py"), "-p", "no:cacheprovider",
                "-q", "-rfs", *budget.case_options(*READ), *args]
     env = {**os.environ, SNAPSHOT_DIR_ENV: str(snapshots), "LMCONFORM_API_KEY": CANARY_KEY}
-    return subprocess.run(command, capture_output=True, text=True, cwd=ROOT, timeout=300, env=env)
+    return processes.run(command, cwd=ROOT, timeout=300, env=env)
 
 
 def files(folder: Path) -> dict[str, bytes]:

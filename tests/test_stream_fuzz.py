@@ -9,11 +9,11 @@ whose HTTP/1.1 reader hands over each chunk the server wrote on its own, whateve
 
 from __future__ import annotations
 
-import subprocess
 import sys
 from dataclasses import replace
 
 import budget
+import processes
 import pytest
 from faulty_proxies import running_proxy
 
@@ -185,12 +185,12 @@ def test_the_suites_send_generated_answers_through_the_proxy_with_upstream_fuzz(
         command = [sys.executable, "-m", "pytest", "--pyargs", "lmconform.suites", "-p", "no:cacheprovider", "-q",
                    "-k", "fuzz-streams and chat", "--endpoint", proxy, "--upstream", upstream.base_url,
                    "--upstream-fuzz", "6", "--checks", "sse.framing.data_is_json", "--checks", "client.void.*"]
-        done = subprocess.run(command, capture_output=True, text=True, timeout=600)
+        done = processes.run(command, timeout=600)
     assert done.returncode == 1, done.stdout[-3000:]
     assert "[sse.framing.data_is_json]" in done.stdout and "comment lines in and between events" in done.stdout
     assert "Replay:" in done.stdout and "lmconform-stream=" in done.stdout
-    without = subprocess.run([sys.executable, "-m", "pytest", "--pyargs", "lmconform.suites", "-p", "no:cacheprovider",
-                              "-q", "--upstream-fuzz", "3"], capture_output=True, text=True, timeout=600)
+    without = processes.run([sys.executable, "-m", "pytest", "--pyargs", "lmconform.suites", "-p", "no:cacheprovider",
+                             "-q", "--upstream-fuzz", "3"], timeout=600)
     assert without.returncode == 2 and "--upstream-fuzz sends answers through the target" in without.stderr + without.stdout
 
 
