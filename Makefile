@@ -86,11 +86,14 @@ CHECK_WORKERS ?= $(shell n=$$(nproc 2>/dev/null || echo 2); echo $$((2 * n)))
 
 # A contributor's loop, without root: lint, types where they pay (the layers pyproject.toml lists), and every test that
 # needs no real server, no root and no browser, those that judge many generated inputs with the smaller budgets of
-# LMCONFORM_TEST_BUDGET=check (tests/budget.py). `make test` is the whole truth.
+# LMCONFORM_TEST_BUDGET=check (tests/budget.py). Its workers, and the runs of the suite and of lmconform the tests
+# make, are forked from a process that imported pytest, lmconform and the SDKs once (tests/processes.py). `make test`
+# is the whole truth: every process started as users start it.
 check: $(STAMP)
 	$(BIN)/ruff check lmconform tests tools bench
 	$(BIN)/mypy
-	LMCONFORM_TEST_BUDGET=check $(BIN)/python -m pytest tests -p no:cacheprovider -n $(CHECK_WORKERS) --dist loadgroup \
+	LMCONFORM_TEST_BUDGET=check $(BIN)/python -m pytest tests -p no:cacheprovider --dist loadgroup \
+	    --tx '$(CHECK_WORKERS)*popen//python=$(BIN)/python tests/processes.py fork' \
 	    -m "not real_server and not root and not browser and not agents" --durations=10
 
 # The lint of make check too (a second), so that CI refuses what make check would.

@@ -1,17 +1,19 @@
-"""The processes of lmconform the tests run, `python -m pytest ...` (the suite) and `python -m lmconform.cli ...`,
-judged by what users see of them: the exit status, the output, the files.
+"""The Python processes of `make check`: its pytest-xdist workers, and the runs of lmconform its tests make
+(`python -m pytest ...`, the suite, and `python -m lmconform.cli ...`), which they judge by what users see of them:
+the exit status, the output, the files.
 
 `make test` starts each as users do. `make check` (LMCONFORM_TEST_BUDGET=check) forks each from one process of the
 session that has imported pytest, its plugins, lmconform and the SDKs once; the forked process then runs the module
-as `python -m` does (runpy), with the command's arguments, directory, environment and standard streams, and ends as a
-process ends (exit status, atexit, its threads). Starting Python and importing those is most of what a short run of
-the suite costs: 1.4 CPU-seconds a run, 0.7 of them before its first case, 3 more for a run that loads the SDKs; and
-make check runs about seventy.
+or the code as `python -m` or `python -c` does, with the command's arguments, directory, environment and standard
+streams, and ends as a process ends (exit status, atexit, its threads). Starting Python and importing those is most
+of what a short run of the suite costs (1.4 CPU-seconds a run, 0.7 of them before its first case, 3 more for a run
+that loads the SDKs; make check makes about seventy) and 3 of the 4 CPU-seconds a worker takes to collect the tests.
 
 The forking process is started by the session's first process (the xdist controller, or pytest alone) and reached
 through a Unix socket whose path the workers inherit in FORK_SERVER; each request carries the forked process's
-stdout and stderr as file descriptors. The tests that are about the start-up itself (the console script, the entry
-point, an installed wheel) start their process with subprocess.
+stdin, stdout and stderr as file descriptors. The tests that are about the start-up itself (the console script, the
+entry point, an installed wheel) start their process with subprocess, and a command Python would start differently
+(another PYTHONPATH, say) is started so too.
 """
 
 from __future__ import annotations
@@ -52,27 +54,34 @@ def run(command: list[str], *, cwd: str | Path | None = None, env: dict[str, str
     if not address or command[:2] != [sys.executable, "-m"] or command[2] not in FORKED_MODULES \
             or _interpreter_settings(environment) != _interpreter_settings(os.environ):
         return subprocess.run(command, capture_output=True, text=True, cwd=cwd, env=env, timeout=timeout)
-    request = {"module": command[2], "argv": [str(part) for part in command[3:]],
-               "cwd": str(Path(cwd or os.getcwd()).resolve()), "env": environment}
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, \
-            socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as connection:
-        connection.connect(address)
-        body = json.dumps(request).encode()
-        socket.send_fds(connection, [_LENGTH.pack(len(body))], [out.fileno(), err.fileno()])
-        connection.sendall(body)
-        replies = _Lines(connection)
-        pid = int(replies.next())
-        connection.settimeout(timeout)
-        try:
-            status, timed_out = int(replies.next()), False
-        except TimeoutError:
-            os.kill(pid, signal.SIGKILL)
-            connection.settimeout(None)
-            status, timed_out = int(replies.next()), True
+    with open(os.devnull, "rb") as stdin, tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        pid, replies = _fork(address, command[1:], cwd or os.getcwd(), environment, [stdin, out, err])
+        with replies.connection:
+            replies.connection.settimeout(timeout)
+            try:
+                status, timed_out = int(replies.next()), False
+            except TimeoutError:
+                os.kill(pid, signal.SIGKILL)
+                replies.connection.settimeout(None)
+                status, timed_out = int(replies.next()), True
         stdout, stderr = (_text(stream) for stream in (out, err))
     if timed_out:
         raise subprocess.TimeoutExpired(command, timeout, stdout, stderr)
     return subprocess.CompletedProcess(command, status, stdout, stderr)
+
+
+def _fork(address: str, arguments: list[str], cwd: str | Path, environment: Mapping[str, str],
+          streams: list) -> tuple[int, _Lines]:
+    """Asks the server for `python ARGUMENTS` in `cwd` with `environment` and `streams` as its stdin, stdout and
+    stderr: the forked process's pid, and the connection its exit status will come on."""
+    connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    connection.connect(address)
+    body = json.dumps({"argv": [str(part) for part in arguments], "cwd": str(Path(cwd).resolve()),
+                       "env": dict(environment)}).encode()
+    socket.send_fds(connection, [_LENGTH.pack(len(body))], [stream.fileno() for stream in streams])
+    connection.sendall(body)
+    replies = _Lines(connection)
+    return int(replies.next()), replies
 
 
 class _Lines:
@@ -109,13 +118,14 @@ class ForkServer:
     """The fork server of a session: started by the first process, stopped when the session ends (or when that
     process dies, which closes the server's stdin)."""
 
-    def __init__(self, directory: Path) -> None:
+    def __init__(self, directory: Path, preload: bool = True) -> None:
         self.address = str(directory / "fork-server")
         listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         listener.bind(self.address)
         listener.listen(64)
         # The socket exists before a worker starts: a request waits in its backlog until the server has imported.
-        self.process = subprocess.Popen([sys.executable, __file__, str(listener.fileno())], cwd=ROOT,
+        self.process = subprocess.Popen([sys.executable, __file__, str(listener.fileno()), *(["preload"] * preload)],
+                                        cwd=ROOT,
                                         env={**os.environ, FORK_SERVER: self.address}, stdin=subprocess.PIPE,
                                         pass_fds=[listener.fileno()])
         listener.close()
@@ -136,12 +146,15 @@ def _serve(listener: socket.socket) -> tuple[dict, list[int]] | None:
     while True:
         readable, _, _ = select.select([listener, sys.stdin], [], [], 0.02)
         if sys.stdin in readable and not os.read(sys.stdin.fileno(), 1):
-            for pid in waiting:
+            for pid, connection in waiting.items():  # the session is over: what it still waits on is killed
                 os.kill(pid, signal.SIGKILL)
+                _, status = os.waitpid(pid, 0)
+                connection.sendall(f"{os.waitstatus_to_exitcode(status)}\n".encode())
+                connection.close()
             return None
         if listener in readable:
             connection, _ = listener.accept()
-            head, fds, _, _ = socket.recv_fds(connection, _LENGTH.size, 2)
+            head, fds, _, _ = socket.recv_fds(connection, _LENGTH.size, 3)
             (length,) = _LENGTH.unpack(head)
             body = b""
             while len(body) < length:
@@ -188,6 +201,16 @@ def _preload() -> None:
             pytest.main(["--help", "--noconftest", "-p", "no:cacheprovider"], plugins=[Preload()])
         finally:
             sys.stdout = saved
+    # Each run would compile the fast paths of the schemas it validates with (lmconform.schemas.fast), a tenth of its
+    # CPU-seconds: compiled here once, for the profile of the reference server, the runs' usual target, at the levels
+    # runs judge (all) and it refuses a request at (MUST and SHOULD).
+    from lmconform.reference.refusal import PROFILE, REFUSED_LEVELS
+    from lmconform.schemas import BASE_URI, schema_set
+    from lmconform.vocabulary import Level
+
+    for uri in schema_set(PROFILE).documents:
+        for levels in (tuple(Level), REFUSED_LEVELS):
+            schema_set(PROFILE).valid(uri.removeprefix(BASE_URI), None, levels)
     # What was imported lives as long as each forked process: out of its collector's sight, as in lmconform's runs
     # (lmconform.wire.collector), and its pages left shared with the server.
     gc.collect()
@@ -195,24 +218,56 @@ def _preload() -> None:
 
 
 def _become(request: dict, fds: list[int]) -> None:
-    """The forked process made the process `python -m MODULE ARGV` would be, then that module run."""
+    """The forked process made the process `python ARGV` would be (`-m MODULE ...` or `[-u] -c CODE ...`), then
+    that module or code run."""
     import runpy
 
-    devnull = os.open(os.devnull, os.O_RDONLY)
-    for fd, standard in ((devnull, 0), (fds[0], 1), (fds[1], 2)):
+    for fd, standard in zip(fds, (0, 1, 2)):
         os.dup2(fd, standard)
         os.close(fd)
     os.chdir(request["cwd"])
     os.environ.clear()
     os.environ.update(request["env"])
-    sys.argv = [request["module"], *request["argv"]]
-    sys.path[0] = request["cwd"]  # what `python -m` puts first
-    runpy.run_module(request["module"], run_name="__main__", alter_sys=True)
+    arguments = request["argv"]
+    while arguments[0] == "-u":  # unbuffered: what pytest-xdist asks of its workers' output, a pipe here
+        arguments = arguments[1:]
+    if arguments[0] == "-m":
+        sys.argv = arguments[1:]
+        sys.path[0] = request["cwd"]  # what `python -m` puts first
+        runpy.run_module(arguments[1], run_name="__main__", alter_sys=True)
+    else:
+        sys.argv = ["-c", *arguments[2:]]
+        sys.path[0] = ""  # what `python -c` puts first
+        exec(compile(arguments[1], "<string>", "exec"), {"__name__": "__main__", "__builtins__": __builtins__})
+
+
+def _forwarded(arguments: list[str]) -> int:
+    """`python processes.py fork ARGUMENTS`: `python ARGUMENTS` forked by the session's server with this process's
+    directory, environment and standard streams, its exit status this process's, a signal to this process passed on
+    to it. Without a server, Python itself. pytest-xdist starts the workers of `make check` so (`--tx`)."""
+    address = os.environ.get(FORK_SERVER)
+    if not address:
+        os.execv(sys.executable, [sys.executable, *arguments])
+    pid, replies = _fork(address, arguments, os.getcwd(), os.environ, [sys.stdin, sys.stdout, sys.stderr])
+    for passed_on in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(passed_on, lambda number, _: os.kill(pid, number))
+    status = int(replies.next())
+    if status < 0:  # ended by a signal: so does this process
+        signal.signal(-status, signal.SIG_DFL)
+        os.kill(os.getpid(), -status)
+    return status
 
 
 if __name__ == "__main__":
+    if sys.argv[1] == "fork":
+        sys.exit(_forwarded(sys.argv[2:]))
     served = socket.socket(fileno=int(sys.argv[1]))
-    _preload()
+    # What `python -m` and `python -c` put first, started where the runs mostly start: lmconform is then found on
+    # sys.path as in them, and pytest's import hook rewrites it as in them (it finds modules on sys.path only, not
+    # through the editable install's finder).
+    sys.path[0] = str(ROOT)
+    if sys.argv[2:] == ["preload"]:
+        _preload()
     forked = _serve(served)
     if forked is not None:
         _become(*forked)
