@@ -34,9 +34,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 FORK_SERVER = "LMCONFORM_TEST_FORK_SERVER"
-# What a forked process would otherwise import itself: the suite's plugin and what its runs load, the command line,
-# the reference server, the SDKs the client checks replay through.
-# lmconform.cli itself is left to each run, which executes it as __main__ (runpy refuses a module already imported).
+# What a forked process would otherwise import itself: the suite's plugin and what its runs load, the commands the
+# tests run, the reference server, the SDKs the client checks replay through. lmconform.cli itself is left to each
+# run, which executes it as __main__ (runpy refuses a module already imported).
 PRELOADED = ("lmconform.plugin", "lmconform.check_command", "lmconform.report.commands",
              "lmconform.reference.command", "lmconform.reference", "lmconform.snapshots", "lmconform.surfaces",
              "lmconform.suite_fixtures", "lmconform.clients.openai_python", "lmconform.clients.anthropic_python",
@@ -124,10 +124,9 @@ class ForkServer:
         listener.bind(self.address)
         listener.listen(64)
         # The socket exists before a worker starts: a request waits in its backlog until the server has imported.
-        self.process = subprocess.Popen([sys.executable, __file__, str(listener.fileno()), *(["preload"] * preload)],
-                                        cwd=ROOT,
-                                        env={**os.environ, FORK_SERVER: self.address}, stdin=subprocess.PIPE,
-                                        pass_fds=[listener.fileno()])
+        self.process = subprocess.Popen(
+            [sys.executable, __file__, str(listener.fileno()), *(["preload"] * preload)], cwd=ROOT,
+            env={**os.environ, FORK_SERVER: self.address}, stdin=subprocess.PIPE, pass_fds=[listener.fileno()])
         listener.close()
 
     def stop(self) -> None:
