@@ -23,7 +23,7 @@ unexport PYTHONDONTWRITEBYTECODE
 
 # uv installs the project and its test dependencies in about 7 s where pip takes 26 s (a fresh clone's first
 # `make check` waited on it), their compiled code included: without it, the first run's processes each compiled the
-# same modules as they imported them, 25 s more of that run. uv reads no pip configuration: where only pip reaches
+# same modules as they imported them, 17 s more of that run. uv reads no pip configuration: where only pip reaches
 # the packages (an index set in pip.conf), pip installs them instead. $(call install_extras,EXTRAS): the project in
 # .venv with those extras.
 install_extras = $(BIN)/uv pip install --quiet --compile-bytecode --python $(BIN)/python -e '.[$(1)]' || \
