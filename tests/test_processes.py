@@ -18,6 +18,8 @@ import pytest
 
 LMCONFORM = [sys.executable, "-m", "lmconform.cli"]
 PYTEST = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
+# Writes its pid where it runs, then waits as long as a test would wait for it.
+SLOW_TEST = "import os, time\n\ndef test_slow():\n    open('pid', 'w').write(str(os.getpid()))\n    time.sleep(600)\n"
 FORWARDED = [sys.executable, processes.__file__, "fork"]  # how make check's pytest-xdist starts its workers
 # Reads its directory and its environment as a test, and says so in pytest's own words.
 WHERE_AM_I = '''
@@ -77,8 +79,7 @@ def test_a_forked_run_is_in_its_directory_with_its_environment(fork_server, tmp_
 
 
 def test_a_forked_run_past_its_timeout_is_killed_with_what_it_wrote(fork_server, tmp_path):
-    (tmp_path / "test_slow.py").write_text(
-        "import os, time\n\ndef test_slow():\n    open('pid', 'w').write(str(os.getpid()))\n    time.sleep(600)\n")
+    (tmp_path / "test_slow.py").write_text(SLOW_TEST)
     with pytest.raises(subprocess.TimeoutExpired) as timed_out:
         processes.run([*PYTEST, "-s", "test_slow.py"], cwd=tmp_path, timeout=5)
     assert timed_out.value.timeout == 5
@@ -119,8 +120,7 @@ def test_a_signal_to_the_forwarding_process_ends_the_forked_one_and_both_end_by_
 def test_stopping_the_server_ends_what_it_forked_and_itself(tmp_path, monkeypatch):
     server = processes.ForkServer(tmp_path, preload=False)  # what it has imported makes no difference here
     monkeypatch.setenv(processes.FORK_SERVER, server.address)
-    (tmp_path / "test_slow.py").write_text(
-        "import os, time\n\ndef test_slow():\n    open('pid', 'w').write(str(os.getpid()))\n    time.sleep(600)\n")
+    (tmp_path / "test_slow.py").write_text(SLOW_TEST)
     with ThreadPoolExecutor(1) as pool:
         running = pool.submit(processes.run, [*PYTEST, "test_slow.py"], cwd=tmp_path, timeout=600)
         while not (tmp_path / "pid").exists() and not running.done():
