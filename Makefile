@@ -95,7 +95,7 @@ check: $(STAMP)
 	$(BIN)/ruff check lmconform tests tools bench
 	$(BIN)/mypy
 	LMCONFORM_TEST_BUDGET=check $(BIN)/python -m pytest tests -p no:cacheprovider --dist loadgroup \
-	    --tx '$(CHECK_WORKERS)*popen//python=$(BIN)/python tests/processes.py fork' \
+	    --tx '$(CHECK_WORKERS)*popen//python=$(BIN)/python -S tests/forward.py' \
 	    -m "not real_server and not root and not browser and not agents" --durations=10
 
 # The lint of make check too (a second), so that CI refuses what make check would.

@@ -8,12 +8,12 @@ import os
 import queue
 import socket
 import subprocess
-import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import processes
 import pytest
 
 import lmconform
@@ -89,15 +89,16 @@ def same_json(a: Any, b: Any) -> bool:
 
 # `lmconform bridge` as users run it, and the same bridge without the rest of the command line, which starts
 # faster (0.15 s against 0.9 s here with the echo agent); the tests use the second but for those of the command.
-LMCONFORM_BRIDGE = (sys.executable, "-m", "lmconform.cli", "bridge")
-FAST_BRIDGE = (sys.executable, "-m", "lmconform.bridge")
+# Both are run as `python -m` in the checkout, which puts it first on sys.path: the package under test, not an installed
+# copy. In make check their Python is forked (tests/processes.py).
+LMCONFORM_BRIDGE = (*processes.PYTHON, "-m", "lmconform.cli", "bridge")
+FAST_BRIDGE = (*processes.PYTHON, "-m", "lmconform.bridge")
 
 
 class BridgeProcess:
     def __init__(self, *options: str, command: tuple[str, ...] = FAST_BRIDGE) -> None:
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(PACKAGE_ROOT), os.environ.get("PYTHONPATH", "")])}
         self.process = subprocess.Popen(
-            [*command, *options], cwd=PACKAGE_ROOT, env=env,
+            [*command, *options], cwd=PACKAGE_ROOT,
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         _started.append(self)
         self._stdout: queue.Queue[str | None] = queue.Queue()

@@ -18,22 +18,28 @@ entry point, an installed wheel) start their process with subprocess, and a comm
 
 from __future__ import annotations
 
+import contextlib
 import gc
-import json
 import locale
+import marshal
 import os
 import select
 import signal
 import socket
-import struct
 import subprocess
 import sys
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
+import forward
+
 ROOT = Path(__file__).resolve().parent.parent
-FORK_SERVER = "LMCONFORM_TEST_FORK_SERVER"
+FORK_SERVER = forward.FORK_SERVER
+# The interpreter of a Python process a test has lmconform start (a bridge): in make check the forwarding process
+# (tests/forward.py), whose command is forked; else Python.
+FORWARDING = (sys.executable, "-S", str(Path(forward.__file__).resolve()))
+PYTHON = FORWARDING if os.environ.get(FORK_SERVER) else (sys.executable,)
 # What a forked process would otherwise import itself: the suite's plugin and what its runs load, the commands the
 # tests run, the reference server, the SDKs the client checks replay through. lmconform.cli itself is left to each
 # run, which executes it as __main__ (runpy refuses a module already imported).
@@ -42,63 +48,41 @@ PRELOADED = ("lmconform.plugin", "lmconform.check_command", "lmconform.report.co
              "lmconform.suite_fixtures", "lmconform.clients.openai_python", "lmconform.clients.anthropic_python",
              "uvicorn.lifespan.on", "uvicorn.loops.auto", "httpcore")
 FORKED_MODULES = ("pytest", "lmconform.cli")
-_LENGTH = struct.Struct("!I")
 
 
 def run(command: list[str], *, cwd: str | Path | None = None, env: dict[str, str] | None = None,
         timeout: float) -> subprocess.CompletedProcess[str]:
-    """subprocess.run(command, capture_output=True, text=True, ...), forked when a fork server is running and the
-    command is `sys.executable -m MODULE` of FORKED_MODULES."""
+    """subprocess.run(command, capture_output=True, text=True, ...), forked when a fork server is running, the command
+    is `sys.executable -m MODULE` of FORKED_MODULES and the server forks it."""
     address = os.environ.get(FORK_SERVER)
-    environment = dict(os.environ if env is None else env)
-    if not address or command[:2] != [sys.executable, "-m"] or command[2] not in FORKED_MODULES \
-            or _interpreter_settings(environment) != _interpreter_settings(os.environ):
-        return subprocess.run(command, capture_output=True, text=True, cwd=cwd, env=env, timeout=timeout)
+    if address and command[:2] == [sys.executable, "-m"] and command[2] in FORKED_MODULES:
+        forked = _forked(address, command, Path(cwd or os.getcwd()).resolve(), dict(os.environ if env is None else env),
+                         timeout)
+        if forked is not None:
+            return forked
+    return subprocess.run(command, capture_output=True, text=True, cwd=cwd, env=env, timeout=timeout)
+
+
+def _forked(address: str, command: list[str], cwd: Path, environment: dict[str, str],
+            timeout: float) -> subprocess.CompletedProcess[str] | None:
     with open(os.devnull, "rb") as stdin, tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        pid, replies = _fork(address, command[1:], cwd or os.getcwd(), environment, [stdin, out, err])
-        with replies.connection:
-            replies.connection.settimeout(timeout)
-            try:
-                status, timed_out = int(replies.next()), False
-            except TimeoutError:
-                os.kill(pid, signal.SIGKILL)
-                replies.connection.settimeout(None)
-                status, timed_out = int(replies.next()), True
+        asked = forward.ask(address, command[1:], str(cwd), environment, (stdin.fileno(), out.fileno(), err.fileno()))
+        if asked is None:
+            return None
+        pid, replies = asked
+        replies.connection.settimeout(timeout)
+        try:
+            status, timed_out = int(replies.next()), False
+        except TimeoutError:
+            os.kill(pid, signal.SIGKILL)
+            replies.connection.settimeout(None)
+            status, timed_out = int(replies.next()), True
+        finally:
+            replies.connection.close()
         stdout, stderr = (_text(stream) for stream in (out, err))
     if timed_out:
         raise subprocess.TimeoutExpired(command, timeout, stdout, stderr)
     return subprocess.CompletedProcess(command, status, stdout, stderr)
-
-
-def _fork(address: str, arguments: list[str], cwd: str | Path, environment: Mapping[str, str],
-          streams: list) -> tuple[int, _Lines]:
-    """Asks the server for `python ARGUMENTS` in `cwd` with `environment` and `streams` as its stdin, stdout and
-    stderr: the forked process's pid, and the connection its exit status will come on."""
-    connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    connection.connect(address)
-    body = json.dumps({"argv": [str(part) for part in arguments], "cwd": str(Path(cwd).resolve()),
-                       "env": dict(environment)}).encode()
-    socket.send_fds(connection, [_LENGTH.pack(len(body))], [stream.fileno() for stream in streams])
-    connection.sendall(body)
-    replies = _Lines(connection)
-    return int(replies.next()), replies
-
-
-class _Lines:
-    """The server's replies, a line each (the pid, then the exit status), read off the socket as they come."""
-
-    def __init__(self, connection: socket.socket) -> None:
-        self.connection = connection
-        self.buffered = b""
-
-    def next(self) -> str:
-        while b"\n" not in self.buffered:
-            data = self.connection.recv(64)
-            if not data:
-                raise ConnectionError("the fork server closed the connection before the process ended")
-            self.buffered += data
-        line, _, self.buffered = self.buffered.partition(b"\n")
-        return line.decode()
 
 
 def _interpreter_settings(environment: Mapping[str, str]) -> dict[str, str]:
@@ -139,25 +123,35 @@ class ForkServer:
 
 
 def _serve(listener: socket.socket) -> tuple[dict, list[int]] | None:
-    """Until stdin closes, fork a process for each request and tell its client the pid, then the exit status.
-    Returns in a forked process, with its request and its stdout and stderr descriptors; None in the server."""
+    """Until stdin closes, fork a process for each request and tell its client the pid, then the exit status; kill
+    a process whose client is gone. Returns in a forked process, with its request and its standard streams'
+    descriptors; None in the server."""
     waiting: dict[int, socket.socket] = {}
     while True:
-        readable, _, _ = select.select([listener, sys.stdin], [], [], 0.02)
+        readable, _, _ = select.select([listener, sys.stdin, *waiting.values()], [], [], 0.02)
         if sys.stdin in readable and not os.read(sys.stdin.fileno(), 1):
-            for pid, connection in waiting.items():  # the session is over: what it still waits on is killed
-                os.kill(pid, signal.SIGKILL)
-                _, status = os.waitpid(pid, 0)
-                connection.sendall(f"{os.waitstatus_to_exitcode(status)}\n".encode())
-                connection.close()
+            for pid in list(waiting):  # the session is over: what it still waits on is killed
+                _kill(pid, waiting)
             return None
+        for pid, connection in list(waiting.items()):
+            # A client sends nothing after its request: readable, its connection is closed, the client gone (a
+            # forwarding process killed, say, which cannot pass SIGKILL on). The process it asked for goes too.
+            if connection in readable and not connection.recv(1):
+                _kill(pid, waiting)
         if listener in readable:
             connection, _ = listener.accept()
-            head, fds, _, _ = socket.recv_fds(connection, _LENGTH.size, 3)
-            (length,) = _LENGTH.unpack(head)
+            head, fds, _, _ = socket.recv_fds(connection, 4, 3)
+            length = int.from_bytes(head, "big")
             body = b""
             while len(body) < length:
                 body += connection.recv(length - len(body))
+            request = marshal.loads(body)
+            if not _forkable(request):
+                _tell(connection, forward.START)
+                connection.close()
+                for fd in fds:
+                    os.close(fd)
+                continue
             sys.stdout.flush()
             sys.stderr.flush()
             pid = os.fork()
@@ -166,17 +160,39 @@ def _serve(listener: socket.socket) -> tuple[dict, list[int]] | None:
                 for other in waiting.values():
                     other.close()
                 connection.close()
-                return json.loads(body), fds
+                return request, fds
             for fd in fds:
                 os.close(fd)
-            connection.sendall(f"{pid}\n".encode())
+            _tell(connection, pid)
             waiting[pid] = connection
         for pid in list(waiting):
             ended, status = os.waitpid(pid, os.WNOHANG)
             if ended:
-                connection = waiting.pop(pid)
-                connection.sendall(f"{os.waitstatus_to_exitcode(status)}\n".encode())
-                connection.close()
+                _ended(waiting.pop(pid), status)
+
+
+def _forkable(request: dict) -> bool:
+    """A command `python [-u ...] -m MODULE ...` or `-c CODE ...`, with the variables Python reads as it starts
+    (PYTHONPATH, PYTHONHASHSEED, ...) the server's: it would start otherwise, which a forked process cannot show."""
+    arguments = [argument for argument in request["argv"] if argument != "-u"]
+    return bool(arguments) and arguments[0] in ("-m", "-c") \
+        and _interpreter_settings(request["env"]) == _interpreter_settings(os.environ)
+
+
+def _kill(pid: int, waiting: dict[int, socket.socket]) -> None:
+    os.kill(pid, signal.SIGKILL)
+    _ended(waiting.pop(pid), os.waitpid(pid, 0)[1])
+
+
+def _ended(connection: socket.socket, status: int) -> None:
+    """Tell a process's client its exit status, if the client is still there."""
+    _tell(connection, os.waitstatus_to_exitcode(status))
+    connection.close()
+
+
+def _tell(connection: socket.socket, reply: object) -> None:
+    with contextlib.suppress(OSError):  # its client may be gone
+        connection.sendall(f"{reply}\n".encode())
 
 
 def _preload() -> None:
@@ -210,6 +226,10 @@ def _preload() -> None:
     for uri in schema_set(PROFILE).documents:
         for levels in (tuple(Level), REFUSED_LEVELS):
             schema_set(PROFILE).valid(uri.removeprefix(BASE_URI), None, levels)
+    # The bridge an embedded run starts for each vscodelm case (about 160 in make check) is forked as well.
+    from lmconform.run import plan
+
+    plan.EMBEDDED_BRIDGE = (*FORWARDING, *plan.EMBEDDED_BRIDGE[1:])
     # What was imported lives as long as each forked process: out of its collector's sight, as in lmconform's runs
     # (lmconform.wire.collector), and its pages left shared with the server.
     gc.collect()
@@ -240,26 +260,7 @@ def _become(request: dict, fds: list[int]) -> None:
         exec(compile(arguments[1], "<string>", "exec"), {"__name__": "__main__", "__builtins__": __builtins__})
 
 
-def _forwarded(arguments: list[str]) -> int:
-    """`python processes.py fork ARGUMENTS`: `python ARGUMENTS` forked by the session's server with this process's
-    directory, environment and standard streams, its exit status this process's, a signal to this process passed on
-    to it. Without a server, Python itself. pytest-xdist starts the workers of `make check` so (`--tx`)."""
-    address = os.environ.get(FORK_SERVER)
-    if not address:
-        os.execv(sys.executable, [sys.executable, *arguments])
-    pid, replies = _fork(address, arguments, os.getcwd(), os.environ, [sys.stdin, sys.stdout, sys.stderr])
-    for passed_on in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
-        signal.signal(passed_on, lambda number, _: os.kill(pid, number))
-    status = int(replies.next())
-    if status < 0:  # ended by a signal: so does this process
-        signal.signal(-status, signal.SIG_DFL)
-        os.kill(os.getpid(), -status)
-    return status
-
-
 if __name__ == "__main__":
-    if sys.argv[1] == "fork":
-        sys.exit(_forwarded(sys.argv[2:]))
     served = socket.socket(fileno=int(sys.argv[1]))
     # What `python -m` and `python -c` put first, started where the runs mostly start: lmconform is then found on
     # sys.path as in them, and pytest's import hook rewrites it as in them (it finds modules on sys.path only, not

@@ -20,7 +20,7 @@ LMCONFORM = [sys.executable, "-m", "lmconform.cli"]
 PYTEST = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
 # Writes its pid where it runs, then waits as long as a test would wait for it.
 SLOW_TEST = "import os, time\n\ndef test_slow():\n    open('pid', 'w').write(str(os.getpid()))\n    time.sleep(600)\n"
-FORWARDED = [sys.executable, processes.__file__, "fork"]  # how make check's pytest-xdist starts its workers
+FORWARDED = list(processes.FORWARDING)  # how make check's pytest-xdist starts its workers
 # Reads its directory and its environment as a test, and says so in pytest's own words.
 WHERE_AM_I = '''
 import os
@@ -103,18 +103,41 @@ def test_a_forwarded_python_has_the_streams_directory_arguments_and_status_of_th
     assert (done.returncode, done.stdout, done.stderr) == (3, f"{tmp_path} piped ['-c', '-u']\n", "")
 
 
-def test_a_signal_to_the_forwarding_process_ends_the_forked_one_and_both_end_by_it(fork_server, tmp_path):
-    code = "import os, time; open('pid', 'w').write(str(os.getpid())); time.sleep(600)"
-    forwarding = subprocess.Popen([*FORWARDED, "-c", code], cwd=tmp_path)
+WAITING = "import os, time; open('pid', 'w').write(str(os.getpid())); time.sleep(600)"
+
+
+def forwarding_one_that_waits(directory: Path) -> tuple[subprocess.Popen, int]:
+    """A forwarding process whose forked process waits, and the forked one's pid, once it has written it."""
+    forwarding = subprocess.Popen([*FORWARDED, "-c", WAITING], cwd=directory)
+    deadline = time.monotonic() + 60
+    while not (directory / "pid").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return forwarding, int((directory / "pid").read_text())
+
+
+@pytest.mark.parametrize("ending", [signal.SIGTERM, signal.SIGKILL], ids=["terminated", "killed"])
+def test_the_forwarding_process_ended_ends_the_forked_one(fork_server, tmp_path, ending):
+    # SIGTERM is passed on, and both end by it; SIGKILL cannot be, and the server kills the forked process when the
+    # forwarding one's connection closes (a run ends a bridge that way: it kills the bridge's process group).
+    forwarding, pid = forwarding_one_that_waits(tmp_path)
     try:
+        os.kill(forwarding.pid, ending)
+        assert forwarding.wait(timeout=60) == -ending
         deadline = time.monotonic() + 60
-        while not (tmp_path / "pid").exists() and time.monotonic() < deadline:
+        while alive(pid) and time.monotonic() < deadline:
             time.sleep(0.05)
-        forwarding.terminate()
-        assert forwarding.wait(timeout=60) == -signal.SIGTERM
+        assert not alive(pid)
     finally:
         forwarding.kill()
-    assert not alive(int((tmp_path / "pid").read_text()))
+
+
+def test_a_forwarded_command_python_would_start_differently_is_started(fork_server, tmp_path):
+    env = {**os.environ, "PYTHONPATH": str(tmp_path)}
+    (tmp_path / "where.py").write_text("import os, sys; print(os.getpid(), os.getppid())")
+    forwarding = subprocess.run([*FORWARDED, "-m", "where"], cwd=tmp_path, env=env, capture_output=True, text=True,
+                                timeout=120)
+    # Python itself, in the forwarding process (which exec'd it): its own pid, the test its parent.
+    assert forwarding.returncode == 0 and forwarding.stdout.split()[1] == str(os.getpid()), forwarding
 
 
 def test_stopping_the_server_ends_what_it_forked_and_itself(tmp_path, monkeypatch):

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import json
 import shlex
-import sys
 import xml.etree.ElementTree as ElementTree
 
+import bridge_pipe
 import budget
 import pytest
 from test_plugin import run_suite, suite_in_this_process
@@ -19,7 +19,7 @@ from lmconform.report.records import load_results
 from lmconform.run.plan import EMBEDDED_BRIDGE
 
 # `lmconform bridge`, by its entry point (the console script may not be on this PATH): the openai agent.
-LMCONFORM_BRIDGE = shlex.join([sys.executable, "-m", "lmconform.cli", "bridge"])
+LMCONFORM_BRIDGE = shlex.join(bridge_pipe.LMCONFORM_BRIDGE)
 ECHO_BRIDGE = shlex.join(EMBEDDED_BRIDGE)
 HISTORY_CHECKS = {"vscodelm.history.commit", "vscodelm.history.discard"}
 
