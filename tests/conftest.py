@@ -24,8 +24,10 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "gate"))
 
 def pytest_configure(config: pytest.Config) -> None:
     """In `make check`, the session's fork server (tests/processes.py), started by its first process: the workers
-    it starts inherit the address."""
-    if budget.CHECK and processes.FORK_SERVER not in os.environ:
+    it starts inherit the address, and fork their embedded runs' bridges."""
+    if processes.FORK_SERVER in os.environ:
+        processes.fork_embedded_bridges()
+    elif budget.CHECK:
         directory = Path(tempfile.mkdtemp(prefix="lmconform-tests-"))
         server = processes.ForkServer(directory)
         os.environ[processes.FORK_SERVER] = server.address

@@ -31,6 +31,7 @@ import sys
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
+from typing import NoReturn
 
 import forward
 
@@ -61,6 +62,15 @@ def run(command: list[str], *, cwd: str | Path | None = None, env: dict[str, str
         if forked is not None:
             return forked
     return subprocess.run(command, capture_output=True, text=True, cwd=cwd, env=env, timeout=timeout)
+
+
+def fork_embedded_bridges() -> None:
+    """Fork the bridge this process's embedded runs start for each vscodelm case (about a hundred in make check's
+    workers). In a worker only: the report of a run shows its bridge's command, and the runs the tests make of the
+    suite (forked, and the workers such a run starts itself) must show the same."""
+    from lmconform.run import plan
+
+    plan.EMBEDDED_BRIDGE = (*FORWARDING, *plan.EMBEDDED_BRIDGE[1:])
 
 
 def _forked(address: str, command: list[str], cwd: Path, environment: dict[str, str],
@@ -226,14 +236,52 @@ def _preload() -> None:
     for uri in schema_set(PROFILE).documents:
         for levels in (tuple(Level), REFUSED_LEVELS):
             schema_set(PROFILE).valid(uri.removeprefix(BASE_URI), None, levels)
-    # The bridge an embedded run starts for each vscodelm case (about 160 in make check) is forked as well.
-    from lmconform.run import plan
-
-    plan.EMBEDDED_BRIDGE = (*FORWARDING, *plan.EMBEDDED_BRIDGE[1:])
     # What was imported lives as long as each forked process: out of its collector's sight, as in lmconform's runs
     # (lmconform.wire.collector), and its pages left shared with the server.
     gc.collect()
     gc.freeze()
+
+
+def _end(main, *arguments) -> NoReturn:
+    """Run `main(*arguments)` as the main module of a process and end as Python ends, but for the finalization: what
+    the server imported would be torn down object by object, each page it touches copied from the server's, 120 ms of
+    every process forked against 2 for the rest, more than a bridge's whole start. The exit status, the message of a
+    SystemExit, an uncaught exception's traceback and the death by SIGINT of an uncaught KeyboardInterrupt are
+    Python's; so is the order of the end: the threads that are not daemons joined, atexit's functions, the standard
+    streams flushed."""
+    import atexit
+    import threading
+
+    try:
+        main(*arguments)
+        status = 0
+    except SystemExit as exiting:
+        status = _exit_status(exiting.code)
+    except BaseException as uncaught:  # what Python itself does with whatever the main module raised
+        traceback = uncaught.__traceback__
+        while traceback is not None and traceback.tb_frame.f_code.co_filename == __file__:  # this module's frames
+            traceback = traceback.tb_next
+        sys.excepthook(type(uncaught), uncaught.with_traceback(traceback), traceback)
+        status = -signal.SIGINT if isinstance(uncaught, KeyboardInterrupt) else 1
+    threading._shutdown()  # type: ignore[attr-defined]  # what Python's own end calls first
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    if status < 0:
+        signal.signal(-status, signal.SIG_DFL)
+        os.kill(os.getpid(), -status)
+    os._exit(status)
+
+
+def _exit_status(code: object) -> int:
+    """The exit status of `raise SystemExit(code)`, its message written as Python writes it."""
+    if code is None:
+        return 0
+    if isinstance(code, int):
+        return code & 0xFF
+    print(code, file=sys.stderr)
+    return 1
 
 
 def _become(request: dict, fds: list[int]) -> None:
@@ -270,4 +318,4 @@ if __name__ == "__main__":
         _preload()
     forked = _serve(served)
     if forked is not None:
-        _become(*forked)
+        _end(_become, *forked)

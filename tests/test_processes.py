@@ -103,6 +103,18 @@ def test_a_forwarded_python_has_the_streams_directory_arguments_and_status_of_th
     assert (done.returncode, done.stdout, done.stderr) == (3, f"{tmp_path} piped ['-c', '-u']\n", "")
 
 
+@pytest.mark.parametrize("code", [
+    "import sys; sys.exit('a message')", "import sys; sys.exit(300)", "raise ValueError('uncaught')",
+    "raise KeyboardInterrupt",
+    "import atexit, threading, time; atexit.register(print, 'atexit'); "
+    "threading.Thread(target=lambda: (time.sleep(0.5), print('a thread'))).start(); print('main')"],
+    ids=["exit-message", "exit-300", "uncaught", "interrupted", "threads-then-atexit"])
+def test_a_forked_process_ends_as_a_started_one(fork_server, tmp_path, code):
+    forked, real = (subprocess.run([*python, "-c", code], capture_output=True, text=True, cwd=tmp_path, timeout=120)
+                    for python in (FORWARDED, [sys.executable]))
+    assert (forked.returncode, forked.stdout, forked.stderr) == (real.returncode, real.stdout, real.stderr)
+
+
 WAITING = "import os, time; open('pid', 'w').write(str(os.getpid())); time.sleep(600)"
 
 
