@@ -236,6 +236,7 @@ def _preload() -> None:
     for uri in schema_set(PROFILE).documents:
         for levels in (tuple(Level), REFUSED_LEVELS):
             schema_set(PROFILE).valid(uri.removeprefix(BASE_URI), None, levels)
+    _warm_up()
     # What was imported lives as long as each forked process: out of its collector's sight, as in lmconform's runs
     # (lmconform.wire.collector), and its pages left shared with the server.
     gc.collect()
@@ -282,6 +283,30 @@ def _exit_status(code: object) -> int:
         return code & 0xFF
     print(code, file=sys.stderr)
     return 1
+
+
+# A streamed case of each API whose answers the SDKs replay.
+WARM_UP_CASES = ("chat/void-weather-tool", "responses/calculate-tool-stream", "messages/weather-tool-stream")
+
+
+def _warm_up() -> None:
+    """Play WARM_UP_CASES against a reference server, stopped before the first fork (a forked process has only the
+    thread that forked, and a lock another thread held stays held). What a run does the first time in a process, each
+    forked process would otherwise do again: the SDKs build the validators of their models as they first replay a
+    stream (pydantic), the checks and the normalisers their tables."""
+    import threading
+
+    from lmconform.reference import ReferenceServer
+    from lmconform.run.plan import run_suite
+    from lmconform.target import Target
+
+    with ReferenceServer() as server:
+        run_suite(Target(base_url=server.base_url), apis=("chat", "responses", "messages"), cases=WARM_UP_CASES)
+    for thread in threading.enumerate():  # the server's worker threads end as its event loop closes
+        if thread is not threading.current_thread():
+            thread.join(timeout=30)
+    if threading.active_count() != 1:
+        raise RuntimeError(f"threads left by the warm-up: {threading.enumerate()}")
 
 
 def _become(request: dict, fds: list[int]) -> None:
