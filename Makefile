@@ -24,15 +24,17 @@ unexport PYTHONDONTWRITEBYTECODE
 # uv installs the project and its test dependencies in about 7 s where pip takes 26 s (a fresh clone's first
 # `make check` waited on it), their compiled code included: without it, the first run's processes each compiled the
 # same modules as they imported them, 17 s more of that run. The environment is made without pip (ensurepip's copy
-# took 4 of those seconds): Python's own pip installs uv in it, and uv installs pip with the rest, which tools/ uses.
-# uv reads no pip configuration: where only pip reaches the packages (an index set in pip.conf), pip installs them
-# instead. $(call install_extras,EXTRAS): the project in .venv with those extras.
-install_extras = $(BIN)/uv pip install --quiet --compile-bytecode --python $(BIN)/python pip -e '.[$(1)]' || \
-                 $(PYTHON) -m pip --python $(BIN)/python install --quiet pip -e '.[$(1)]'
+# took 4 of those seconds): Python's own pip installs uv in it, and uv installs pip (uncompiled: nothing of make check
+# runs it), which tools/ and tests/test_packaging.py use. uv reads no pip configuration: where only pip reaches the
+# packages (an index set in pip.conf), pip installs them instead. $(call install_extras,EXTRAS): the project in .venv
+# with those extras.
+install_extras = $(BIN)/uv pip install --quiet --compile-bytecode --python $(BIN)/python -e '.[$(1)]' || \
+                 $(PYTHON) -m pip --python $(BIN)/python install --quiet -e '.[$(1)]'
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv --without-pip $(VENV)
 	$(PYTHON) -m pip --python $(BIN)/python install --quiet uv
+	$(BIN)/uv pip install --quiet --python $(BIN)/python pip || $(PYTHON) -m pip --python $(BIN)/python install --quiet pip
 	$(call install_extras,test)
 	touch $(STAMP)
 
