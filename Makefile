@@ -94,12 +94,14 @@ CHECK_WORKERS ?= $(shell n=$$(nproc 2>/dev/null || echo 2); echo $$((2 * n)))
 # LMCONFORM_TEST_BUDGET=check (tests/budget.py). Its workers, and the runs of the suite and of lmconform the tests
 # make, are forked from a process that imported pytest, lmconform and the SDKs once (tests/processes.py). `make test`
 # is the whole truth: every process started as users start it.
+# mypy runs while the tests start: their first seconds keep one core (the fork server importing), mypy's three the other.
 check: $(STAMP)
 	$(BIN)/ruff check lmconform tests tools bench
-	$(BIN)/mypy
+	$(BIN)/mypy & types=$$!; \
 	LMCONFORM_TEST_BUDGET=check $(BIN)/python -m pytest tests -p no:cacheprovider --dist loadgroup \
 	    --tx '$(CHECK_WORKERS)*popen//python=$(BIN)/python -S tests/forward.py' \
-	    -m "not real_server and not root and not browser and not agents" --durations=10
+	    -m "not real_server and not root and not browser and not agents" --durations=10; tests=$$?; \
+	wait $$types && exit $$tests
 
 # The lint of make check too (a second), so that CI refuses what make check would.
 test: $(STAMP) $(CHROMIUM) targets
