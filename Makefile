@@ -85,8 +85,9 @@ targets: $(STAMP)
 # worker per core make test's cores were busy 78% of the time (27 min 50 s on 2 cores), with one more 91% (24 min 51 s).
 TEST_WORKERS ?= $(shell n=$$(nproc 2>/dev/null || echo 2); echo $$((n + 1)))
 # make check: two workers per core. Its tests are short, and most of those that take time start a process, a server or
-# a proxy and wait on it; with a fourth worker the cores stay busy through those waits (a fresh clone on 2 cores:
-# 2 min 30 s of pytest on four workers, 2 min 43 s on three).
+# a proxy and wait on it; with a fourth worker the cores stay busy through those waits (on 2 cores, runs one after the
+# other: 1 min 56 s to 2 min 6 s of pytest on four workers, 2 min 14 s to 2 min 29 s on three, 2 min 5 s to 2 min 8 s
+# on five).
 CHECK_WORKERS ?= $(shell n=$$(nproc 2>/dev/null || echo 2); echo $$((2 * n)))
 
 # A contributor's loop, without root: lint, types where they pay (the layers pyproject.toml lists), and every test that

@@ -1,17 +1,20 @@
-"""The Python processes of `make check`: its pytest-xdist workers, and the runs of lmconform its tests make
-(`python -m pytest ...`, the suite, and `python -m lmconform.cli ...`), which they judge by what users see of them:
-the exit status, the output, the files.
+"""The Python processes of `make check`: its pytest-xdist workers, the runs of lmconform its tests make (`python -m
+pytest ...`, the suite, and `python -m lmconform.cli ...`), which they judge by what users see of them: the exit
+status, the output, the files; and the bridges those runs start, a process for each vscodelm case.
 
 `make test` starts each as users do. `make check` (LMCONFORM_TEST_BUDGET=check) forks each from one process of the
-session that has imported pytest, its plugins, lmconform and the SDKs once; the forked process then runs the module
-or the code as `python -m` or `python -c` does, with the command's arguments, directory, environment and standard
-streams, and ends as a process ends (exit status, atexit, its threads). Starting Python and importing those is most
-of what a short run of the suite costs (1.4 CPU-seconds a run, 0.7 of them before its first case, 3 more for a run
-that loads the SDKs; make check makes about seventy) and 3 of the 4 CPU-seconds a worker takes to collect the tests.
+session that has imported pytest, its plugins, lmconform and the SDKs once, and played a streamed case of each API
+(the SDKs build their models' validators on the first stream they read); the forked process then runs the module or
+the code as `python -m` or `python -c` does, with the command's arguments, directory, environment and standard
+streams, and ends as Python ends (exit status, threads joined, atexit), all but the teardown of what it inherited.
+Starting Python and importing those is most of what a short run of the suite costs (1.25 CPU-seconds a run that
+replays a stream of each API, 0.37 forked) and of a bridge (90 ms; 50 forked, the forwarding process's 13 included).
 
 The forking process is started by the session's first process (the xdist controller, or pytest alone) and reached
 through a Unix socket whose path the workers inherit in FORK_SERVER; each request carries the forked process's
-stdin, stdout and stderr as file descriptors. The tests that are about the start-up itself (the console script, the
+stdin, stdout and stderr as file descriptors. processes.run asks it for a run; a process that lmconform or
+pytest-xdist starts asks it through tests/forward.py, which stands in for Python on their command line (PYTHON, and
+the embedded bridge's command in a worker). The tests that are about the start-up itself (the console script, the
 entry point, an installed wheel) start their process with subprocess, and a command Python would start differently
 (another PYTHONPATH, say) is started so too.
 """
