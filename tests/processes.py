@@ -187,9 +187,17 @@ def _serve(listener: socket.socket) -> tuple[dict, list[int]] | None:
 def _forkable(request: dict) -> bool:
     """A command `python [-u ...] -m MODULE ...` or `-c CODE ...`, with the variables Python reads as it starts
     (PYTHONPATH, PYTHONHASHSEED, ...) the server's: it would start otherwise, which a forked process cannot show."""
-    arguments = [argument for argument in request["argv"] if argument != "-u"]
+    arguments = _after_options(request["argv"])
     return bool(arguments) and arguments[0] in ("-m", "-c") \
         and _interpreter_settings(request["env"]) == _interpreter_settings(os.environ)
+
+
+def _after_options(arguments: list[str]) -> list[str]:
+    """The command without its leading `-u` (unbuffered: what pytest-xdist asks of its workers' output, a pipe
+    here), the one option of Python's a forked process takes as it is."""
+    while arguments[:1] == ["-u"]:
+        arguments = arguments[1:]
+    return arguments
 
 
 def _kill(pid: int, waiting: dict[int, socket.socket]) -> None:
@@ -323,9 +331,7 @@ def _become(request: dict, fds: list[int]) -> None:
     os.chdir(request["cwd"])
     os.environ.clear()
     os.environ.update(request["env"])
-    arguments = request["argv"]
-    while arguments[0] == "-u":  # unbuffered: what pytest-xdist asks of its workers' output, a pipe here
-        arguments = arguments[1:]
+    arguments = _after_options(request["argv"])
     if arguments[0] == "-m":
         sys.argv = arguments[1:]
         sys.path[0] = request["cwd"]  # what `python -m` puts first

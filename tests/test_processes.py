@@ -20,7 +20,7 @@ LMCONFORM = [sys.executable, "-m", "lmconform.cli"]
 PYTEST = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
 # Writes its pid where it runs, then waits as long as a test would wait for it.
 SLOW_TEST = "import os, time\n\ndef test_slow():\n    open('pid', 'w').write(str(os.getpid()))\n    time.sleep(600)\n"
-FORWARDED = list(processes.FORWARDING)  # how make check's pytest-xdist starts its workers
+FORWARDED = list(processes.FORWARDING)  # how make check's pytest-xdist starts its workers, and runs their bridges
 # Reads its directory and its environment as a test, and says so in pytest's own words.
 WHERE_AM_I = '''
 import os
@@ -110,8 +110,7 @@ def test_a_forwarded_python_has_the_streams_directory_arguments_and_status_of_th
     "threading.Thread(target=lambda: (time.sleep(0.5), print('a thread'))).start(); print('main')"],
     ids=["exit-message", "exit-300", "uncaught", "interrupted", "threads-then-atexit"])
 def test_a_forked_process_ends_as_a_started_one(fork_server, tmp_path, code):
-    forked, real = (subprocess.run([*python, "-c", code], capture_output=True, text=True, cwd=tmp_path, timeout=120)
-                    for python in (FORWARDED, [sys.executable]))
+    forked, real = (started([*python, "-c", code], cwd=tmp_path) for python in (FORWARDED, [sys.executable]))
     assert (forked.returncode, forked.stdout, forked.stderr) == (real.returncode, real.stdout, real.stderr)
 
 
