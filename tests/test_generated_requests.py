@@ -39,9 +39,13 @@ SOURCES = {(case.api, requests.mode_of(case)): case for api in GENERATING for ca
            if case.source == requests.SOURCE}
 
 
-def generated_run(server, fault: str | None, api: str, **settings):
+def generated_run(server, fault: str | None, api: str, written: bool = False, **settings):
+    """A run of `api`'s generated requests (with `written`, of its written and recorded cases too) against the
+    reference server or one of its faults, judged by the checks of errors and HTTP statuses."""
     target = Target(base_url=server.base_url + (f"/faults/{fault}" if fault else ""), profile="reference")
-    return run_suite(target, apis=(api,), include=("errors.*", "http.*"), settings=RunSettings(**settings))
+    cases = None if written else tuple(case.id for (of, _), case in SOURCES.items() if of == api)
+    return run_suite(target, apis=(api,), include=("errors.*", "http.*"), settings=RunSettings(**settings),
+                     cases=cases)
 
 
 def finding(run, source):
@@ -135,7 +139,7 @@ def test_out_of_range_numbers_accepted_are_found_and_shrunk_to_one_member(server
                                         ("unknown-tool-choice-accepted", "responses"), ("bounds-ignored", "chat"),
                                         ("bounds-ignored", "responses")])
 def test_no_written_or_recorded_case_reaches_the_faults_of_generated_requests(server, fault, api):
-    run = generated_run(server, fault, api, fuzz_examples=0)
+    run = generated_run(server, fault, api, written=True, fuzz_examples=0)
     assert {verdict.outcome for verdict in run.verdicts} == {Outcome.OK}
 
 
@@ -224,8 +228,7 @@ def test_fuzz_mode_negative_sends_no_valid_generated_request(server):
 def test_a_saved_finding_loads_as_a_case_and_reproduces_on_the_next_run(server, tmp_path):
     fault = f"{server.base_url}/faults/unknown-role-accepted"
     run = run_suite(Target(base_url=fault, profile="reference"), settings=RunSettings(fuzz_save=str(tmp_path)),
-                    apis=("chat",),
-                    include=("errors.*",))
+                    apis=("chat",), include=("errors.*",), cases=(SOURCES[("chat", "negative")].id,))
     (saved,) = (tmp_path / "chat").glob("generated-*.json")
     case = load_case(saved)  # validated by the case schema
     assert case.invalid and case.provenance["generated"]["source"] == "requests"
