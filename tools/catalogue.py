@@ -182,12 +182,12 @@ def differential_faults() -> list[str]:
     return [name for name in FAULTS if name in named]
 
 
-def proxy_run(base_url: str, fault: str | None) -> Run:
+def proxy_run(base_url: str, fault: str | None, cases: Iterable[str] | None = None) -> Run:
     """The proxy checks in differential mode: the clean server as the upstream, the server with `fault` as the
-    proxy."""
+    proxy; every case, or those `cases` names."""
     proxy = base_url + (f"/faults/{fault}" if fault else "")
     return run_suite(Target(base_url=proxy), include=["proxy.*"], upstream=Target(base_url=base_url),
-                     settings=RunSettings(fuzz_examples=0))
+                     settings=RunSettings(fuzz_examples=0), cases=None if cases is None else tuple(sorted(cases)))
 
 
 def _refused_endpoint() -> str:
@@ -219,8 +219,9 @@ def _server_row(fault: str) -> tuple[str, Row]:
         logging.getLogger("asyncio").setLevel(logging.ERROR)
         _SERVER = ReferenceServer().start()
     run = server_run(_SERVER.base_url, fault)
-    proxy = findings_of(proxy_run(_SERVER.base_url, fault)) if fault in differential_faults() else set()
-    return fault, Row(frozenset(findings_of(run)), frozenset(proxy), shown_by=frozenset(first_shown_on(run)))
+    proxy = proxy_run(_SERVER.base_url, fault) if fault in differential_faults() else None
+    return fault, Row(frozenset(findings_of(run)), frozenset(findings_of(proxy) if proxy else ()),
+                      shown_by=frozenset(first_shown_on(run) | (first_shown_on(proxy) if proxy else set())))
 
 
 def _bridge_row(fault: str) -> tuple[str, Row]:
