@@ -31,6 +31,7 @@ pytestmark = pytest.mark.xdist_group("stream-fuzz")
 # 12 of each API; 6 in make check (tests/budget.py), which still find each proxy's defect alone and shrink it, and
 # take every feature through the correct proxy.
 EXAMPLES = 12 if budget.CHECK else 24
+GATE_EXAMPLES = 8 if budget.CHECK else 16  # of the gate's runs that must find a proxy's change among legal streams
 WRITES = {"split-utf8", "split-anywhere", "one-byte-writes"}
 LINE_ENDS_SHOWN = {name: FEATURES[name].shows for name in LINE_ENDS}
 
@@ -150,7 +151,7 @@ def test_the_gate_prints_the_shrunk_findings_and_compares_them_with_the_expected
 @pytest.mark.parametrize("proxy, cause", [("per-read-utf8", "responses with `split-utf8`"), ("drops-cr", "with `cr`")])
 def test_the_gate_without_expected_rows_fails_on_any_legal_stream_the_proxy_changed(upstream, capsys, proxy, cause):
     with running_proxy(upstream.base_url, proxy) as url:
-        assert main(gate(upstream, url, "--stream-fuzz", "16")) == 1
+        assert main(gate(upstream, url, "--stream-fuzz", str(GATE_EXAMPLES))) == 1
     err = capsys.readouterr().err
     assert "differences made by the proxy (no --expect: every one is its doing)" in err and cause in err
 
