@@ -18,6 +18,7 @@ import zipfile
 from pathlib import Path
 
 import budget
+import pytest
 
 from lmconform import __version__
 
@@ -40,6 +41,7 @@ def run(*command, cwd: Path, status: int = 0, env: dict | None = None) -> subpro
     return done
 
 
+@pytest.mark.slow
 def test_the_wheel_and_sdist_pass_twine_and_the_installed_wheel_checks_servers_and_stays_out_of_other_projects(
         tmp_path, server):
     dist = tmp_path / "dist"

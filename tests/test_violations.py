@@ -166,6 +166,7 @@ def test_docs_list_every_constraint_of_every_request_schema_as_the_schemas_state
     assert constraints_markdown() in text, "docs/schemas.md is behind the schemas: run python -m tools.constraints"
 
 
+@pytest.mark.slow
 def test_a_value_a_profile_allows_is_never_sent_as_a_violation_of_it():
     """LM Studio documents `max_tokens: -1` as no limit (its profile's dialect): held to OpenAI's reading, -1 is one
     of the plainest values below max_tokens' minimum; held to LM Studio's, it is never drawn as a violation."""

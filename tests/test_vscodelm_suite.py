@@ -52,6 +52,7 @@ def test_lmconform_bridge_passes_clean_and_every_report_shows_the_surface(tmp_pa
     assert f"bridge: {bridge}" in finished.stdout
 
 
+@pytest.mark.slow
 def test_a_bridge_fault_fails_its_check_with_the_case_replayable_and_its_transcript_reported(tmp_path):
     report = tmp_path / "report.html"
     finished = run_suite("--bridge-fault", "cancel-ignored", "-k", "vscodelm", "--checks", "vscodelm.cancel.*",
@@ -65,6 +66,7 @@ def test_a_bridge_fault_fails_its_check_with_the_case_replayable_and_its_transcr
     assert "--profile strict --fault cancel-ignored" in page and "lm/provideLanguageModelChatResponse" in page
 
 
+@pytest.mark.slow
 def test_the_symposium_profile_expects_no_complete_after_a_cancel():
     symposium = f"{ECHO_BRIDGE} --profile symposium"
     held = run_suite("--bridge-command", symposium, "--bridge-profile", "symposium", "-k", "cancel-while-streaming")

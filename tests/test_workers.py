@@ -9,6 +9,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 GROUPED_MODULE = '''
 import os
 import pytest
@@ -35,6 +37,7 @@ def _outside_this_run(**variables: str) -> dict[str, str]:
     return {**{name: value for name, value in os.environ.items() if not name.startswith("PYTEST_")}, **variables}
 
 
+@pytest.mark.slow
 def test_the_tests_of_one_group_run_on_one_worker(tmp_path):
     (tmp_path / "test_grouped.py").write_text(GROUPED_MODULE)
     (tmp_path / "test_ungrouped.py").write_text(UNGROUPED_MODULE)
