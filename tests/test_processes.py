@@ -19,7 +19,10 @@ import pytest
 LMCONFORM = [sys.executable, "-m", "lmconform.cli"]
 PYTEST = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
 # Writes its pid where it runs, then waits as long as a test would wait for it.
-SLOW_TEST = "import os, time\n\ndef test_slow():\n    open('pid', 'w').write(str(os.getpid()))\n    time.sleep(600)\n"
+# A process that says its pid in the file `pid`, written whole before it appears (renamed into place): the test that
+# waits for the file reads it as soon as it exists.
+SAYS_ITS_PID = "open('pid.part', 'w').write(str(os.getpid())); os.rename('pid.part', 'pid')"
+SLOW_TEST = f"import os, time\n\ndef test_slow():\n    {SAYS_ITS_PID}\n    time.sleep(600)\n"
 FORWARDED = list(processes.FORWARDING)  # how make check's pytest-xdist starts its workers, and runs their bridges
 # Reads its directory and its environment as a test, and says so in pytest's own words.
 WHERE_AM_I = '''
@@ -114,7 +117,7 @@ def test_a_forked_process_ends_as_a_started_one(fork_server, tmp_path, code):
     assert (forked.returncode, forked.stdout, forked.stderr) == (real.returncode, real.stdout, real.stderr)
 
 
-WAITING = "import os, time; open('pid', 'w').write(str(os.getpid())); time.sleep(600)"
+WAITING = f"import os, time; {SAYS_ITS_PID}; time.sleep(600)"
 
 
 def forwarding_one_that_waits(directory: Path) -> tuple[subprocess.Popen, int]:
