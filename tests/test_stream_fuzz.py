@@ -32,6 +32,7 @@ pytestmark = pytest.mark.xdist_group("stream-fuzz")
 # take every feature through the correct proxy.
 EXAMPLES = 12 if budget.CHECK else 24
 GATE_EXAMPLES = 8 if budget.CHECK else 16  # of the gate's runs that must find a proxy's change among legal streams
+SHOWN_EXAMPLES = GATE_EXAMPLES // 2  # of those about what it prints and compares, with a proxy whose change is common
 WRITES = {"split-utf8", "split-anywhere", "one-byte-writes"}
 LINE_ENDS_SHOWN = {name: FEATURES[name].shows for name in LINE_ENDS}
 
@@ -130,20 +131,21 @@ def gate(upstream, proxy: str, *options: str) -> list[str]:
 
 
 def test_the_gate_prints_the_shrunk_findings_and_compares_them_with_the_expected_rows(upstream, tmp_path, capsys):
+    fuzz = ("--stream-fuzz", str(SHOWN_EXAMPLES))
     with running_proxy(upstream.base_url, "merges-at-comments") as proxy:
         # Without --expect every difference is the proxy's doing: the gate fails, and writes what it found.
-        assert main(gate(upstream, proxy, "--stream-fuzz", "8", "--write-expect", str(tmp_path / "got.toml"))) == 1
+        assert main(gate(upstream, proxy, *fuzz, "--write-expect", str(tmp_path / "got.toml"))) == 1
         out = capsys.readouterr().out
         assert "| chat | `comments`: comment lines in and between events |" in out
         assert "Replay: curl -sS -N -X POST" in out and "lmconform-stream=" in out
         written = load_expected(tmp_path / "got.toml")
-        assert written.examples == 8 and any(row.features == ("comments",) for row in written.rows)
-        assert main(gate(upstream, proxy, "--stream-fuzz", "8", "--expect", str(tmp_path / "got.toml"))) == 0
+        assert written.examples == SHOWN_EXAMPLES and any(row.features == ("comments",) for row in written.rows)
+        assert main(gate(upstream, proxy, *fuzz, "--expect", str(tmp_path / "got.toml"))) == 0
         wrong = tmp_path / "wrong.toml"
-        wrong.write_text('[stream_fuzz]\nseed = 0\nexamples = 8\npreserved = []\n'
+        wrong.write_text(f'[stream_fuzz]\nseed = 0\nexamples = {SHOWN_EXAMPLES}\npreserved = []\n'
                          '[[stream_fuzz.changed]]\napi = "chat"\nfeatures = ["crlf"]\nfindings = ["sse.framing.data_is_json"]\n')
         capsys.readouterr()
-        assert main(gate(upstream, proxy, "--stream-fuzz", "8", "--expect", str(wrong))) == 1
+        assert main(gate(upstream, proxy, *fuzz, "--expect", str(wrong))) == 1
         err = capsys.readouterr().err
         assert "chat with `crlf`: expected, not found" in err and "chat with `comments`: not in the expected rows" in err
 
