@@ -23,9 +23,10 @@ unexport PYTHONDONTWRITEBYTECODE
 
 # uv installs the project and its test dependencies in about 7 s where pip takes 26 s (a fresh clone's first
 # `make check` waited on it), their compiled code included: without it, the first run's processes compile the modules
-# they import, which cost that run more than it saves (a fresh clone's make check: 2 min 27 s, against 2 min 21 s). The environment is made without pip (ensurepip's copy
-# took 4 of those seconds): Python's own pip installs uv in it, and uv installs pip (uncompiled: nothing of make check
-# runs it), which tools/ and tests/test_packaging.py use. uv reads no pip configuration: where only pip reaches the
+# they import, which cost that run more than it saves (a fresh clone's make check: 2 min 0 s and 2 min 5 s, against
+# 1 min 54 s twice). The environment is made without pip (ensurepip's copy took 4 of those seconds): Python's own pip
+# installs uv in it, and uv installs pip (uncompiled: nothing of make check runs it), which tools/ and
+# tests/test_packaging.py use. uv reads no pip configuration: where only pip reaches the
 # packages (an index set in pip.conf), pip installs them instead. $(call install_extras,EXTRAS): the project in .venv
 # with those extras.
 install_extras = $(BIN)/uv pip install --quiet --compile-bytecode --python $(BIN)/python -e '.[$(1)]' || \
