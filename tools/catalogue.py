@@ -66,7 +66,8 @@ class Row:
     findings: frozenset[str] = frozenset()
     proxy_findings: frozenset[str] = frozenset()  # server faults only
     symposium_findings: frozenset[str] | None = None  # bridge faults only, where the profile changes them
-    shown_by: frozenset[str] = frozenset()  # the first case each finding shows on (in either profile, for the bridge)
+    # The first case each finding shows on: in differential mode too, for the server; in either profile, for the bridge.
+    shown_by: frozenset[str] = frozenset()
 
     def failed(self) -> frozenset[str]:
         """The checks the fault makes fail in any of its runs."""
@@ -220,8 +221,10 @@ def _server_row(fault: str) -> tuple[str, Row]:
         _SERVER = ReferenceServer().start()
     run = server_run(_SERVER.base_url, fault)
     proxy = proxy_run(_SERVER.base_url, fault) if fault in differential_faults() else None
-    return fault, Row(frozenset(findings_of(run)), frozenset(findings_of(proxy) if proxy else ()),
-                      shown_by=frozenset(first_shown_on(run) | (first_shown_on(proxy) if proxy else set())))
+    if proxy is None:
+        return fault, Row(frozenset(findings_of(run)), shown_by=frozenset(first_shown_on(run)))
+    return fault, Row(frozenset(findings_of(run)), frozenset(findings_of(proxy)),
+                      shown_by=frozenset(first_shown_on(run) | first_shown_on(proxy)))
 
 
 def _bridge_row(fault: str) -> tuple[str, Row]:
