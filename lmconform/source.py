@@ -42,7 +42,6 @@ class SourceContext:
     play: Callable[[Case], Observed]  # one example sent to the target (and the upstream, if any)
     written: Callable[[Case], list[Observed]]  # a case played as it is written, once or K times
     checks: tuple[Check, ...]  # every check the run could hold the target to, selected or not
-    feature_missing: bool = False  # the target lacks the case's feature: whatever is sent is refused alike
 
 
 class Source(Protocol):

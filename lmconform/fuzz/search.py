@@ -111,8 +111,7 @@ def searched(case: Case, context: SourceContext, name: str, search_with: Callabl
              describe: Callable[[Observed], str]) -> list[Observed]:
     """The examples a source of generated requests (called `name`, searching with `search_with` and describing an
     example with `describe`) gives for `case`: those that kept every invariant, and the shrunk one that did not; none
-    when the run's settings leave the source or the case's mode out; one example when the target lacks the case's
-    feature, whose verdicts are UNSUPPORTED, as every other example's would be."""
+    when the run's settings leave the source or the case's mode out."""
     settings = context.settings
     if name not in settings.fuzz_sources or settings.fuzz_mode not in ("both", "negative" if case.invalid else "positive"):
         return []
@@ -122,8 +121,8 @@ def searched(case: Case, context: SourceContext, name: str, search_with: Callabl
         observed.example = describe(observed)
         return observed
 
-    budget = min(settings.fuzz_examples, 1) if context.feature_missing else settings.fuzz_examples
-    found = search_with(case, play_example, FindingOf(context.checks), budget, settings.fuzz_seed, settings.fuzz_shrink)
+    found = search_with(case, play_example, FindingOf(context.checks), settings.fuzz_examples, settings.fuzz_seed,
+                        settings.fuzz_shrink)
     if found.finding is not None and settings.fuzz_save:
         saved = save_finding(found.finding.case, Path(settings.fuzz_save))
         found.finding.example += f"\nSaved as the case {saved}" if saved else f"\nNot saved under {settings.fuzz_save}"

@@ -120,8 +120,7 @@ class Run:
 
         available = run_requirements(self.target, self.upstream)
         return SourceContext(self.target, self.upstream, self.settings, play_example, self._written,
-                             tuple(check for check in REGISTRY.values() if check.requires <= available),
-                             feature_missing)
+                             tuple(check for check in REGISTRY.values() if check.requires <= available))
 
     def _feature_missing(self, case: Case, observed: Observed | None = None) -> bool:
         """Decided from the feature's first valid case: a 404 to an invalid request is an answer, not a missing route."""
