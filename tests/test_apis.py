@@ -4,6 +4,7 @@ folder is in it."""
 
 import importlib
 
+import budget
 import pytest
 
 from lmconform.apis import APIS, STDIO
@@ -48,7 +49,8 @@ def test_a_generating_api_normalises_the_reference_servers_answers(server, api):
 def test_a_target_without_the_route_gets_unsupported_not_failed(server, api, where):
     # An unknown fault prefix is answered 404; an unknown path 200 "Unexpected endpoint", as LM Studio before 0.4.1
     # answers /v1/messages.
-    run = Run(Target(base_url=server.base_url + where, model="lmconform-reference"))
+    # Its generated cases send the budget's requests (tests/budget.py): each is answered as the others are.
+    run = Run(Target(base_url=server.base_url + where, model="lmconform-reference"), settings=budget.suite_settings())
     outcomes = {verdict.outcome for case in load_cases(api) for check in REGISTRY.values() if check.applies(case)
                 if (verdict := run.judge(case, check)) is not None}
     assert outcomes == {Outcome.UNSUPPORTED}
