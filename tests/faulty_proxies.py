@@ -18,17 +18,16 @@ from __future__ import annotations
 import codecs
 import json
 import re
-import threading
-import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import contextmanager
 
 import httpx
-import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
+
+from lmconform.reference.server import BackgroundServer
 
 
 class Reframer:
@@ -151,22 +150,8 @@ def running_proxy(upstream: str, name: str) -> Iterator[str]:
 @contextmanager
 def running_app(app: Starlette, name: str) -> Iterator[str]:
     """`app` served on a free loopback port until the block ends; yields its base URL."""
-    config = uvicorn.Config(app, host="127.0.0.1", port=0, log_config=None,
-                            log_level="warning", access_log=False, lifespan="off")
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, daemon=True, name=f"faulty-proxy-{name}")
-    thread.start()
-    deadline = time.monotonic() + 60  # a loaded runner is slow to start a thread's server
-    while not server.started:
-        if time.monotonic() > deadline:
-            raise RuntimeError(f"the {name} proxy did not start")
-        time.sleep(0.01)
-    port = server.servers[0].sockets[0].getsockname()[1]
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        thread.join()
+    with BackgroundServer(app, name=f"{name} proxy") as server:
+        yield server.base_url
 
 
 def routing_app(upstream: str, prefix: str) -> Starlette:
