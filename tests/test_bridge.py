@@ -6,7 +6,6 @@ from __future__ import annotations
 import http.server
 import json
 import subprocess
-import threading
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -32,6 +31,7 @@ from bridge_pipe import (
     same_json,
     user,
 )
+from handlers import serving
 
 from lmconform.bridge.dispatcher import EOF_GRACE_SECONDS
 from lmconform.reference import ReferenceServer
@@ -336,13 +336,10 @@ def test_the_openai_agent_sends_the_sampling_it_was_given() -> None:
         def log_message(self, *args: object) -> None:
             pass
 
-    with http.server.ThreadingHTTPServer(("127.0.0.1", 0), Upstream) as upstream:
-        threading.Thread(target=upstream.serve_forever, daemon=True).start()
-        bridge = BridgeProcess("--endpoint", f"http://127.0.0.1:{upstream.server_address[1]}", "--model", "m",
-                               "--max-tokens", "7", "--temperature", "0")
+    with serving(Upstream) as upstream:
+        bridge = BridgeProcess("--endpoint", upstream, "--model", "m", "--max-tokens", "7", "--temperature", "0")
         assert kinds(bridge.turn([user("Hello")])) == ["error"]
         bridge.close()
-        upstream.shutdown()
     assert bodies and bodies[0]["max_tokens"] == 7 and bodies[0]["temperature"] == 0
 
 

@@ -1,7 +1,8 @@
 """Capture: each exchange stands alone on its own connection, as its curl would."""
 
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
+
+from handlers import serving
 
 from lmconform.target import Target
 from lmconform.wire.http import send
@@ -25,13 +26,7 @@ class KeepAliveHandler(BaseHTTPRequestHandler):
 
 
 def test_every_exchange_opens_its_own_connection():
-    server = ThreadingHTTPServer(("127.0.0.1", 0), KeepAliveHandler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        target = Target(base_url=f"http://127.0.0.1:{server.server_address[1]}")
-        exchanges = [send(target, "GET", "/v1/models") for _ in range(3)]
-    finally:
-        server.shutdown()
+    with serving(KeepAliveHandler) as url:
+        exchanges = [send(Target(base_url=url), "GET", "/v1/models") for _ in range(3)]
     assert [exchange.status for exchange in exchanges] == [200, 200, 200]
     assert len(KeepAliveHandler.connections) == 3

@@ -13,7 +13,7 @@ import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import budget
@@ -22,6 +22,7 @@ import processes
 import pytest
 from bridge_pipe import closed_port
 from faulty_proxies import running_app
+from handlers import serving
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -118,14 +119,8 @@ def answering(status: int, body: bytes, content_type: str) -> Iterator[str]:
         def log_message(self, *args) -> None:
             pass
 
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{httpd.server_address[1]}"
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
+    with serving(Handler) as url:
+        yield url
 
 
 PAGE = b"<!DOCTYPE html><html><body>Welcome to nginx!</body></html>"
