@@ -11,6 +11,8 @@ full budget only tries more of it, and `make test` is the one that must pass bef
   writes the table, plays every case against every fault;
 - the stream fuzz plays half its generated answers through each proxy (12), which still find and shrink each
   proxy's defect;
+- a test that holds one judge to another on many recorded payloads (the fast schema check to jsonschema on the real
+  answers) compares one payload in SAMPLE_EVERY of each schema's, the first included;
 - a test that runs the whole suite for what the run does (its exit status, its output, its files) keeps the schemas'
   checks and those it is about, plays a tenth of each API's cases and those it is about, and its generated cases
   send a tenth of their requests.
@@ -20,8 +22,9 @@ rather than wall time): see docs/contributing.md, "What make check costs"."""
 
 import os
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import TypeVar
 
 from lmconform.apis import APIS
 from lmconform.cases import load_cases
@@ -32,11 +35,17 @@ CHECK = os.environ.get("LMCONFORM_TEST_BUDGET") == "check"
 # One case in SAMPLE_EVERY of each API's cases: what make check's whole-suite runs play, and a fault whose row names no
 # case; make test's server catalogue plays it of the APIs a fault does not break.
 SAMPLE_EVERY = 10
+T = TypeVar("T")
 
 
 def examples(full: int) -> int:
     """The number of examples a test sends: `full` in `make test`, a tenth of it in `make check`."""
     return max(1, full // 10) if CHECK else full
+
+
+def spread(items: Sequence[T]) -> Sequence[T]:
+    """Every item in `make test`; one in SAMPLE_EVERY, the first included, in `make check`."""
+    return items[::SAMPLE_EVERY] if CHECK else items
 
 
 def cases_played(showing: Iterable[str], apis: Iterable[str]) -> set[str] | None:

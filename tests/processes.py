@@ -67,6 +67,14 @@ def run(command: list[str], *, cwd: str | Path | None = None, env: dict[str, str
     return subprocess.run(command, capture_output=True, text=True, cwd=cwd, env=env, timeout=timeout)
 
 
+def workers(count: int) -> list[str]:
+    """pytest-xdist's `-n COUNT` for a run of the suite a test makes; in make check its workers are forked too,
+    as make check's own are (a worker started costs a second of Python and pytest's plugins)."""
+    if PYTHON == FORWARDING:
+        return ["--dist", "load", "--tx", f"{count}*popen//python={' '.join(FORWARDING)}"]
+    return ["-n", str(count)]
+
+
 def fork_embedded_bridges() -> None:
     """Fork the bridge this process's embedded runs start for each vscodelm case (about a hundred in make check's
     workers). In a worker only: the report of a run shows its bridge's command, and the runs the tests make of the

@@ -293,7 +293,7 @@ def test_several_processes_give_the_record_and_the_page_of_one(tmp_path):
     serial, parallel = tmp_path / "serial.json", tmp_path / "parallel.json"
     junit = tmp_path / "junit.xml"
     assert run_suite(*fault, "--results-json", str(serial), "--report", str(tmp_path / "serial.html")).returncode == 1
-    finished = run_suite(*fault, "-n", "2", "--results-json", str(parallel), "--junitxml", str(junit))
+    finished = run_suite(*fault, *processes.workers(2), "--results-json", str(parallel), "--junitxml", str(junit))
     assert finished.returncode == 1, finished.stdout[-2000:]
     assert "verdicts:" in finished.stdout
     built = processes.run([sys.executable, "-m", "lmconform.cli", "report", str(parallel), "-o",
