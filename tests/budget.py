@@ -13,6 +13,8 @@ full budget only tries more of it, and `make test` is the one that must pass bef
   proxy's defect;
 - a test that holds one judge to another on many recorded payloads (the fast schema check to jsonschema on the real
   answers) compares one payload in SAMPLE_EVERY of each schema's, the first included;
+- a test of every pair of two settings (each profile at each level) tries each setting once in make check, the pairs
+  along the diagonal;
 - a test that runs the whole suite for what the run does (its exit status, its output, its files) keeps the schemas'
   checks and those it is about, plays a tenth of each API's cases and those it is about, and its generated cases
   send a tenth of their requests.
@@ -36,6 +38,7 @@ CHECK = os.environ.get("LMCONFORM_TEST_BUDGET") == "check"
 # case; make test's server catalogue plays it of the APIs a fault does not break.
 SAMPLE_EVERY = 10
 T = TypeVar("T")
+U = TypeVar("U")
 
 
 def examples(full: int) -> int:
@@ -46,6 +49,14 @@ def examples(full: int) -> int:
 def spread(items: Sequence[T]) -> Sequence[T]:
     """Every item in `make test`; one in SAMPLE_EVERY, the first included, in `make check`."""
     return items[::SAMPLE_EVERY] if CHECK else items
+
+
+def pairs(first: Sequence[T], second: Sequence[U]) -> list[tuple[T, U]]:
+    """Every pair in `make test`; in `make check` each item of either once, paired in order and round again on the
+    shorter."""
+    if not CHECK:
+        return [(one, other) for one in first for other in second]
+    return [(first[n % len(first)], second[n % len(second)]) for n in range(max(len(first), len(second)))]
 
 
 def cases_played(showing: Iterable[str], apis: Iterable[str]) -> set[str] | None:

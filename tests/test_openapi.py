@@ -3,6 +3,7 @@ every schema a component and every operation's bodies, stream and errors named."
 
 import json
 
+import budget
 import pytest
 from openapi_spec_validator import validate
 
@@ -29,8 +30,8 @@ def test_the_command_writes_a_valid_openapi_3_1_document(tmp_path, capsys):
     assert "/v1/responses/{response_id}" in spec["paths"]
 
 
-@pytest.mark.parametrize("profile", list(PROFILE_OVERLAYS), ids=str)
-@pytest.mark.parametrize("level", list(Level))
+@pytest.mark.parametrize(("profile", "level"), budget.pairs(list(PROFILE_OVERLAYS), list(Level)),
+                         ids=lambda value: str(getattr(value, "value", value)))
 def test_every_profile_and_level_gives_a_valid_document(profile, level):
     validate(document(profile, level))
 
