@@ -40,8 +40,20 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     handed out last keeps the run waiting on its one worker when every other has finished: the tail of `make check`
     was the two vscodelm cancel runs and a draw of 400 requests, the last three tests of the collection. Marked are
     tests with no module fixture of their own to share (moved away from their module's other tests, a module fixture
-    would be set up again for them)."""
-    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+    would be set up again for them).
+
+    The modules marked `waits` are spread evenly among the others. In the order of their names they come close
+    together (test_agents, test_bridge, test_bridge_faults), and make check's four workers on two cores then all
+    wait at once on bridges and grace periods, a core idle for seconds; among modules that compute, a worker that
+    waits leaves its core to another."""
+    modules: dict[str, list[pytest.Item]] = {}
+    for item in items:
+        modules.setdefault(item.nodeid.split("::")[0], []).append(item)
+    waiting = [name for name, tests in modules.items() if tests[0].get_closest_marker("waits")]
+    computing = [name for name in modules if name not in waiting]
+    order = {name: (index + 1) / (len(computing) + 1) for index, name in enumerate(computing)}
+    order.update({name: (index + 1) / (len(waiting) + 1) for index, name in enumerate(waiting)})
+    items.sort(key=lambda item: (item.get_closest_marker("slow") is None, order[item.nodeid.split("::")[0]]))
 
 
 @pytest.fixture(scope="module")

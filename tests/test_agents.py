@@ -71,6 +71,8 @@ from tools.agents.matrix import (
 )
 from tools.targets.expected import differences, table
 
+pytestmark = pytest.mark.waits
+
 ROOT = Path(__file__).resolve().parent.parent
 EXPECTED = ROOT / "fixtures" / "agents" / "reference.toml"
 PAGE = ROOT / "docs" / "agents.md"

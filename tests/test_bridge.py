@@ -36,7 +36,7 @@ from handlers import serving
 from lmconform.bridge.dispatcher import EOF_GRACE_SECONDS
 from lmconform.reference import ReferenceServer
 
-pytestmark = pytest.mark.usefixtures("bridges_reaped")
+pytestmark = [pytest.mark.usefixtures("bridges_reaped"), pytest.mark.waits]
 
 
 def through(server: ReferenceServer, *options: str, path: str = "") -> BridgeProcess:

@@ -23,7 +23,7 @@ from bridge_pipe import (
 
 from lmconform.bridge import FAULTS
 
-pytestmark = pytest.mark.usefixtures("bridges_reaped")
+pytestmark = [pytest.mark.usefixtures("bridges_reaped"), pytest.mark.waits]
 
 # Its whole echo arrives, cancel or not: its length is what the fault's test waits for.
 SHORT_QUESTION = "Hello, a question"

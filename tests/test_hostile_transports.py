@@ -31,6 +31,8 @@ from lmconform.target import Target
 from lmconform.vocabulary import FINDINGS, Level, Outcome
 from lmconform.wire.http import send
 
+pytestmark = pytest.mark.waits
+
 TRANSPORT_FAULTS = [name for name, fault in FAULTS.items() if fault.module == "lmconform.reference.faults.transport"]
 HOSTILE = [*TRANSPORT_FAULTS, "stall", "body-too-large", "invalid-utf8"]
 CASES = ("chat/text-stream", "chat/non-stream-text", "responses/text-stream", "messages/text-stream")

@@ -16,6 +16,8 @@ from pathlib import Path
 import processes
 import pytest
 
+pytestmark = pytest.mark.waits
+
 LMCONFORM = [sys.executable, "-m", "lmconform.cli"]
 PYTEST = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
 # Writes its pid where it runs, then waits as long as a test would wait for it.

@@ -21,6 +21,8 @@ from lmconform.apis import APIS
 from lmconform.command_line import SECONDS, bounded
 from lmconform.reference import FAULTS, ReferenceServer, create_app, parse_faults
 
+pytestmark = pytest.mark.waits
+
 WEATHER = {
     "type": "function",
     "function": {

@@ -24,7 +24,7 @@ from lmconform.wire.jsonlines import STDOUT, JsonLines, Line
 from lmconform.wire.stdio import StdioTransport
 
 # The hostile bridges' runs are one module fixture: on one worker, so that no other worker waits them out again.
-pytestmark = pytest.mark.xdist_group("stdio")
+pytestmark = [pytest.mark.xdist_group("stdio"), pytest.mark.waits]
 
 # The read timeout is what some hostile bridges are meant to run into (they never answer): short, since each case
 # waits it out. Those whose own act ends the case (dying, flooding) get a limit generous enough for a loaded machine

@@ -18,6 +18,8 @@ from lmconform.report.matrix import build_matrix
 from lmconform.report.records import load_results
 from lmconform.run.plan import EMBEDDED_BRIDGE
 
+pytestmark = pytest.mark.waits
+
 # `lmconform bridge`, by its entry point (the console script may not be on this PATH): the openai agent.
 LMCONFORM_BRIDGE = shlex.join(bridge_pipe.LMCONFORM_BRIDGE)
 ECHO_BRIDGE = shlex.join(EMBEDDED_BRIDGE)
