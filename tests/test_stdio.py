@@ -29,7 +29,7 @@ pytestmark = [pytest.mark.xdist_group("stdio"), pytest.mark.waits]
 # The read timeout is what some hostile bridges are meant to run into (they never answer): short, since each case
 # waits it out. Those whose own act ends the case (dying, flooding) get a limit generous enough for a loaded machine
 # to start them, which they never reach.
-WAITED_OUT = 0.5
+WAITED_OUT = 0.25
 AWAITED = 60.0
 
 
