@@ -67,12 +67,12 @@ def run(command: list[str], *, cwd: str | Path | None = None, env: dict[str, str
     return subprocess.run(command, capture_output=True, text=True, cwd=cwd, env=env, timeout=timeout)
 
 
-def workers(count: int) -> list[str]:
-    """pytest-xdist's `-n COUNT` for a run of the suite a test makes; in make check its workers are forked too,
-    as make check's own are (a worker started costs a second of Python and pytest's plugins)."""
+def workers(count: int, dist: str = "load") -> list[str]:
+    """pytest-xdist's `-n COUNT --dist DIST` for a pytest run a test makes; in make check its workers are forked
+    too, as make check's own are (a worker started costs a second of Python and pytest's plugins)."""
     if PYTHON == FORWARDING:
-        return ["--dist", "load", "--tx", f"{count}*popen//python={' '.join(FORWARDING)}"]
-    return ["-n", str(count)]
+        return ["--dist", dist, "--tx", f"{count}*popen//python={' '.join(FORWARDING)}"]
+    return ["-n", str(count), "--dist", dist]
 
 
 def fork_embedded_bridges() -> None:

@@ -6,9 +6,9 @@ every module fixture of a group is set up on both workers at once, which is slow
 """
 
 import os
-import subprocess
 import sys
 
+import processes
 import pytest
 
 GROUPED_MODULE = '''
@@ -42,9 +42,9 @@ def test_the_tests_of_one_group_run_on_one_worker(tmp_path):
     (tmp_path / "test_grouped.py").write_text(GROUPED_MODULE)
     (tmp_path / "test_ungrouped.py").write_text(UNGROUPED_MODULE)
     workers_file = tmp_path / "workers.txt"
-    ran = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "2", "--dist",
-                          "loadgroup", str(tmp_path)], cwd=tmp_path, capture_output=True, text=True, timeout=300,
-                         env=_outside_this_run(WORKERS_FILE=str(workers_file)))
+    ran = processes.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                         *processes.workers(2, "loadgroup"), str(tmp_path)], cwd=tmp_path, timeout=300,
+                        env=_outside_this_run(WORKERS_FILE=str(workers_file)))
     assert ran.returncode == 0, ran.stdout + ran.stderr
     workers = workers_file.read_text().split()
     assert len(workers) == 8
