@@ -25,7 +25,7 @@ from lmconform.reference.streams import DEFAULT_PAUSE_S
 # Streams held open on purpose end as soon as the server stops; this only bounds a client that stops reading.
 _GRACEFUL_SHUTDOWN_SECONDS = 1
 _START_TIMEOUT_SECONDS = 60.0  # a loaded CI runner can be slow to start a thread; a thread that died is seen at once
-_TICK_SECONDS = 0.1
+_TICK_SECONDS = 0.1  # uvicorn's tick, which renews the Date header every tenth
 _DRAIN_POLL_SECONDS = 0.002
 
 
@@ -33,7 +33,8 @@ class _Server(uvicorn.Server):
     """uvicorn's server, stopping at once. uvicorn looks at `should_exit` every 0.1 s, then sleeps 0.1 s more and
     polls its connections every 0.1 s: a fifth of a second a stop, and the tests stop a server hundreds of times a run.
     Here `request_exit` wakes the loop, and the shutdown polls every few milliseconds; it calls `on_stop` first, so
-    that the reference server's streams held open on purpose end instead of waiting out the graceful timeout."""
+    that the reference server's streams held open on purpose end instead of waiting out the graceful timeout. (uvicorn's
+    own shutdown ends by telling the app's lifespan, which _config turns off.)"""
 
     def __init__(self, config: uvicorn.Config, on_stop: Callable[[], None]) -> None:
         super().__init__(config)
@@ -109,7 +110,7 @@ class BackgroundServer:
             httpx.get(server.base_url + "/v1/models")
     """
 
-    def __init__(self, app: Starlette, host: str = "127.0.0.1", port: int = 0, name: str = "lmconform-server",
+    def __init__(self, app: Starlette, host: str = "127.0.0.1", port: int = 0, name: str = "server",
                  on_stop: Callable[[], None] = lambda: None) -> None:
         self.app = app
         self.host = host
