@@ -11,6 +11,7 @@ from pathlib import Path
 import budget
 import processes
 import pytest
+from bridge_pipe import closed_port
 
 ROOT = Path(__file__).resolve().parent.parent
 CANARY_KEY = "sk-canary-4f1d2e9b7c"
@@ -29,12 +30,6 @@ def suite_in_this_process(capsys: pytest.CaptureFixture, *args: str,
     status = pytest.main([str(suites), "-p", "no:cacheprovider", *args])
     written = capsys.readouterr()
     return int(status), written.out + written.err
-
-
-def closed_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def test_the_embedded_reference_server_passes_and_the_results_record_is_written(tmp_path):
