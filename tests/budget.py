@@ -2,13 +2,13 @@
 (LMCONFORM_TEST_BUDGET=check), the contributor's quick loop. Such a test proves the same property either way; the
 full budget only tries more of it, and `make test` is the one that must pass before a merge:
 - a test that judges many generated examples (no check raises a false alarm on a legal one) sends a tenth of them;
-- the fault catalogues (of the reference server and of the reference bridge) play against each fault the cases its
-  row names (`shown_by`, the first case each finding showed on when `make catalogue` wrote the table, in differential
-  mode too): the row's findings are all found, and nothing outside the row fires on what was played. A fault whose
-  row names no case (a variant: a legal form no check may report) is played a tenth of the cases of the API it
-  changes. A finding of generated requests is shrunk with a tenth of the requests. In `make test` the server's catalogue plays every case
-  of the API a fault breaks and a tenth of the other APIs' cases, the bridge's every case; `make catalogue`, which
-  writes the table, plays every case against every fault;
+- the fault catalogues (of the reference server and of the reference bridge) play against each fault the cases its row
+  names (`shown_by`, the first case each finding showed on when `make catalogue` wrote the table, in differential mode
+  too): the row's findings are all found, and nothing outside the row fires on what was played. A fault whose row
+  names no case (a variant: a legal form no check may report) is played a tenth of the cases of the API it changes. A
+  finding of generated requests is shrunk with a tenth of the requests. In `make test` the server's catalogue plays
+  every case of the API a fault breaks and a tenth of the other APIs' cases, the bridge's every case;
+  `make catalogue`, which writes the table, plays every case against every fault;
 - the stream fuzz plays half its generated answers through each proxy (12), which still find and shrink each
   proxy's defect;
 - a test that holds one judge to another on many recorded payloads (the fast schema check to jsonschema on the real
