@@ -20,7 +20,7 @@ from typing import Any
 from urllib.parse import urljoin
 
 from lmconform import __version__
-from lmconform.apis import APIS
+from lmconform.api_table import APIS
 from lmconform.exit_status import USAGE_ERROR
 from lmconform.files import write_json_atomically
 from lmconform.schemas import BASE_URI, LEVEL_KEY, PAYLOAD_SCHEMAS, PROFILE_OVERLAYS, schema_set

@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from lmconform.apis import APIS
+from lmconform.api_table import APIS
 from lmconform.vocabulary import Requirement
 
 CHANGELOG = "https://lmstudio.ai/docs/developer/api-changelog"

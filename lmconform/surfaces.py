@@ -5,7 +5,7 @@ APIs whose answers it reads. A surface none of these names is shown by its id, a
 
 from __future__ import annotations
 
-from lmconform.apis import APIS
+from lmconform.api_table import APIS
 
 FRAMING = {"http": "HTTP", "sse": "Event streams"}
 SHARED = {"errors": "Errors", "generation": "Answers", "schema": "Schemas", "proxy": "What the proxy changes"}

@@ -8,7 +8,7 @@ import shlex
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
-from lmconform.apis import HTTP, STDIO
+from lmconform.api_table import HTTP, STDIO
 from lmconform.profiles import Profile, parse_profile
 from lmconform.vocabulary import Requirement
 

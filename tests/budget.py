@@ -28,7 +28,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TypeVar
 
-from lmconform.apis import APIS
+from lmconform.api_table import APIS
 from lmconform.cases import load_cases
 from lmconform.settings import DEFAULT_FUZZ_EXAMPLES, RunSettings
 

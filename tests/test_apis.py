@@ -1,4 +1,4 @@
-"""The table of APIs (lmconform.apis) is the one list: every API in it has cases, a suite and, if it answers with a
+"""The table of APIs (lmconform.api_table) is the one list: every API in it has cases, a suite and, if it answers with a
 generation, a normaliser that reads the reference server's answers (the reference bridge's, over stdio); every cases
 folder is in it."""
 
@@ -7,7 +7,7 @@ import importlib
 import budget
 import pytest
 
-from lmconform.apis import APIS, STDIO
+from lmconform.api_table import APIS, STDIO
 from lmconform.cases import CASES_DIR, cases_folder, load_cases
 from lmconform.checks import REGISTRY
 from lmconform.normalize.events import Generation, Text, ToolCallStarted

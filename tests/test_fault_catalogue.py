@@ -16,7 +16,7 @@ from types import SimpleNamespace
 import budget
 import pytest
 
-from lmconform.apis import APIS
+from lmconform.api_table import APIS
 from lmconform.bridge import FAULTS as BRIDGE_FAULTS
 from lmconform.cases import load_cases
 from lmconform.checks import REGISTRY

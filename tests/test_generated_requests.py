@@ -17,7 +17,7 @@ import processes
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from lmconform.apis import APIS
+from lmconform.api_table import APIS
 from lmconform.apis.chat.reference.faults.generated import LONG_NAME, object_depth
 from lmconform.cases import load_case, load_cases
 from lmconform.checks import REGISTRY
@@ -198,7 +198,7 @@ def test_the_same_seed_sends_the_same_requests_whatever_the_process_imported(tmp
 
 # Draws every generated source's requests, valid and invalid, without playing them.
 DRAW_EVERY_SOURCE = """
-from lmconform.apis import APIS
+from lmconform.api_table import APIS
 from lmconform.cases import load_cases
 from lmconform.fuzz import requests
 for api in APIS:

@@ -7,7 +7,7 @@ import budget
 import pytest
 from openapi_spec_validator import validate
 
-from lmconform.apis import APIS
+from lmconform.api_table import APIS
 from lmconform.cli import main
 from lmconform.openapi import component_name, document
 from lmconform.schemas import BASE_URI, PROFILE_OVERLAYS, schema_paths

@@ -17,7 +17,7 @@ import processes
 import pytest
 from fault_effects import FaultEffects, faults_of_kind
 
-from lmconform.apis import APIS
+from lmconform.api_table import APIS
 from lmconform.command_line import SECONDS, bounded
 from lmconform.reference import FAULTS, ReferenceServer, create_app, parse_faults
 

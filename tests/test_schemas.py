@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
-from lmconform.apis import APIS
+from lmconform.api_table import APIS
 from lmconform.checks.evaluate import evaluate
 from lmconform.checks.registry import REGISTRY
 from lmconform.checks.schema import OBJECTS, api_object_exchanges

@@ -163,7 +163,7 @@ def recorded(tmp_path_factory) -> Path:
 
 
 def test_every_case_gets_one_readable_snapshot_with_no_key_in_it(recorded):
-    from lmconform.apis import APIS
+    from lmconform.api_table import APIS
     from lmconform.cases import load_cases
 
     stored = files(recorded / "reference-0.3.29")

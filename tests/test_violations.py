@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from lmconform.apis import APIS
+from lmconform.api_table import APIS
 from lmconform.cases import load_cases
 from lmconform.cli import main
 from lmconform.fuzz.derived import schema_violations

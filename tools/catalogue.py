@@ -29,7 +29,7 @@ from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from lmconform.apis import APIS
+from lmconform.api_table import APIS
 from lmconform.bridge import FAULTS as BRIDGE_FAULTS
 from lmconform.cases import load_cases
 from lmconform.checks import REGISTRY

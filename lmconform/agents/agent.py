@@ -42,7 +42,7 @@ class Agent(ABC):
     name: str  # lmconform's name for it: `claude-code`
     title: str  # its users' name for it: `Claude Code`
     package: str  # the npm package whose version the verdicts name
-    api: str  # the API it speaks (lmconform.apis)
+    api: str  # the API it speaks (lmconform.api_table)
     client: str  # the product its user agent names, as recorded cases name their client: `claude-cli`
 
     @abstractmethod

@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from lmconform.apis import api_of
+from lmconform.api_table import api_of
 
 FIRST = "request"  # how a turn names the case's own request
 PLACEHOLDER = re.compile(r"\{([a-z][a-z0-9-]*)\}")  # in a turn's path: the id of that turn's answer

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import jsonschema
 
-from lmconform.apis import APIS, HTTP, STDIO, api_of
+from lmconform.api_table import APIS, HTTP, STDIO, api_of
 from lmconform.cases.model import FIRST, PLACEHOLDER, AgentTask, Case, HttpTurn, StdioTurn
 
 CASE_SCHEMA = Path(__file__).resolve().parent / "case.schema.json"

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from lmconform.apis import APIS
+from lmconform.api_table import APIS
 from lmconform.check_command.findings import findings_text
 from lmconform.check_command.progress import Progress, case_of
 from lmconform.check_command.survey import Refused, missing_apis, offer_sentence, survey

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from lmconform.apis import APIS, HTTP
+from lmconform.api_table import APIS, HTTP
 from lmconform.exit_status import UNREACHABLE, USAGE_ERROR
 from lmconform.fingerprint import Probes, identify
 from lmconform.report.target_prose import KIND_NAMES, bracket_words

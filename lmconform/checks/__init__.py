@@ -1,7 +1,7 @@
 """The checks. Importing this package registers every check in `REGISTRY`: those every API shares (the HTTP and SSE
 framing, errors, generations, reasoning, schemas, what a proxy changes), then each API's own (its folder's `checks/`)."""
 
-from lmconform.apis import APIS
+from lmconform.api_table import APIS
 from lmconform.checks import (  # noqa: F401  (registration)
     agents,
     errors,

@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import cache, partial
 
-from lmconform.apis import api_of
+from lmconform.api_table import api_of
 from lmconform.cases import FIRST, Case
 from lmconform.cases.model import PLACEHOLDER
 from lmconform.checks.observed import Observed

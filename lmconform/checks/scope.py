@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from lmconform.apis import HTTP, api_of
+from lmconform.api_table import HTTP, api_of
 from lmconform.cases import Case
 from lmconform.normalize.reading import reading
 from lmconform.vocabulary import Level

@@ -14,7 +14,7 @@ from dataclasses import replace
 from lmconform.agents import AGENTS
 from lmconform.agents.outcome import AgentRun, Limits
 from lmconform.agents.runner import run_agent
-from lmconform.apis import api_of
+from lmconform.api_table import api_of
 from lmconform.cases import Case, load_cases
 from lmconform.checks.evaluate import judged as evaluate_judged
 from lmconform.checks.observed import Observed

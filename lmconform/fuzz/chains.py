@@ -17,7 +17,7 @@ from dataclasses import replace
 
 from hypothesis import strategies as st
 
-from lmconform.apis import api_of
+from lmconform.api_table import api_of
 from lmconform.cases import FIRST, Case, HttpTurn
 from lmconform.checks.evaluate import judged as evaluate_judged
 from lmconform.checks.observed import Observed

@@ -19,7 +19,7 @@ from typing import Any
 from hypothesis import assume, reject
 from hypothesis import strategies as st
 
-from lmconform.apis import api_of
+from lmconform.api_table import api_of
 from lmconform.schemas import schema_set
 from lmconform.schemas.constraints import ANY_ITEM, NEW_MEMBER, Constraint, constraints
 from lmconform.schemas.grading import SchemaFinding

@@ -9,7 +9,7 @@ import argparse
 import json
 import sys
 
-from lmconform.apis import APIS
+from lmconform.api_table import APIS
 from lmconform.exit_status import USAGE_ERROR
 from lmconform.fuzz.derived import SENT_LEVELS
 from lmconform.schemas import PROFILE_OVERLAYS

@@ -18,7 +18,7 @@ from types import ModuleType
 
 from hypothesis import strategies as st
 
-from lmconform.apis import api_of
+from lmconform.api_table import api_of
 from lmconform.cases import Case
 from lmconform.checks.evaluate import judged as evaluate_judged
 from lmconform.checks.observed import Observed

@@ -31,7 +31,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from lmconform.apis import APIS
+from lmconform.api_table import APIS
 from lmconform.cases import load_cases
 from lmconform.checks.registry import REGISTRY
 from lmconform.expectations import ExpectationError

@@ -11,7 +11,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from lmconform.apis import APIS
+from lmconform.api_table import APIS
 from lmconform.cases import unmatched_case_patterns
 from lmconform.exit_status import UNREACHABLE, USAGE_ERROR
 from lmconform.expectations import ExpectationError

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 
-from lmconform.apis import api_of
+from lmconform.api_table import api_of
 from lmconform.normalize.events import Generation
 from lmconform.normalize.usage import UsageFields
 from lmconform.wire.exchange import Exchange

@@ -25,7 +25,7 @@ from lmconform.agents.agent import Agent
 from lmconform.agents.install import InstallError, install
 from lmconform.agents.outcome import Limits
 from lmconform.agents.runner import run_agent
-from lmconform.apis import APIS, api_of
+from lmconform.api_table import APIS, api_of
 from lmconform.cases import CASES_DIR, cases_folder, load_cases
 from lmconform.exit_status import USAGE_ERROR
 from lmconform.files import write_json_atomically

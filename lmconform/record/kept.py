@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from lmconform.apis import APIS
+from lmconform.api_table import APIS
 from lmconform.wire.redact import FILTERED, SECRET_HEADERS, redact_headers, redact_text
 from lmconform.wire.sse import parse_sse
 

@@ -36,7 +36,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from lmconform.apis import APIS
+from lmconform.api_table import APIS
 from lmconform.cases import HttpTurn, call_answer, cases_folder, chain_probe
 from lmconform.cases.writer import create, descriptions_in, next_index
 from lmconform.files import write_json_atomically

@@ -11,7 +11,7 @@ from pathlib import Path
 from starlette.applications import Starlette
 from starlette.routing import Route
 
-from lmconform.apis import APIS
+from lmconform.api_table import APIS
 from lmconform.command_line import PORT
 from lmconform.exit_status import USAGE_ERROR
 from lmconform.record.recorder import Recorder

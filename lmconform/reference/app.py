@@ -23,7 +23,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
-from lmconform.apis import APIS
+from lmconform.api_table import APIS
 from lmconform.reference.faults import apply, parse_faults
 from lmconform.reference.faults.server import UNKNOWN_ROUTE_200
 from lmconform.reference.faults.transport import ANSWER

@@ -15,7 +15,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from lmconform.apis import APIS
+from lmconform.api_table import APIS
 from lmconform.report.markdown import md
 from lmconform.report.records import CaseResult
 from lmconform.surfaces import client_line, surface_name, surface_rank

@@ -11,7 +11,7 @@ import argparse
 import difflib
 import sys
 
-from lmconform.apis import APIS
+from lmconform.api_table import APIS
 from lmconform.cases import Case, CaseError, load_cases
 from lmconform.checks import REGISTRY, Check
 from lmconform.exit_status import USAGE_ERROR

@@ -9,7 +9,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 
-from lmconform.apis import APIS, HTTP, STDIO
+from lmconform.api_table import APIS, HTTP, STDIO
 from lmconform.cases import Case, load_cases
 from lmconform.checks import select
 from lmconform.checks.registry import Check

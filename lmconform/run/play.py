@@ -4,7 +4,7 @@ selected, a case is played the same way: checks only read what was sent here."""
 
 from __future__ import annotations
 
-from lmconform.apis import api_of
+from lmconform.api_table import api_of
 from lmconform.cases import FIRST, Case, HttpTurn
 from lmconform.cases.model import PLACEHOLDER
 from lmconform.checks.observed import Observed, PlayedTurn, generation_of

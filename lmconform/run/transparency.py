@@ -15,7 +15,7 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-from lmconform.apis import APIS
+from lmconform.api_table import APIS
 from lmconform.cases import load_cases
 from lmconform.checks.registry import REGISTRY
 from lmconform.expectations import ExpectationError

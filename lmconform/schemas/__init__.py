@@ -16,7 +16,7 @@ import posixpath
 from functools import cache
 from typing import Any
 
-from lmconform.apis import APIS
+from lmconform.api_table import APIS
 from lmconform.schemas.documents import BASE_URI, LEVEL_KEY, OverlayError, base_documents, patched, schema_paths
 from lmconform.schemas.grading import SchemaFinding, SchemaSet, json_type
 

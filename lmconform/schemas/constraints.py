@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-from lmconform.apis import APIS
+from lmconform.api_table import APIS
 from lmconform.schemas import LEVEL_KEY, schema_set
 from lmconform.schemas.grading import LENIENCY, SchemaFinding, SchemaSet
 from lmconform.vocabulary import Level

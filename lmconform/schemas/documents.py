@@ -18,7 +18,7 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
-from lmconform.apis import APIS
+from lmconform.api_table import APIS
 
 SCHEMAS_DIR = Path(__file__).resolve().parent
 OVERLAYS_DIR = SCHEMAS_DIR / "overlays"

@@ -10,7 +10,7 @@ import json
 from itertools import groupby
 from typing import Any
 
-from lmconform.apis import api_of
+from lmconform.api_table import api_of
 from lmconform.wire.exchange import NOT_JSON, Exchange
 from lmconform.wire.http import HttpExchange
 from lmconform.wire.sse import SSEEvent

@@ -1,9 +1,9 @@
-"""Every API of lmconform's table (lmconform.apis): its cases x every check that applies to each, one test
+"""Every API of lmconform's table (lmconform.api_table): its cases x every check that applies to each, one test
 function per API (`test_chat[void-weather-tool:chat.stream.tool_call.index_zero]`)."""
 
 import pytest
 
-from lmconform.apis import APIS
+from lmconform.api_table import APIS
 
 
 def _suite_of(api: str):

@@ -6,7 +6,7 @@ that folder exists (compares); skipped otherwise.
 
 import pytest
 
-from lmconform.apis import APIS
+from lmconform.api_table import APIS
 from lmconform.plugin import PLAN_KEY
 from lmconform.snapshots import shape_of
 

@@ -4,7 +4,7 @@ closes it when the case's requests are done, so a transport that holds a convers
 it for the case and no longer.
 
 Two transports: HTTP (wire/http.py) for the OpenAI-compatible APIs, and stdio (wire/stdio.py) for a VS Code
-language-model bridge, a process spoken to in JSON-RPC. Which one a case takes is its API's (lmconform.apis);
+language-model bridge, a process spoken to in JSON-RPC. Which one a case takes is its API's (lmconform.api_table);
 which address it goes to, the target's (`Target.base_url`, `Target.bridge_command`).
 """
 
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from lmconform.apis import HTTP, STDIO
+from lmconform.api_table import HTTP, STDIO
 from lmconform.target import Target
 from lmconform.wire.exchange import Exchange
 from lmconform.wire.http import HttpTransport

@@ -37,7 +37,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from lmconform.agents import AGENTS
-from lmconform.apis import APIS
+from lmconform.api_table import APIS
 from lmconform.checks.evaluate import Verdict
 from lmconform.checks.registry import unmatched_patterns
 from lmconform.expectations import ExpectationError, Expectations, load_expectations

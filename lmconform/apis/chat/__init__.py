@@ -1,7 +1,7 @@
 """Chat completions: `POST /v1/chat/completions`, OpenAI's chat API as LM Studio and every compatible server offer it,
 streamed as `chat.completion.chunk` events or answered with one `chat.completion`."""
 
-from lmconform.apis.entry import HTTP, Api
+from lmconform.api_entry import HTTP, Api
 
 API = Api("chat", "Chat completions", HTTP, "POST", "/v1/chat/completions", output_cap="max_tokens",
           enumerations=frozenset({"object", "role", "finish_reason", "type"}),

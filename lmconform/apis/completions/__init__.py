@@ -2,7 +2,7 @@
 text, streamed as `text_completion` chunks whose choices carry `text`, then `data: [DONE]`. Editors' code
 completion (fill-in-the-middle) still uses it against LM Studio and llama.cpp's llama-server."""
 
-from lmconform.apis.entry import HTTP, Api
+from lmconform.api_entry import HTTP, Api
 
 API = Api("completions", "Text completions", HTTP, "POST", "/v1/completions", output_cap="max_tokens",
           enumerations=frozenset({"object", "finish_reason"}), ends_with_done=True, noun="text completion",

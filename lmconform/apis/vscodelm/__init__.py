@@ -1,7 +1,7 @@
 """The VS Code language-model bridge protocol: newline-delimited JSON-RPC 2.0 on a process's stdio. A case's turns
 are further messages to the same process; a chat turn carries the whole history (lmconform.apis.vscodelm.run)."""
 
-from lmconform.apis.entry import STDIO, Api
+from lmconform.api_entry import STDIO, Api
 
 # The JSON-RPC methods of the protocol.
 CHAT_RESPONSE = "lm/provideLanguageModelChatResponse"

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from lmconform.apis import STDIO, api_of
+from lmconform.api_table import STDIO, api_of
 from lmconform.apis.vscodelm import CHAT_INFORMATION, CHAT_RESPONSE
 from lmconform.apis.vscodelm.normalize import (
     CANCEL_BOUND_S,

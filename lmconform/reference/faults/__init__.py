@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from lmconform.apis import APIS
+from lmconform.api_table import APIS
 from lmconform.reference.faults import registry
 from lmconform.reference.faults.registry import Fault, Stage, apply
 

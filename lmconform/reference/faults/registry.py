@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from lmconform.apis import APIS
+from lmconform.api_table import APIS
 
 Value = TypeVar("Value")
 # What a fault may break besides an API of the table: the HTTP framing (status, content type, SSE bytes, timing).
@@ -37,7 +37,7 @@ class Stage:
 
 @dataclass(frozen=True)
 class Fault:
-    """One defect. `api` is what it breaks: an API of the table (lmconform.apis: its validation, its stored
+    """One defect. `api` is what it breaks: an API of the table (lmconform.api_table: its validation, its stored
     conversations, the JSON it answers with) or "http" (status, content type, SSE framing or timing of the response
     rather than the JSON it carries).
 

@@ -12,7 +12,7 @@ import random
 import re
 from dataclasses import dataclass
 
-from lmconform.apis import api_of
+from lmconform.api_table import api_of
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from pathlib import Path
 from types import ModuleType
 
 HTTP, STDIO = "http", "stdio"  # the transports a case may be sent over
-FOLDER = Path(__file__).resolve().parent
+FOLDER = Path(__file__).resolve().parent / "apis"  # one folder an API: lmconform/apis/<name>/
 
 
 @dataclass(frozen=True)
@@ -80,7 +80,7 @@ class Api:
         """The module this API brings for a room of lmconform (`normalize`, `checks`, `reference.door`…), imported
         on first use; None when it brings none. The caller stands on the room's floor or above it:
         tests/test_architecture.py reads every call, so `room` takes the room's name as written, never computed."""
-        return _module(f"{__package__}.{self.name}.{room}")
+        return _module(f"lmconform.apis.{self.name}.{room}")
 
 
 @cache
