@@ -235,8 +235,8 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config: pytest.Config)
     if record is None:
         return
     from lmconform.report.headline import build_headline, headline_text
-    from lmconform.report.records import results_of
     from lmconform.report.target_prose import describe
+    from lmconform.verdicts.records import results_of
 
     results = results_of(record)
     records = verdicts.rows
@@ -288,8 +288,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if config.getoption("results_json", None):
         leave(session, config.getoption("results_json"), json_text(record))
     if config.getoption("report", None):
-        from lmconform.report.records import results_of
         from lmconform.report.run_page import run_page
+        from lmconform.verdicts.records import results_of
 
         leave(session, config.getoption("report"), run_page(results_of(record)))
     if os.environ.get(STEP_SUMMARY):

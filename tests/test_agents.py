@@ -49,10 +49,10 @@ from lmconform.record.kept import slug
 from lmconform.record.scrub import LONG_HEX, PLACEHOLDER_UUID, SANDBOX, SESSION, SESSION_HEADERS, UUID
 from lmconform.reference import FAULTS
 from lmconform.report.headline import build_headline
-from lmconform.report.records import results_of
 from lmconform.run import RunPlan
 from lmconform.settings import RunSettings
 from lmconform.target import Target
+from lmconform.verdicts.records import results_of
 from lmconform.vocabulary import Outcome
 from tools.agents.matrix import (
     AGENT_CHECKS,

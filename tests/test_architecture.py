@@ -30,6 +30,7 @@ FLOORS = (
     ("lmconform.checks", "lmconform.record"),
     ("lmconform.source", "lmconform.fuzz"),
     ("lmconform.run", "lmconform.options"),
+    ("lmconform.verdicts",),
     ("lmconform.gate", "lmconform.plugin", "lmconform.report", "lmconform.check_command", "lmconform.suite_fixtures"),
     ("lmconform.cli", "lmconform.suites"),
 )

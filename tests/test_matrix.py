@@ -15,7 +15,7 @@ from lmconform.report.commands import register
 from lmconform.report.matrix import build_matrix, message_excerpt
 from lmconform.report.matrix_html import render_html
 from lmconform.report.matrix_markdown import render_markdown
-from lmconform.report.records import CaseResult, load_results
+from lmconform.verdicts.records import CaseResult, load_results
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = "<script>alert(1)</script>"

@@ -11,11 +11,11 @@ from lmconform.reference.instances import BOUNDS, breaking, example, unhonoured
 from lmconform.report.matrix import build_matrix
 from lmconform.report.matrix_html import render_html
 from lmconform.report.matrix_markdown import render_markdown
-from lmconform.report.records import load_results
 from lmconform.run import run_suite
 from lmconform.schemas.answers import NotASchema, breaches
 from lmconform.settings import RunSettings
 from lmconform.target import Target
+from lmconform.verdicts.records import load_results
 
 GRADE = "generation.structured_output.keyword_grade"
 HOUR = {"type": "object", "properties": {"hour": {"type": "integer", "minimum": 0, "maximum": 23}},

@@ -12,11 +12,11 @@ from lmconform.cases import load_cases
 from lmconform.checks.observed import Observed
 from lmconform.report.matrix import build_matrix
 from lmconform.report.matrix_html import render_html
-from lmconform.report.records import results_of
 from lmconform.report.run_page import run_page
 from lmconform.run import results_record
 from lmconform.run.timing import POINTS, case_timing
 from lmconform.target import Target
+from lmconform.verdicts.records import results_of
 from lmconform.wire.exchange import BodyChunk
 from lmconform.wire.http import HttpExchange, HttpRequest
 

@@ -15,8 +15,8 @@ from test_plugin import run_suite, suite_in_this_process
 from lmconform.cases import load_cases
 from lmconform.report.findings_html import exchange_anchor
 from lmconform.report.matrix import build_matrix
-from lmconform.report.records import load_results
 from lmconform.run.plan import EMBEDDED_BRIDGE
+from lmconform.verdicts.records import load_results
 
 pytestmark = pytest.mark.waits
 

@@ -8,8 +8,8 @@ from collections import Counter
 from pathlib import Path
 
 from lmconform.report.headline import build_headline, counts_line, headline_text
-from lmconform.report.records import CaseResult, load_run
 from lmconform.report.target_prose import describe
+from lmconform.verdicts.records import CaseResult, load_run
 from lmconform.vocabulary import Outcome
 
 SHOWN = (Outcome.ERROR, Outcome.FAILED, Outcome.NON_STRICT)  # INFO informs; the report lists it

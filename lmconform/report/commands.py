@@ -16,8 +16,8 @@ from lmconform.report.document import write_page
 from lmconform.report.matrix import build_matrix
 from lmconform.report.matrix_html import DEFAULT_TITLE, render_html
 from lmconform.report.matrix_markdown import render_markdown
-from lmconform.report.records import RecordError, load_results, load_run
 from lmconform.report.run_page import run_page
+from lmconform.verdicts.records import RecordError, load_results, load_run
 
 
 def register(subparsers) -> None:

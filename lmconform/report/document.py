@@ -7,7 +7,7 @@ import html
 from pathlib import Path
 
 from lmconform.files import write_text_atomically
-from lmconform.report.records import RecordError
+from lmconform.verdicts.records import RecordError
 
 BASE_STYLE = """
 body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; margin: 1.5em; color: #1d1d1d; }

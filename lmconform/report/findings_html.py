@@ -12,8 +12,8 @@ from collections import Counter
 from collections.abc import Iterable
 
 from lmconform.report.headline import LEVEL_RANK, fragment
-from lmconform.report.records import CaseResult
 from lmconform.surfaces import surface_name
+from lmconform.verdicts.records import CaseResult
 from lmconform.vocabulary import OUTCOME_STYLES, Outcome
 
 # Findings open onto their cases; INFO is reported only, UNSUPPORTED is the target's choice.

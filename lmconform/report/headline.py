@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 
 from lmconform.api_table import APIS
 from lmconform.report.markdown import md
-from lmconform.report.records import CaseResult
 from lmconform.surfaces import client_line, surface_name, surface_rank
+from lmconform.verdicts.records import CaseResult
 from lmconform.vocabulary import OUTCOME_STYLES, Outcome
 
 WORKS, PARTLY, BREAKS, NOT_OFFERED = "works", "partly", "breaks", "not offered"

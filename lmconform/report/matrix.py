@@ -22,10 +22,10 @@ from dataclasses import dataclass, field
 from itertools import groupby
 
 from lmconform.report.headline import Headline, Line, build_headline
-from lmconform.report.records import CaseResult, RunResults
 from lmconform.report.target_prose import build_words, exact_version, kind_name
 from lmconform.report.timing import rate, seconds, summary
 from lmconform.surfaces import surface_rank
+from lmconform.verdicts.records import CaseResult, RunResults
 from lmconform.vocabulary import OUTCOME_STYLES, WORST_FIRST, Outcome, surface_of
 
 # Worst first: a cell shows the first of these among its cases.

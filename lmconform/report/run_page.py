@@ -20,10 +20,10 @@ from lmconform.report.findings_html import exchange_anchor, finding_anchor, find
 from lmconform.report.headline import BREAKS, NOT_OFFERED, PARTLY, Headline, Line, build_headline
 from lmconform.report.headline_html import STYLE as HEADLINE_STYLE
 from lmconform.report.headline_html import headline_html
-from lmconform.report.records import RunResults
 from lmconform.report.target_prose import target_html
 from lmconform.report.timing import STYLE as TIMING_STYLE
 from lmconform.report.timing import timing_html
+from lmconform.verdicts.records import RunResults
 from lmconform.vocabulary import OUTCOME_STYLES, WORST_FIRST, Outcome
 
 HIDDEN_AT_FIRST = frozenset({Outcome.OK})  # passes are folded away; a tick shows them

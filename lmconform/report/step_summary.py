@@ -9,8 +9,8 @@ from pathlib import Path
 
 from lmconform.report.headline import build_headline, headline_markdown
 from lmconform.report.markdown import md
-from lmconform.report.records import RecordError, results_of
 from lmconform.report.target_prose import describe
+from lmconform.verdicts.records import RecordError, results_of
 from lmconform.vocabulary import WORST_FIRST
 
 

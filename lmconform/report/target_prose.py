@@ -7,7 +7,7 @@ from __future__ import annotations
 import html
 from dataclasses import dataclass
 
-from lmconform.report.records import RunTarget
+from lmconform.verdicts.records import RunTarget
 
 KIND_NAMES = {
     "reference": "lmconform's reference server (LM Studio-like)",

@@ -8,7 +8,7 @@ from __future__ import annotations
 import html
 from statistics import median
 
-from lmconform.report.records import CaseTiming
+from lmconform.verdicts.records import CaseTiming
 
 WIDTH, HEIGHT = 220, 34
 

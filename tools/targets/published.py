@@ -18,11 +18,11 @@ from typing import Any
 from lmconform.report.matrix import build_matrix
 from lmconform.report.matrix_html import render_html
 from lmconform.report.matrix_markdown import render_markdown
-from lmconform.report.records import results_of
 from lmconform.run import Run
 from lmconform.snapshots import shape_of, snapshot_folder
 from lmconform.snapshots.diff import shape_diff
 from lmconform.snapshots.extension import ShapeSnapshotExtension
+from lmconform.verdicts.records import results_of
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 COMPATIBILITY_MD = ROOT / "docs" / "compatibility.md"
