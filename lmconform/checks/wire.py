@@ -19,6 +19,7 @@ from lmconform.checks.refs import (
 from lmconform.checks.registry import check
 from lmconform.checks.scope import over_http, streamed, streamed_ending_with_done, valid_request
 from lmconform.normalize.data_events import DataEvent, read_data_events
+from lmconform.normalize.errors import refusal_words
 from lmconform.vocabulary import Failure, Level, shown
 from lmconform.wire.exchange import BROKEN, NOT_JSON
 
@@ -30,7 +31,8 @@ def success_for_valid_request(observed: Observed) -> Iterator[Failure]:
     if not observed.succeeded:
         page = " with an HTML page (text/html): an error page of something between the client and the model " \
                "server, such as a reverse proxy" if exchange.content_type == "text/html" else ""
-        yield Failure("a 2xx status", f"HTTP {exchange.status}{page}", exchange.body_excerpt())
+        yield Failure("a 2xx status", f"HTTP {exchange.status}{page}" if page else refusal_words(exchange),
+                      exchange.body_excerpt())
     elif isinstance(exchange.json, dict) and exchange.json.get("error"):
         # LM Studio answers unknown routes with 200 and {"error": ...}: a success status is not an answer.
         # A Responses object always carries "error": null, which is no error.
