@@ -62,7 +62,7 @@ def played(fault: str) -> tuple[tuple[str, ...] | None, set[str] | None]:
     every fault: checked so against every fault of the catalogue, no finding of an API's fault falls outside that
     API's cases, and `make test`'s sample of the other APIs keeps that in sight."""
     own = None if FAULTS[fault].api in ("http", "models") else (FAULTS[fault].api,)
-    if budget.CHECK:
+    if budget.CHECK and not FAULTS[fault].stateful:  # a stateful fault's findings follow from the whole run
         return own, budget.cases_played(TABLE.server[fault].shown_by, own or APIS)
     if own is None:
         return None, None
@@ -74,10 +74,13 @@ def test_the_table_has_a_row_for_every_fault_and_no_other():
     assert list(TABLE.bridge) == list(BRIDGE_FAULTS)
 
 
-def test_the_clean_server_passes_every_check(server):
+def test_the_clean_server_passes_every_check_but_the_known_limits_of_its_dialect(server):
     run = server_run(server.base_url, None, settings=RunSettings(fuzz_examples=budget.fuzz_examples()))
     assert findings_of(run) == set()
-    assert set(Counter(verdict.outcome for verdict in run.verdicts)) == {Outcome.OK}
+    assert set(Counter(verdict.outcome for verdict in run.verdicts if not verdict.known_limit)) == {Outcome.OK}
+    # What it does not pass is what LM Studio's dialect is known not to: Codex's tool types (causes.toml).
+    limits = {(verdict.case_id, verdict.check.id) for verdict in run.verdicts if verdict.known_limit}
+    assert limits == {("responses/recorded-codex-0-171-0-1", "http.status.success_for_valid_request")}
 
 
 @pytest.mark.parametrize("fault", sorted(VERDICT_FAULTS))

@@ -140,7 +140,8 @@ def test_out_of_range_numbers_accepted_are_found_and_shrunk_to_one_member(server
                                         ("bounds-ignored", "responses")])
 def test_no_written_or_recorded_case_reaches_the_faults_of_generated_requests(server, fault, api):
     run = generated_run(server, fault, api, written=True, fuzz_examples=0)
-    assert {verdict.outcome for verdict in run.verdicts} == {Outcome.OK}
+    # (A known limit of the reference server's LM Studio dialect, Codex's tool types, shows with or without a fault.)
+    assert {verdict.outcome for verdict in run.verdicts if not verdict.known_limit} == {Outcome.OK}
 
 
 def test_the_clean_server_gives_no_finding_on_generated_requests(server):

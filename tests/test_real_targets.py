@@ -33,6 +33,10 @@ from lmconform.expectations import ExpectationError, Expectations, Expected
 from lmconform.files import write_json_atomically
 from lmconform.run import Run, discover
 from lmconform.target import Target
+from lmconform.verdicts.causes import cause_of, known_causes, words_of
+from lmconform.verdicts.headline import build_headline
+from lmconform.verdicts.profiles import EFFECT_GRADE
+from lmconform.verdicts.records import results_of
 from lmconform.vocabulary import Outcome
 from tools.targets import (
     TargetFile,
@@ -228,6 +232,26 @@ def test_the_verdicts_are_exactly_the_expected_ones(name, request):
     found = differences(target_run.run.verdicts, target_run.spec.expectations)
     assert not found, (f"{name} ({target_run.spec.start}): {len(found)} verdicts differ from "
                        f"{target_run.spec.path.name}\n{table(found)}")
+
+
+SEEN_ON_A_REAL_SERVER = [cause for cause in known_causes() if "server" in cause.shown_by]
+
+
+@pytest.mark.parametrize("cause", [pytest.param(cause, id=cause.id, marks=runs([cause.shown_by["server"]])[0].marks)
+                                   for cause in SEEN_ON_A_REAL_SERVER])
+def test_each_known_cause_seen_on_a_real_server_explains_what_that_server_does(cause, request):
+    target_run = request.getfixturevalue(RUNS[cause.shown_by["server"]])
+    explained = [verdict for verdict in target_run.run.verdicts
+                 if verdict.outcome not in (Outcome.OK, Outcome.UNSUPPORTED)
+                 and fnmatch.fnmatchcase(verdict.case_id, cause.shown_by.get("case", "*"))
+                 and cause_of(verdict.check.id, verdict.case_id, words_of(verdict.message, verdict.evidence)) is cause]
+    assert explained, f"{cause.id}: no finding against {cause.shown_by['server']} has this cause"
+    agent = cause.shown_by.get("agent")
+    if agent:  # the agent's line of the headline is graded as the cause says, with its way round
+        record = results_of(target_run.run.results(), Path("run.json"))
+        line = next(line for line in build_headline(record.results).clients
+                    if line.key.startswith(f"agent-{agent}-") and line.basis == "run live")
+        assert line.status == EFFECT_GRADE[cause.clients[agent].effect] and line.cause is cause, line
 
 
 @pytest.mark.real_server

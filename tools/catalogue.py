@@ -120,7 +120,9 @@ def _strings(values: Iterable[str]) -> str:
 # --- the runs ------------------------------------------------------------------------------------------------------
 
 def findings_of(run: Run) -> set[str]:
-    return {verdict.check.id for verdict in run.verdicts if verdict.outcome in FINDINGS}
+    """The checks a run fails, but for the known limits of the reference server's dialect (LM Studio's), which the
+    clean server has too: a fault's row is what the fault adds."""
+    return {verdict.check.id for verdict in run.verdicts if verdict.outcome in FINDINGS and not verdict.known_limit}
 
 
 def first_shown_on(run: Run) -> set[str]:
@@ -129,7 +131,7 @@ def first_shown_on(run: Run) -> set[str]:
     written = {case.id for api in APIS for case in load_cases(api) if not case.source}
     first: dict[str, str] = {}
     for verdict in sorted(run.verdicts, key=lambda verdict: verdict.case_id not in written):
-        if verdict.outcome in FINDINGS:
+        if verdict.outcome in FINDINGS and not verdict.known_limit:
             first.setdefault(verdict.check.id, verdict.case_id)
     return set(first.values())
 

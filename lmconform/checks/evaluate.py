@@ -6,6 +6,7 @@ from dataclasses import dataclass, field, replace
 
 from lmconform.checks.observed import Observed
 from lmconform.checks.registry import Check
+from lmconform.verdicts.causes import SOURCE as CAUSES
 from lmconform.vocabulary import FINDING_OUTCOME, Failure, Grade, NotApplicable, Note, NoVerdict, Outcome, Unsupported
 from lmconform.wire.exchange import BROKEN, NOT_JSON, Exchange
 from lmconform.wire.http import HttpExchange
@@ -35,6 +36,11 @@ class Verdict:
     @property
     def headline(self) -> str:
         return f"[{self.check.id}] {self.check.title}"
+
+    @property
+    def known_limit(self) -> bool:
+        """Whether the verdict is expected of the target because a known cause documents it of its dialect."""
+        return bool(self.expected) and str(self.expected.get("file", "")).startswith(CAUSES)
 
     @property
     def message(self) -> str:

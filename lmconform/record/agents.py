@@ -82,10 +82,10 @@ def record(agent: Agent, folder: Path, node_modules: Path, say=print) -> list[Pa
         if isinstance(body, dict) and cap in body:
             document["provenance"]["note"] += f"; `{cap}` {body[cap]} as sent, {RECORDED_CAP} here"
             body[cap] = RECORDED_CAP
-        if document["expect"]["status"] == "client_error":
-            # What an agent sends, it sends to every server; the reference server's LM Studio dialect refusing it
-            # (Codex's tool types) makes it a request servers legitimately differ on, not an invalid one.
-            document["expect"]["status"] = "success_or_client_error"
+        # What an agent sends, it sends to every server, and a refusal stops it: its request is to be answered 2xx.
+        # Where the reference server's dialect refuses it (Codex's tool types on LM Studio's Responses API), the
+        # finding's known cause says so, and expects it of that dialect (lmconform/verdicts/causes.toml).
+        document["expect"]["status"] = "success"
         write_json_atomically(path, document)
     say(f"{run.label}: {run.ended} ({run.exit_text}), {len(written)} requests kept")
     return written

@@ -21,7 +21,8 @@ from lmconform.run.timing import case_timing
 from lmconform.settings import RunSettings
 from lmconform.source import SourceContext
 from lmconform.target import Target
-from lmconform.vocabulary import Requirement
+from lmconform.verdicts.causes import cause_of, dialect_of, words_of
+from lmconform.vocabulary import Outcome, Requirement
 from lmconform.wire.http import route_missing, send
 
 
@@ -179,8 +180,19 @@ class Run:
         verdict = worst_of(list(plays.values())) if len(plays) > 1 else next(iter(plays.values()))
         known = self.expectations.for_pair(case.id, check.id) if self.expectations else None
         if known is not None:
-            verdict = replace(verdict, expected=known.record(self.expectations.source))
-        return verdict
+            return replace(verdict, expected=known.record(self.expectations.source))
+        return self._expected_of_dialect(verdict)
+
+    def _expected_of_dialect(self, verdict: Verdict) -> Verdict:
+        """A finding whose known cause is a documented limit of the target's dialect (Codex's tool types on LM
+        Studio's Responses API) is expected of it, as a row of a known-failures file would be."""
+        if verdict.outcome is Outcome.OK or verdict.outcome is Outcome.UNSUPPORTED:
+            return verdict
+        cause = cause_of(verdict.check.id, verdict.case_id, words_of(verdict.message, verdict.evidence))
+        dialect = dialect_of(self.target.profile, (self.target.fingerprint or {}).get("kind"))
+        if cause is None or not cause.expected_of_dialect(dialect):
+            return verdict
+        return replace(verdict, expected=cause.expected_record(str(verdict.outcome)))
 
     def timing(self, case_id: str) -> dict | None:
         """When the parts of a written case's (first) answer arrived (lmconform.run.timing); None for a case a source
