@@ -234,8 +234,9 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config: pytest.Config)
     record = verdicts.record()
     if record is None:
         return
-    from lmconform.report.headline import build_headline, headline_text
+    from lmconform.report.headline import headline_text
     from lmconform.report.target_prose import describe
+    from lmconform.verdicts.headline import build_headline
     from lmconform.verdicts.records import results_of
 
     results = results_of(record)

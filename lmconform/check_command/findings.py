@@ -7,8 +7,10 @@ import shutil
 from collections import Counter
 from pathlib import Path
 
-from lmconform.report.headline import build_headline, counts_line, headline_text
+from lmconform.report.headline import counts_line, headline_text
 from lmconform.report.target_prose import describe
+from lmconform.verdicts.grades import dialect_limit
+from lmconform.verdicts.headline import build_headline
 from lmconform.verdicts.records import CaseResult, load_run
 from lmconform.vocabulary import Outcome
 
@@ -47,7 +49,9 @@ def finding_lines(rows: tuple[CaseResult, ...]) -> list[str]:
         worst = max(found, key=lambda row: Outcome(row.outcome).severity)
         cases = sorted({row.case for row in found})
         shown = ", ".join(cases[:CASES_SHOWN]) + (", …" if len(cases) > CASES_SHOWN else "")
-        known = " (known: --expect)" if all(row.known and row.outcome in row.known.outcomes for row in found) else ""
+        known = ""
+        if all(row.known and row.outcome in row.known.outcomes for row in found):
+            known = " (a known limit of the target's dialect)" if all(map(dialect_limit, found)) else " (known: --expect)"
         lines.append(f"  {worst.outcome:<10} [{check}] {worst.title}{known}")
         lines.append(f"             {len(cases)} case{'' if len(cases) == 1 else 's'}: {shown}"
                      + (f" · {worst.reason}" if worst.reason and worst.reason != worst.title else ""))

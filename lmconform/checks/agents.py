@@ -10,7 +10,8 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-from lmconform.agents.outcome import OUTPUT_LIMIT, REQUEST_LIMIT, TIME_LIMIT, AgentRun, ToolRun
+from lmconform.agents.changes import changes_words, request_changes
+from lmconform.agents.outcome import EXITED, OUTPUT_LIMIT, REQUEST_LIMIT, TIME_LIMIT, AgentRun, ToolRun
 from lmconform.checks.observed import Observed
 from lmconform.checks.refs import (
     CLAUDE_CODE_API_ERROR_SHOWN,
@@ -20,7 +21,10 @@ from lmconform.checks.refs import (
 )
 from lmconform.checks.registry import check
 from lmconform.checks.scope import agent_case
+from lmconform.normalize.errors import error_words, refusal_words
+from lmconform.normalize.events import ToolCall
 from lmconform.vocabulary import Failure, Level, NotApplicable, Note, NoVerdict
+from lmconform.wire.http import HttpExchange
 
 SHOWN_CHARS = 300
 SCRIPTED = "reference"  # the fingerprint of lmconform's reference server, whose scripted model does the task
@@ -50,10 +54,16 @@ def _sent(observed: Observed) -> bool:
     return any(exchange is observed.exchange for exchange in _run(observed).exchanges)
 
 
+def shown_error(error: str) -> str:
+    """An error an agent showed, as a reader wants it: a server's error body it passed on as it came (Codex shows
+    the JSON) in words, its message whole; any other text as it is, cut."""
+    return error_words(error) or error[:SHOWN_CHARS]
+
+
 def _said(run: AgentRun) -> str:
     """The agent's own words about what went wrong, as evidence: the errors it showed, else its stderr's end."""
     if run.outcome.errors:
-        return run.shown(f"{run.title} showed: " + " | ".join(error[:SHOWN_CHARS] for error in run.outcome.errors))
+        return run.shown(f"{run.title} showed: " + " | ".join(map(shown_error, run.outcome.errors)))
     if run.stderr.strip():
         return run.shown(f"{run.title}'s stderr ({run.exit_text}): {run.stderr_tail()}")
     return f"{run.title} showed no error ({run.exit_text or run.ended})"
@@ -65,21 +75,46 @@ def _decided_by_the_model(observed: Observed) -> Iterator[Note]:
                    "the same way each time (--repeat K judges K runs, pass^k)")
 
 
-@check("agent.request.accepted", level=Level.MUST, kind="agent", applies=agent_case,
-       ref=LMSTUDIO_CLAUDE_CODE_SYSTEM_TURN, title="the target accepts every request the agent sends",
-       proven_by=("messages-system-turn-refused",))
+@check("agent.request.accepted", level=Level.SHOULD, kind="agent", applies=agent_case,
+       ref=LMSTUDIO_CLAUDE_CODE_SYSTEM_TURN, proven_by=("messages-system-turn-refused",),
+       title="the target accepts each request as the agent sends it (a refusal the agent works round is a limit)")
 def request_accepted(observed: Observed) -> Iterator[Failure]:
+    # SHOULD: a refusal is judged with what the agent did next. Claude Code asks again without what was refused and
+    # finishes: its user is served, with a limit. Where the agent did not finish, the agent's own checks (MUST) fail
+    # and this refusal is why.
     run = _run(observed)
     if not _sent(observed):
         raise NotApplicable(f"{run.label} sent no request")
     exchange = observed.exchange
     if exchange.succeeded and not exchange.error:
         return
-    if exchange.error:
-        actual = exchange.error
-    else:
-        actual = f"HTTP {exchange.status}: {exchange.body_excerpt(SHOWN_CHARS)}"
-    yield Failure(f"a 2xx answer to {run.label}'s request", actual, _said(run))
+    refused = exchange.error or refusal_words(exchange)
+    then = _what_next(run, exchange)
+    yield Failure(f"a 2xx answer to {run.label}'s request", f"{refused}; {then}",
+                  f"the refusal: {exchange.body_excerpt(SHOWN_CHARS) if not exchange.error else exchange.error}\n"
+                  f"then: {then}")
+
+
+def _what_next(run: AgentRun, refused: HttpExchange) -> str:
+    """What the agent did after a refusal: the request that replaced it (how it differs), and whether the agent then
+    did its task."""
+    position = next(index for index, exchange in enumerate(run.exchanges) if exchange is refused)
+    same_route = refused.request.url.split("?", 1)[0]
+    # The request that replaced it: of the later ones to the same route, the one that differs least (an agent may
+    # have another conversation going, as opencode's title request).
+    later = [request_changes(refused.request, exchange.request) for exchange in run.exchanges[position + 1:]
+             if exchange.request.url.split("?", 1)[0] == same_route]
+    did = f"{run.label} asked again {changes_words(min(later, key=len))}" if later \
+        else f"{run.label} sent no other request"
+    if finished(run):
+        return f"{did}, and finished its task"
+    return f"{did}, and did not finish its task ({_said(run)})"
+
+
+def finished(run: AgentRun) -> bool:
+    """Whether the agent did its job: it ended by itself, showed no error, and its answer quotes the task's file."""
+    shown = run.outcome.final_text or ""
+    return run.ended == EXITED and not run.outcome.errors and run.secret.lower() in shown.lower()
 
 
 @check("agent.tool.ran_with_arguments_sent", level=Level.MUST, kind="agent", applies=agent_case,
@@ -99,14 +134,60 @@ def tool_ran_with_arguments_sent(observed: Observed) -> Iterator[Failure | Note]
         raise NotApplicable("the answer calls no tool")
     ran = ", ".join(tool.shown() for tool in run.outcome.tool_runs) or "no tool"
     for call in calls:
-        arguments, error = call.parsed_arguments()
+        # Where a stream says a call's arguments more than once (its deltas, then whole in a `done` event or the
+        # final object) and the two disagree, each is a reading of what was sent: the agent's own says what it did,
+        # and the contradiction is the wire checks' finding.
+        readings = argument_readings(observed.exchange, call)
         meant = f"{call.name}({call.arguments_text[:SHOWN_CHARS]})"
-        if error is not None:
+        matched = [reading for reading in readings
+                   if any(_same_call(tool, call.name, reading) for tool in run.outcome.tool_runs)]
+        if matched:
+            if len(readings) > 1:
+                yield Note(f"the answer says the arguments of {call.name} {len(readings)} ways "
+                           f"({'; '.join(_canonical(reading)[:120] for reading in readings)}); {run.label} ran "
+                           f"{_canonical(matched[0])[:120]}")
+            continue
+        if not readings:
+            _, error = call.parsed_arguments()
             yield Failure(f"{run.label} runs {meant}", f"the arguments sent do not parse ({error}); it ran {ran}",
                           _said(run))
-        elif not any(_same_call(tool, call.name, arguments) for tool in run.outcome.tool_runs):
+        else:
             yield Failure(f"{run.label} runs {meant}", run.shown(f"it ran {ran}"), _said(run))
     yield from _decided_by_the_model(observed)
+
+
+def argument_readings(exchange: HttpExchange, call: ToolCall) -> list[Any]:
+    """Every reading of a call's arguments the answer holds, each once: its fragments put together, then each
+    whole copy the answer also sends (an `arguments` or `input` beside the call's name, in a `done` event or the
+    final object)."""
+    readings: list[Any] = []
+    value, error = call.parsed_arguments()
+    if error is None:
+        readings.append(value)
+    for payload in exchange.payloads if exchange.is_event_stream else [exchange.json]:
+        for whole in _whole_arguments(payload, call.name):
+            if whole not in readings:
+                readings.append(whole)
+    return readings
+
+
+def _whole_arguments(value: Any, name: str) -> Iterator[Any]:
+    if isinstance(value, dict):
+        if value.get("name") == name:
+            for key in ("arguments", "input"):
+                found = value.get(key)
+                if isinstance(found, str):
+                    try:
+                        found = json.loads(found)
+                    except ValueError:
+                        continue
+                if isinstance(found, dict) and found:
+                    yield found
+        for item in value.values():
+            yield from _whole_arguments(item, name)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _whole_arguments(item, name)
 
 
 def _same_call(tool: ToolRun, name: str, arguments: Any) -> bool:
@@ -132,9 +213,9 @@ def answer_reached_user(observed: Observed) -> Iterator[Failure | Note]:
     run = _whole_run(observed)
     shown = run.outcome.final_text
     if shown is None or run.secret.lower() not in shown.lower():
-        actual = f"it showed {run.shown(shown[:SHOWN_CHARS])!r}" if shown else "it showed no answer"
+        actual = f"it showed “{run.shown(shown[:SHOWN_CHARS])}”" if shown else "it showed no answer"
         if run.outcome.errors:
-            actual += f" but the error {run.shown(run.outcome.errors[0][:SHOWN_CHARS])!r}"
+            actual += f" but the error “{run.shown(shown_error(run.outcome.errors[0]))}”"
         yield Failure(f"{run.label} shows an answer quoting the secret word {run.secret!r}",
                       f"{actual} ({run.ended}, {run.exit_text}, after {run.requests} requests)", _said(run))
     yield from _decided_by_the_model(observed)
@@ -160,7 +241,7 @@ def loop_bounded(observed: Observed) -> Iterator[Failure | Note]:
 def error_none_shown(observed: Observed) -> Iterator[Failure | Note]:
     run = _whole_run(observed)
     for error in run.outcome.errors:
-        yield Failure(f"no error shown by {run.label}", run.shown(error[:SHOWN_CHARS]), run.shown(run.stderr_tail()))
+        yield Failure(f"no error shown by {run.label}", run.shown(shown_error(error)), run.shown(run.stderr_tail()))
     if not run.outcome.errors and run.ended != REQUEST_LIMIT and run.exit_status not in (0, None):
         yield Failure(f"{run.label} exits with status 0", run.exit_text, _said(run))
     yield from (Note(f"{run.title} retried: {retry}") for retry in run.outcome.retries)

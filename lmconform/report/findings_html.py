@@ -11,8 +11,8 @@ import html
 from collections import Counter
 from collections.abc import Iterable
 
-from lmconform.report.headline import LEVEL_RANK, fragment
 from lmconform.surfaces import surface_name
+from lmconform.verdicts.grades import LEVEL_RANK, fragment
 from lmconform.verdicts.records import CaseResult
 from lmconform.vocabulary import OUTCOME_STYLES, Outcome
 

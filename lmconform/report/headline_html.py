@@ -7,7 +7,9 @@ import html
 from collections import Counter
 from collections.abc import Callable
 
-from lmconform.report.headline import STATUS_STYLE, Headline, Line, legend, status_colours
+from lmconform.report.headline import legend, status_colours
+from lmconform.verdicts.grades import STATUS_STYLE, Line
+from lmconform.verdicts.headline import Headline
 from lmconform.vocabulary import OUTCOME_STYLES, Outcome
 
 CHART_WIDTH = 160
@@ -24,6 +26,7 @@ STYLE = """
 .lmc-answer td.status { font-weight: bold; white-space: nowrap; }
 .lmc-answer td.why { max-width: 60em; overflow-wrap: anywhere; }
 .lmc-answer svg { display: block; }
+.lmc-answer p.lmc-note { margin: .3em 0 0; color: #333; }
 .lmc-legend { color: #444; margin: 0 0 1em; }
 """ + "\n".join(f".lmc-answer td.status.{status.replace(' ', '-')} {{ background: {background}; color: {colour}; }}"
                 for status in STATUS_STYLE for background, colour in [status_colours(status)])
@@ -69,6 +72,7 @@ def headline_html(headline: Headline, link: Callable[[Line], str | None], lead: 
             target = link(line)
             if why and target:
                 why = f'<a href="{e(target)}">{why}</a>'
+            why += "".join(f'<p class="lmc-note"><b>{e(label)}</b>: {e(text)}</p>' for label, text in line.notes)
             parts.append(f'<tr id="{e(line.key)}"><th scope="row">{e(line.name)}</th>'
                          f'<td class="status {line.status.replace(" ", "-")}">{e(line.verdict)}</td>'
                          f"<td>{chart_svg(line.counts, line.name)}</td><td class=\"why\">{why}</td></tr>")

@@ -21,10 +21,11 @@ from collections import Counter
 from dataclasses import dataclass, field
 from itertools import groupby
 
-from lmconform.report.headline import Headline, Line, build_headline
 from lmconform.report.target_prose import build_words, exact_version, kind_name
 from lmconform.report.timing import rate, seconds, summary
 from lmconform.surfaces import surface_rank
+from lmconform.verdicts.grades import Line
+from lmconform.verdicts.headline import Headline, build_headline
 from lmconform.verdicts.records import CaseResult, RunResults
 from lmconform.vocabulary import OUTCOME_STYLES, WORST_FIRST, Outcome, surface_of
 

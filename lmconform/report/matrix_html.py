@@ -6,7 +6,7 @@ from __future__ import annotations
 import html
 
 from lmconform.report.document import html_document
-from lmconform.report.headline import STATUS_STYLE, legend, status_colours
+from lmconform.report.headline import legend, status_colours
 from lmconform.report.keywords import keywords_html
 from lmconform.report.matrix import (
     MODEL_MEANING,
@@ -28,6 +28,7 @@ from lmconform.report.matrix import (
     target_facts,
     why_anchor,
 )
+from lmconform.verdicts.grades import STATUS_STYLE
 from lmconform.vocabulary import outcome_css
 
 DEFAULT_TITLE = "lmconform conformance matrix"
@@ -127,7 +128,8 @@ def html_headline(matrix: Matrix) -> list[str]:
                 if line.why:
                     verdict = f'<a href="#{why_anchor(column, line)}">{verdict}</a>'
                     whys.append(f'<li id="{why_anchor(column, line)}"><b>{e(column.name)}</b> · {e(line.name)}: '
-                                f"{e(line.verdict)}: {e(line.why)}</li>")
+                                f"{e(line.verdict)}: {e(line.why)}"
+                                + "".join(f"<br><b>{e(label)}</b>: {e(text)}" for label, text in line.notes) + "</li>")
                 cells.append(f'<td class="status {line.status.replace(" ", "-")}">{verdict}</td>')
             parts.append(f'<tr><th scope="row">{e(name)}</th>{"".join(cells)}</tr>')
         parts.append("</tbody></table>")

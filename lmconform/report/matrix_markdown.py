@@ -78,7 +78,8 @@ def headline_markdown(matrix: Matrix) -> list[str]:
                 elif line.why:
                     cells.append(f"[{line.verdict}](#{why_anchor(column, line)})")
                     whys.append(f'- <a id="{why_anchor(column, line)}"></a>**{md(column.name)}** · {md(line.name)}: '
-                                f"{line.verdict}: {md(line.why)}")
+                                f"{line.verdict}: {md(line.why)}"
+                                + "".join(f"; {label}: {md(text)}" for label, text in line.notes))
                 else:
                     cells.append(line.verdict)
             lines.append(f"| {md(name)} | " + " | ".join(cells) + " |")

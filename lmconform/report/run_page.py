@@ -17,12 +17,13 @@ from collections import Counter
 from lmconform.report.document import html_document
 from lmconform.report.findings_html import STYLE as FINDINGS_STYLE
 from lmconform.report.findings_html import exchange_anchor, finding_anchor, findings_html
-from lmconform.report.headline import BREAKS, NOT_OFFERED, PARTLY, Headline, Line, build_headline
 from lmconform.report.headline_html import STYLE as HEADLINE_STYLE
 from lmconform.report.headline_html import headline_html
 from lmconform.report.target_prose import target_html
 from lmconform.report.timing import STYLE as TIMING_STYLE
 from lmconform.report.timing import timing_html
+from lmconform.verdicts.grades import BREAKS, LIMITED, NOT_OFFERED, Line
+from lmconform.verdicts.headline import Headline, build_headline
 from lmconform.verdicts.records import RunResults
 from lmconform.vocabulary import OUTCOME_STYLES, WORST_FIRST, Outcome
 
@@ -98,16 +99,19 @@ def lead(headline: Headline, results: RunResults) -> str:
     """One sentence before the tables: which clients and surfaces break, or that nothing does."""
     e = html.escape
     counts = Counter(row.outcome for row in results.results)
-    broken = [line for line in headline.lines if line.status in (BREAKS, PARTLY)]
+    broken = [line for line in headline.lines if line.status == BREAKS]
+    limited = [line for line in headline.lines if line.status == LIMITED]
     missing = [line for line in headline.lines if line.status == NOT_OFFERED]
-    label = e(results.target.label)
+    label = e(results.target.subject)
     if not results.results:
         return f"No check gave a verdict on {label}."
     if broken:
-        names = ", ".join(f"{e(line.name)} ({line.status})" for line in broken)
-        text = f"<b>Not everything works with {label}</b>: {names}."
+        names = ", ".join(e(line.name) for line in broken)
+        text = f"<b>Not everything works with {label}</b>: {names} break{'s' if len(broken) == 1 else ''}."
     else:
         text = f"<b>Every client and surface works with {label}</b>: no MUST was broken on any case."
+    if limited:
+        text += f" Works with limits: {', '.join(e(line.name) for line in limited)}."
     if missing:
         text += f" Not offered: {', '.join(e(line.name) for line in missing)}."
     tally = ", ".join(f"{counts[outcome]} {outcome}" for outcome in WORST_FIRST if counts[outcome])

@@ -7,9 +7,10 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from lmconform.report.headline import build_headline, headline_markdown
+from lmconform.report.headline import headline_markdown
 from lmconform.report.markdown import md
 from lmconform.report.target_prose import describe
+from lmconform.verdicts.headline import build_headline
 from lmconform.verdicts.records import RecordError, results_of
 from lmconform.vocabulary import WORST_FIRST
 

@@ -100,7 +100,8 @@ def describe(target: RunTarget) -> TargetProse:
     fingerprint = target.fingerprint
     what = kind_name(target)
     version = exact_version(target)
-    sentence = f"{target.label} is {what}"
+    subject = target.subject
+    sentence = f"{'The target' if subject == 'the target' else subject} is {what}"
     sentence += f", version {version}" if version else ""
     sentence += f", at {target.url}" if target.url else ""
     sentence += f", serving the model {target.model}." if target.model else ", with no model named."

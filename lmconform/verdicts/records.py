@@ -94,6 +94,13 @@ class RunTarget:
     lmconform: str = ""  # the version of lmconform that wrote the record
     bridge: dict = field(default_factory=dict)  # a VS Code bridge tested: its command, model and profile
 
+    @property
+    def subject(self) -> str:
+        """The target as a sentence names it: the name the user gave it (--target-name), else "the target" (the
+        default label, the address or "reference", reads as a typo at the head of a sentence)."""
+        defaults = {"reference", "target", self.url.split("://", 1)[-1].rstrip("/")}
+        return self.label if self.label and self.label not in defaults else "the target"
+
 
 @dataclass(frozen=True)
 class RunResults:
