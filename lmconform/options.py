@@ -12,6 +12,8 @@ from typing import Any, NoReturn
 import pytest
 
 from lmconform.agents import AGENTS
+from lmconform.agents.install import not_runnable
+from lmconform.agents.runner import default_node_modules
 from lmconform.command_line import WAIT, number_within
 from lmconform.exit_status import USAGE_ERROR
 from lmconform.fuzz.chains import PROGRAM_COST
@@ -154,6 +156,14 @@ def _agents(config: pytest.Config) -> tuple[str, ...]:
     return tuple(dict.fromkeys(names))
 
 
+def _runnable(names: tuple[str, ...]) -> None:
+    """Every agent asked for can be run here: one that cannot (not installed, no binary for this machine) is a usage
+    error saying how to install it, never a run that passes without it."""
+    why = not_runnable([AGENTS[name] for name in names], default_node_modules()) if names else None
+    if why:
+        usage_error(why)
+
+
 def upstream_from_options(config: pytest.Config, target: Target, settings: RunSettings) -> Target | None:
     url = config.getoption("upstream")
     if not url:
@@ -211,7 +221,7 @@ def target_from_options(config: pytest.Config) -> Target:
 
 
 def settings_from_options(config: pytest.Config) -> RunSettings:
-    return RunSettings(
+    settings = RunSettings(
         max_tokens=_number(config, "max_tokens", "--max-tokens", int, 1) if config.getoption("max_tokens") else None,
         temperature=(_number(config, "temperature", "--temperature", float, 0, 2)
                      if config.getoption("temperature") is not None else None),
@@ -228,6 +238,8 @@ def settings_from_options(config: pytest.Config) -> RunSettings:
         agent_seconds=_number(config, "agent_timeout", "--agent-timeout", *WAIT),
         agent_requests=_number(config, "agent_requests", "--agent-requests", int, 1),
     )
+    _runnable(settings.agents)  # last: a mistake in the options is said first, before what is not installed
+    return settings
 
 
 def _bridge_command(config: pytest.Config, endpoint: bool) -> tuple[str, ...]:

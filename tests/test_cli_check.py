@@ -161,6 +161,14 @@ def test_bad_input_is_one_line_saying_what_to_do(server, tmp_path, capsys, answe
     assert "sk-wrong-key-1234" not in said.err + said.out
 
 
+def test_an_agent_asked_for_and_not_installed_ends_the_run_saying_how_to_install_it(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("LMCONFORM_AGENTS_CACHE", str(tmp_path / "no-agents"))
+    assert main(["check", "--agents", "codex", "--out", str(tmp_path / "out")]) == 2
+    said = capsys.readouterr()
+    assert said.err.startswith("lmconform check: --agents codex: Codex CLI is not installed: `lmconform agents "
+                               "install` installs it") and said.err.count("\n") == 1 and not said.out
+
+
 def _serving(answer):
     if isinstance(answer, tuple):
         return answering(*answer)

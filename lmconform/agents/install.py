@@ -18,7 +18,7 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from lmconform.agents.agent import Agent
@@ -115,4 +115,14 @@ def unavailable(agent: Agent, node_modules: Path) -> str | None:
     if agent.binary(node_modules) is None:
         return (f"{agent.title} has no native binary for this machine in {node_modules / agent.package}: its npm "
                 "package ships none for this operating system and processor")
+    return None
+
+
+def not_runnable(agents: Iterable[Agent], node_modules: Path) -> str | None:
+    """Why one of the agents a run asks for cannot be run from `node_modules`, in one line saying how to mend it;
+    None when every one can. A run that asks for an agent and cannot run it must not pass for want of it."""
+    for agent in agents:
+        why = unavailable(agent, node_modules)
+        if why:
+            return f"--agents {agent.name}: {why}"
     return None

@@ -138,6 +138,13 @@ def _suite_options(args: argparse.Namespace, api_key: str | None, say, offered: 
     if args.agents is not None and (not named or named != ["all"] and not set(named) <= set(AGENTS)):
         raise Refused(f"--agents takes agents among {', '.join(AGENTS)} (comma-separated) or all, not "
                       f"{args.agents!r}", USAGE_ERROR)
+    from lmconform.agents.install import not_runnable
+    from lmconform.agents.runner import default_node_modules
+
+    asked = list(AGENTS) if named == ["all"] else named
+    missing = not_runnable([AGENTS[name] for name in asked], default_node_modules()) if asked else None
+    if missing:
+        raise Refused(missing, USAGE_ERROR)
     repeat = _number("--repeat", args.repeat, int, 1)
     read_timeout = None if args.read_timeout is None else _number("--read-timeout", args.read_timeout, *WAIT)
     if args.expect and not Path(args.expect).is_file():
