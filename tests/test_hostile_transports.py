@@ -247,6 +247,17 @@ def _(server) -> None:
     assert b"transfer-encoding" not in head.lower() and body.endswith(b"data: [DONE]\n\n")
 
 
+@effect("model-loading-once")
+def _(server) -> None:
+    # A request it has not seen is answered 503 `Loading model`; the same request again, normally; another, 503 first.
+    url = f"{server.base_url}/faults/model-loading-once/v1/chat/completions"
+    first, again = (httpx.post(url, json={**STREAM, "stream": False}, timeout=30) for _ in range(2))
+    assert first.status_code == 503 and first.json()["error"]["message"] == "Loading model"
+    assert again.status_code == 200 and again.json()["object"] == "chat.completion"
+    other = {**STREAM, "stream": False, "messages": [{"role": "user", "content": "another request"}]}
+    assert httpx.post(url, json=other, timeout=30).status_code == 503
+
+
 def test_every_transport_fault_has_an_effect_test():
     assert sorted(FAULT_EFFECTS) == sorted(TRANSPORT_FAULTS)
 

@@ -49,8 +49,10 @@ CASES_FOR_FAULT_API = {**{name: (name,) for name in APIS},
                        HTTP_FAULTS: tuple(name for name, api in APIS.items() if api.shows_http_faults)}
 # Generated cases are left out (GateTargets says why).
 NO_GENERATED = RunSettings(fuzz_examples=0)
-# A stream that stalls for minutes or pads a gigabyte tests a client's timeout and cap, not what a proxy forwards.
-GATE_FAULTS = tuple(fault for fault in FAULTS if fault not in ("stall", "body-too-large"))
+# A stream that stalls for minutes or pads a gigabyte tests a client's timeout and cap, and a request refused once to be
+# answered when sent again tests a client's retries: none of them what a proxy forwards.
+CLIENT_LIMITS = ("stall", "body-too-large", "model-loading-once")
+GATE_FAULTS = tuple(fault for fault in FAULTS if fault not in CLIENT_LIMITS)
 KINDS = ("repaired", "passed_through", "introduced", "proxy_fails_anyway")
 FAULT_KEYS = {"name", "reason", "varies", *KINDS}
 

@@ -26,11 +26,12 @@ from starlette.types import Receive, Scope, Send
 from lmconform.api_table import APIS
 from lmconform.reference.faults import apply, parse_faults
 from lmconform.reference.faults.server import UNKNOWN_ROUTE_200
-from lmconform.reference.faults.transport import ANSWER
+from lmconform.reference.faults.transport import ANSWER, ARRIVAL
 from lmconform.reference.store import DEFAULT_STORE_SIZE
 from lmconform.reference.streams import DEFAULT_PAUSE_S, parse_form
 
 _FAULT_PREFIX = re.compile(r"/faults/([^/]*)(/.*)?")
+ARRIVAL_FAULTS = frozenset(fault.name for fault in ARRIVAL.faults)  # those that may answer before any door
 _STREAM_PREFIX = re.compile(r"/streams/([^/]*)(/.*)?")
 Endpoint = Callable[[Request, frozenset[str]], Awaitable[Response]]
 
@@ -94,6 +95,9 @@ class _Dispatcher:
                 return JSONResponse({"error": message})
             return JSONResponse({"error": {"message": message, "type": "invalid_request_error", "param": None,
                                            "code": "not_found"}}, 404)
+        early = apply(ARRIVAL, faults, None, request, await request.body()) if ARRIVAL_FAULTS & faults else None
+        if early is not None:
+            return early
         return apply(ANSWER, faults, await endpoint(request, faults), request)
 
 
@@ -108,4 +112,5 @@ def create_app(faults: frozenset[str] = frozenset(), store_size: int = DEFAULT_S
     app.state.stream_pause = stream_pause
     app.state.store_size = store_size
     app.state.stores = {}  # each door's conversations (lmconform.reference.store.store_of)
+    app.state.seen_requests = set()  # digests of the requests answered once (model-loading-once)
     return app

@@ -8,7 +8,8 @@ the transport under every answer (transport.py) and of the doors' shared refusal
 
 A check proves itself against the catalogue: it passes on the clean server and fails on exactly the faults
 about its defect. That only works if a fault is narrow, so each one names a single deviation from what LM
-Studio sends, and declares the checks it makes fail (`Fault.findings`), which the project's tests hold it to.
+Studio sends; the checks it makes fail are measured, not declared: `make catalogue` records them in
+fixtures/catalogue.toml, which the project's tests hold each fault to.
 
 The catalogue is gathered when first read, not when this package is imported: an API's stages and faults modules
 import the registry below it, and must not find themselves half-imported by a catalogue gathered meanwhile.

@@ -56,6 +56,9 @@ class Fault:
     variant: bool = False
     # No written or recorded case reaches it, only generated requests (an unknown role, a tool name too long…).
     generated_only: bool = False
+    # What it does to a request depends on the requests before it (a request refused the first time it is seen): the
+    # findings of a run follow from the whole run's cases, in its order, not from each case alone.
+    stateful: bool = False
     module: str = ""  # the module that declared it: its effect tests live beside that module's others
 
 
@@ -65,11 +68,11 @@ class Fault:
 FAULTS: dict[str, Fault] = {}
 
 
-def fault(name: str, stage: Stage, *, api: str, summary: str,
-          seen_in: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+def fault(name: str, stage: Stage, *, api: str, summary: str, seen_in: str,
+          stateful: bool = False) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Register the decorated function as fault `name`, applied to the value of `stage`."""
     def register(transform: Callable[..., Any]) -> Callable[..., Any]:
-        _add(Fault(name, api, summary, seen_in, stage, transform, module=transform.__module__))
+        _add(Fault(name, api, summary, seen_in, stage, transform, module=transform.__module__, stateful=stateful))
         return transform
 
     return register

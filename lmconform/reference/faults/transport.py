@@ -9,10 +9,11 @@ body whose end is the connection's close (HTTP/1.0).
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import AsyncIterator
 
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, Response, StreamingResponse
+from starlette.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
 
 from lmconform.reference.faults.registry import HTTP, Stage, fault, variant
 from lmconform.reference.raw import (
@@ -29,6 +30,10 @@ from lmconform.reference.raw import (
 )
 
 ANSWER = Stage("any door's finished answer (status, headers, body) as it is about to be sent; also given the request")
+ARRIVAL = Stage("a request as it arrives, before any door reads it (None), with the request and its body: a fault may "
+                "answer it instead")
+# How many requests the server remembers having answered once (model-loading-once): more than any run sends.
+REMEMBERED_REQUESTS = 4096
 # nginx's own page for a dead upstream, byte for byte: what a client reads when the model server behind it is down.
 BAD_GATEWAY_PAGE = ("<html>\r\n<head><title>502 Bad Gateway</title></head>\r\n<body>\r\n"
                     "<center><h1>502 Bad Gateway</h1></center>\r\n<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n")
@@ -98,3 +103,21 @@ def gzip_stream(answer: Response, request: Request) -> Response:
          seen_in="HTTP/1.0 proxies and small embedded servers; RFC 9112 section 6.3, rule 8")
 def close_delimited(answer: Response, request: Request) -> Response:
     return RawAnswer(answer, Framing.CLOSE_DELIMITED)
+
+
+@fault("model-loading-once", ARRIVAL, api=HTTP,
+       summary="a request the server has not seen before is answered HTTP 503 `Loading model`, and the same request "
+               "sent again is answered (stream and non-stream)",
+       seen_in="llama-server while it loads a model (503 `unavailable_error`); servers that load a model on the first "
+               "request for it (LM Studio's just-in-time loading) and time out: a client that retries gets its answer",
+       stateful=True)
+def model_loading_once(answer: Response | None, request: Request, body: bytes) -> Response | None:
+    seen = request.app.state.seen_requests
+    key = hashlib.sha256(f"{request.method} {request.url.path}\n".encode() + body).digest()
+    if answer is not None or key in seen:
+        return answer
+    if len(seen) >= REMEMBERED_REQUESTS:
+        seen.clear()
+    seen.add(key)
+    return JSONResponse({"error": {"code": 503, "message": "Loading model", "type": "unavailable_error"}},
+                        status_code=503)
