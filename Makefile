@@ -132,8 +132,10 @@ catalogue: $(STAMP) targets
 	    -k verdicts_are_exactly_the_expected_ones
 
 # The coding agents (Claude Code, Codex CLI, opencode at their pinned versions): the fault × agent matrix of
-# docs/agents.md, which `make test` compares with what the agents do (about three minutes), and the requests each
-# agent sends, re-recorded as lmconform/apis/<api>/cases/recorded-<agent>-<version>-<n>.json.
+# docs/agents.md, which `make test` compares with what the agents do (a few minutes), with the agents' profiles it
+# gives (lmconform/verdicts/profiles.toml: what a run without --agents predicts of each agent), the page's comparison
+# of their predictions with what the agents did, and its list of known causes; and the requests each agent sends,
+# re-recorded as lmconform/apis/<api>/cases/recorded-<agent>-<version>-<n>.json.
 agents-matrix: $(STAMP) targets
 	LMCONFORM_WRITE_AGENTS_MATRIX=1 $(BIN)/python -m pytest tests/test_agents.py -p no:cacheprovider -q \
 	    -k fault_agent_matrix

@@ -44,6 +44,13 @@ class Agent(ABC):
     package: str  # the npm package whose version the verdicts name
     api: str  # the API it speaks (lmconform.api_table)
     client: str  # the product its user agent names, as recorded cases name their client: `claude-cli`
+    # How its fault × agent matrix runs it, where that is not as a user gets it by default (docs/agents.md), in words
+    # that follow "Measured": the matrix measures what defects do to an agent that gets past its first request.
+    measured_as: str = ""
+
+    def as_measured(self) -> Agent:
+        """The agent as its fault × agent matrix runs it."""
+        return self
 
     @abstractmethod
     def binaries(self, os_name: str, arch: str) -> tuple[str, ...]:

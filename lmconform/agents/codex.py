@@ -51,12 +51,26 @@ def config(base_url: str, model: str) -> str:
     ])
 
 
+# Its sub-agents (a `namespace` tool) and `web_search`, off: the tools LM Studio's dialect refuses, as the known cause
+# lmstudio-responses-function-tools-only advises (lmconform/verdicts/causes.toml).
+FUNCTION_TOOLS_ONLY = ("--disable", "multi_agent", "-c", 'web_search="disabled"')
+
+
 class Codex(Agent):
     name = "codex"
     title = "Codex CLI"
     package = "@openai/codex"
     api = "responses"
     client = "codex_exec"
+
+    def __init__(self, function_tools_only: bool = False) -> None:
+        self.function_tools_only = function_tools_only
+        self.measured_as = ("with its sub-agents and web search off (`codex exec --disable multi_agent -c "
+                            "web_search='\"disabled\"'`), the tools LM Studio's dialect refuses: Codex as a user runs it "
+                            "against such a server, which gets past its first request")
+
+    def as_measured(self) -> Agent:
+        return Codex(function_tools_only=True)
 
     def binaries(self, os_name: str, arch: str) -> tuple[str, ...]:
         return (f"@openai/codex-{os_name}-{arch}/vendor/*/bin/codex",)
@@ -66,7 +80,8 @@ class Codex(Agent):
         codex_home.mkdir(exist_ok=True)
         (codex_home / "config.toml").write_text(config(base_url, model or "default"))
         environment = sandbox.environment(CODEX_HOME=str(codex_home), **{KEY_VARIABLE: AGENT_KEY})
-        return Launch((str(binary), "exec", "--json", "--skip-git-repo-check", task), environment)
+        tools = FUNCTION_TOOLS_ONLY if self.function_tools_only else ()
+        return Launch((str(binary), "exec", *tools, "--json", "--skip-git-repo-check", task), environment)
 
     def outcome(self, events: list[Any]) -> AgentOutcome:
         runs: list[ToolRun] = []

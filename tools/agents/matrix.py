@@ -38,6 +38,7 @@ from lmconform.files import write_text_atomically
 from lmconform.fuzz.agents import observations
 from lmconform.reference import FAULTS
 from lmconform.target import Target
+from lmconform.verdicts.grades import BREAKS, LIMITED, STATUS_STYLE, WORKS
 from lmconform.vocabulary import OUTCOME_STYLES, Outcome
 from lmconform.wire.http import HttpExchange, send
 
@@ -85,6 +86,18 @@ class Row:
     words: str  # what the agent did, in its own words
     unchanged: bool = False  # the defect changes none of the answers the agent gets: the clean row, not run
     raced: bool = False  # a race inside the agent (RACES): its cells other than DECIDED_BY_THE_SERVER are RACED
+
+    @property
+    def grade(self) -> str | None:
+        """What the agent did, as the headline grades it (lmconform.verdicts.agents): it breaks when an agent check
+        of its own doing failed or had no verdict, works with limits when only a refusal it worked round did, and
+        works otherwise; None for a race, which the agent decides one way or the other."""
+        if self.raced:
+            return None
+        own = [outcome for check, outcome in self.outcomes if check not in DECIDED_BY_THE_SERVER]
+        if Outcome.FAILED in own or Outcome.ERROR in own:
+            return BREAKS
+        return LIMITED if any(outcome not in (None, Outcome.OK) for _, outcome in self.outcomes) else WORKS
 
 
 def agent_case(agent: Agent) -> Case:
@@ -153,10 +166,11 @@ def agent_rows(agent: Agent, base_url: str, pool: ThreadPoolExecutor, faults: bo
     target = Target(base_url=base_url, model="lmconform-reference", read_timeout=READ_TIMEOUT_S,
                     fingerprint={"kind": "reference"})
     case = agent_case(agent)
+    measured = agent.as_measured()  # Codex with the tools LM Studio's dialect refuses turned off
 
     def run_against(fault: str | None) -> tuple[AgentRun, Target]:
         faulty = target if fault is None else replace(target, base_url=f"{base_url}/faults/{fault}")
-        return run_agent(agent, faulty, case.agent.task, case.agent.secret, LIMITS), faulty
+        return run_agent(measured, faulty, case.agent.task, case.agent.secret, LIMITS), faulty
 
     clean_run, _ = run_against(None)
     clean = row_of(agent, clean_run, target, None)
@@ -213,10 +227,14 @@ def _cell(row: Row, check: str, outcome: Outcome | None) -> str:
     return "·" if outcome is None else OUTCOME_STYLES[outcome].symbol
 
 
+def grade_cell(row: Row) -> str:
+    return RACED if row.grade is None else f"{STATUS_STYLE[row.grade][1]} {row.grade}"
+
+
 def row_line(row: Row) -> str:
     server = CLEAN if row.fault is None else f"`{row.fault}`"
     cells = " | ".join(_cell(row, check, outcome) for check, outcome in row.outcomes)
-    return f"| {server} | {cells} | {row.words.replace('|', '∣')} |"
+    return f"| {server} | {grade_cell(row)} | {cells} | {row.words.replace('|', '∣')} |"
 
 
 def section(matrix: Matrix, versions: dict[str, str], digest: str) -> str:
@@ -225,8 +243,10 @@ def section(matrix: Matrix, versions: dict[str, str], digest: str) -> str:
     for name, rows in matrix.items():
         agent = AGENTS[name]
         lines += ["", f"### {agent.title} {versions.get(name, '')}".rstrip(), "",
-                  f"| server | {' | '.join(HEADINGS[check.id] for check in AGENT_CHECKS)} | what {agent.title} did |",
-                  "| --- |" + " :-: |" * len(AGENT_CHECKS) + " --- |"]
+                  *([f"Measured {agent.measured_as}.", ""] if agent.measured_as else []),
+                  f"| server | grade | {' | '.join(HEADINGS[check.id] for check in AGENT_CHECKS)} | "
+                  f"what {agent.title} did |",
+                  "| --- | --- |" + " :-: |" * len(AGENT_CHECKS) + " --- |"]
         lines += [row_line(row) for row in rows if not row.unchanged]
         same = [f"`{row.fault}`" for row in rows if row.unchanged]
         if same:
@@ -276,5 +296,5 @@ def published_lines(page: str) -> dict[str, dict[str | None, str]]:
 
 def published_outcomes(page: str) -> dict[str, dict[str | None, tuple[str, ...]]]:
     """What the page says each agent does against each server, as the symbols of its cells."""
-    return {title: {server: tuple(cell.strip() for cell in line.strip("|").split(" | ")[1:1 + len(AGENT_CHECKS)])
+    return {title: {server: tuple(cell.strip() for cell in line.strip("|").split(" | ")[2:2 + len(AGENT_CHECKS)])
                     for server, line in lines.items()} for title, lines in published_lines(page).items()}
