@@ -1,5 +1,5 @@
-"""The generation event grammar, in the order LM Studio's generator API defines it
-(seed: lmstudio-plugin-toolcall-generation.md):
+"""The generation event grammar, in the order LM Studio's generator API defines it for tool-calling generators
+(https://lmstudio.ai/docs/typescript/plugins/generator/tool-calling-generators):
 
     text*  ( tool_call_started  tool_call_name?  tool_call_arguments_fragment*  (tool_call_ended | tool_call_failed)  text* )*  end
 

@@ -1,5 +1,5 @@
-"""`POST /api/v1/chat`, LM Studio's own chat API (0.4.0+), as its REST docs describe it (`chat.md` and
-`streaming-events.md` in lmstudio-ai/docs): an `input` (a string, or text and image items), a `system_prompt`,
+"""`POST /api/v1/chat`, LM Studio's own chat API (0.4.0+), as its REST docs describe it (the chat and
+streaming-events pages of lmstudio-ai/docs): an `input` (a string, or text and image items), a `system_prompt`,
 `integrations` whose tools the server runs itself, `reasoning`, and stored chats continued by
 `previous_response_id`; answered with a result (`model_instance_id`, `output` items, `stats`, `response_id`) or
 its event stream (lmconform.apis.native_chat.reference.render).

@@ -13,7 +13,7 @@ from lmconform.reference.faults.registry import fault, flag
 
 Event = dict[str, Any]
 Frame = tuple[str, Event]
-SOURCE = "deviations from LM Studio's REST docs (streaming-events.md, chat.md)"
+SOURCE = "deviations from LM Studio's REST docs (its chat and streaming-events pages)"
 
 CHAIN_IGNORED = flag(
     "native-chain-ignored", api="native_chat",
