@@ -510,8 +510,8 @@ SERVE = [sys.executable, "-m", "lmconform.cli", "serve"]
 ])
 def test_a_bad_serve_option_is_one_line_and_exit_status_2(options, complaint):
     done = processes.run([*SERVE, *options], timeout=120)
-    assert done.returncode == 2 and done.stderr.splitlines()[-1] == f"lmconform serve: error: {complaint}"
-    assert "Traceback" not in done.stderr
+    assert done.returncode == 2
+    assert done.stderr == f"lmconform serve: {complaint}; `lmconform serve --help` says what it takes\n"
 
 
 def test_serve_on_an_address_in_use_is_one_line_and_exit_status_1():
