@@ -128,7 +128,8 @@ REFUSAL = b'{"error": {"message": "Invalid API key"}}'
 
 
 @pytest.mark.parametrize("answer, args, status, message", [
-    (None, ["localhost:1234"], 2, "URL 'localhost:1234' is not a server address: give one such as http://"),
+    (None, ["localhost:1234"], 2, "URL 'localhost:1234' is not a server address: did you mean http://localhost:1234?"),
+    (None, ["ftp://localhost:1234"], 2, "URL 'ftp://localhost:1234' is not a server address: give one such as http://"),
     (None, ["{closed}"], 3, "nothing answers at http://127.0.0.1:"),
     ((200, PAGE, "text/html"), ["{url}"], 3, "answers with a web page, not an OpenAI-compatible API"),
     ((401, REFUSAL, "application/json"), ["{url}"], 2, "wants an API key (HTTP 401 to GET /v1/models): pass"),

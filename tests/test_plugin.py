@@ -121,7 +121,8 @@ def test_an_endless_body_is_cut_off_at_the_default_cap_with_a_finding(server, tm
 @pytest.mark.parametrize(
     "args, complaint",
     [
-        (["--endpoint", "localhost:1234"], "must be an http(s) URL"),
+        (["--endpoint", "localhost:1234"], "must be an http(s) URL, not 'localhost:1234': did you mean http://localhost:1234?"),
+        (["--endpoint", "ftp://localhost"], "must be an http(s) URL, not 'ftp://localhost': give one such as http://"),
         (["--timeout", "soon"], "--read-timeout takes a number above 0 and at most 86400, not 'soon'"),
         (["--read-timeout", "inf"], "--read-timeout takes a number above 0 and at most 86400, not 'inf'"),
         (["--temperature", "nan"], "--temperature takes a number from 0 to 2, not 'nan'"),

@@ -23,7 +23,7 @@ from lmconform.check_command.progress import Progress, case_of
 from lmconform.check_command.survey import Refused, missing_apis, offer_sentence, survey
 from lmconform.command_line import WAIT, number_within
 from lmconform.exit_status import USAGE_ERROR
-from lmconform.target import DEFAULT_READ_TIMEOUT_S, Target, normalize_base_url
+from lmconform.target import DEFAULT_READ_TIMEOUT_S, Target, address_hint, normalize_base_url
 from lmconform.wire.redact import redact_text
 
 FILES = ("report.html", "results.json", "junit.xml")
@@ -196,6 +196,5 @@ def _url(text: str, option: str) -> str:
     try:
         return normalize_base_url(text)
     except ValueError:
-        raise Refused(f"{option} {text!r} is not a server address: give one such as http://localhost:1234",
-                      USAGE_ERROR) from None
+        raise Refused(f"{option} {text!r} is not a server address: {address_hint(text)}", USAGE_ERROR) from None
 
