@@ -83,3 +83,9 @@ def closest(word: str, candidates: Iterable[str]) -> str | None:
     close = difflib.get_close_matches(word, list(candidates), n=1)
     return close[0] if close else None
 
+
+def unknown_name(what: str, name: str, known: Iterable[str], listing: str) -> str:
+    """`unknown fault 'tool-index-on' (did you mean 'tool-index-one'?); `lmconform faults` lists them`: a name that
+    is none of a long list, said in one line, the list left to the command that shows it."""
+    near = closest(name, known)
+    return f"unknown {what} {name!r}{f' (did you mean {near!r}?)' if near else ''}; {listing} lists them"
