@@ -85,4 +85,4 @@ def test_the_script_passes_the_model_the_upstream_the_expected_failures_and_the_
     assert all(row.get("expected") for row in record["results"] if row["outcome"] == "FAILED")
     shown = done.stdout + done.stderr + summary + (tmp_path / "lmconform-report" / "results.json").read_text()
     assert key not in shown
-    assert all("Authorization: Bearer [Filtered]" in row["curl"] for row in record["results"] if row["curl"])
+    assert all("Authorization: Bearer [Filtered]" in curl for curl in record["curls"].values())

@@ -39,7 +39,8 @@ def test_the_embedded_reference_server_passes_and_the_results_record_is_written(
     record = json.loads(results.read_text())
     assert record["target"]["label"] == "reference" and record["target"]["model"] == "lmconform-reference"
     assert record["results"] and {row["outcome"] for row in record["results"]} == {"OK"}
-    assert set(record["results"][0]) >= {"case", "check", "level", "outcome", "message", "evidence", "curl"}
+    assert set(record["results"][0]) >= {"case", "check", "level", "outcome", "message", "evidence"}
+    assert set(record["curls"]) == {row["case"] for row in record["results"]}  # each case's curl, once
     assert "verdicts:" in finished.stdout
 
 
