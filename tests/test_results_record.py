@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from lmconform.cli import main
 from lmconform.files import json_text, write_json_atomically
 from lmconform.report.run_page import run_page
 from lmconform.run import results_record
@@ -76,3 +77,22 @@ def test_a_damaged_compressed_record_is_one_line_naming_it(tmp_path: Path):
     with pytest.raises(RecordError, match=r"results\.json\.gz: a damaged gzip file \("):
         load_run(damaged)
 
+
+@pytest.mark.parametrize("name", ["results.json", "results.json.gz"])
+def test_the_report_of_a_record_goes_beside_it_unless_told_where_and_the_command_says_where(tmp_path, capsys, name):
+    recorded, written = tmp_path / "run" / name, record()
+    write_json_atomically(recorded, written)
+    assert main(["report", str(recorded)]) == 0
+    page = tmp_path / "run" / "results.html"
+    assert capsys.readouterr().out == f"Wrote {page}\n"
+    assert page.read_text() == run_page(results_of(written))
+    assert main(["report", str(recorded), "-o", str(tmp_path / "elsewhere.html")]) == 0
+    assert capsys.readouterr().out == f"Wrote {tmp_path / 'elsewhere.html'}\n"
+
+
+def test_a_record_whose_name_has_no_json_suffix_is_never_overwritten_by_its_page(tmp_path, capsys):
+    recorded = tmp_path / "results.html"  # a record under a page's name: its page must go elsewhere
+    write_json_atomically(recorded, record())
+    assert main(["report", str(recorded)]) == 0
+    assert capsys.readouterr().out == f"Wrote {tmp_path / 'results.html.html'}\n"
+    assert load_run(recorded).results == results_of(record()).results
