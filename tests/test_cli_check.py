@@ -49,11 +49,27 @@ def test_the_embedded_server_gets_the_headline_and_three_files_with_no_progress_
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     assert "embedded reference server" in done.stdout and "Void · Chat completions" in done.stdout
     assert "✓ works" in done.stdout and "Verdicts:" in done.stdout and "\r" not in done.stdout
-    assert sorted(path.name for path in (tmp_path / "out").iterdir() if not path.name.startswith(".")) == \
-        ["junit.xml", "report.html", "results.json"]
+    assert sorted(path.name for path in (tmp_path / "out").iterdir()) == ["junit.xml", "report.html", "results.json"]
     assert sorted(path.name for path in tmp_path.iterdir()) == ["out"]  # nothing else left in the user's folder
     record = json.loads((tmp_path / "out" / "results.json").read_text())
     assert record["lmconform"] and any("first_token_s" in figures for figures in record["timing"].values())
+
+
+def test_hypothesis_keeps_its_tables_in_the_user_s_cache_not_in_out(tmp_path):
+    """Generated requests draw characters by Unicode category, and hypothesis writes its table of them where its
+    storage directory is: that was a `.hypothesis/` folder in --out, beside the report. The command puts it in the
+    user's cache. In a process of its own, started as users start it: a process settles its storage directory once,
+    and a forked one has its parent's."""
+    env = {**{name: value for name, value in os.environ.items() if name != "HYPOTHESIS_STORAGE_DIRECTORY"},
+           "XDG_CACHE_HOME": str(tmp_path / "cache"),
+           "PYTEST_ADDOPTS": " ".join((*budget.fuzz_options(), "--cases", "chat/fuzz-requests-valid"))}
+    done = subprocess.run([sys.executable, "-m", "lmconform.cli", "check", "--checks",
+                           "http.status.success_for_valid_request", "--out", "out"],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert sorted(path.name for path in (tmp_path / "out").iterdir()) == ["junit.xml", "report.html", "results.json"]
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["cache", "out"]
+    assert list((tmp_path / "cache" / "lmconform" / "hypothesis").rglob("charmap.json.gz"))
 
 
 def test_a_faulty_server_exits_1_and_its_check_is_named_first(server, tmp_path):

@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from lmconform.agents.install import user_cache_dir
 from lmconform.api_table import APIS
 from lmconform.check_command.findings import findings_text
 from lmconform.check_command.progress import Progress, case_of
@@ -82,7 +83,9 @@ def run_check(args: argparse.Namespace) -> int:
         say(f"lmconform check: {refusal}", sys.stderr)
         return refusal.status
     progress = Progress(sys.stdout)
-    os.environ.setdefault("HYPOTHESIS_STORAGE_DIRECTORY", str(out / ".hypothesis"))  # not the user's directory
+    # Hypothesis keeps its tables in the working directory unless told otherwise: in the user's cache, they leave
+    # nothing in the user's directory nor in --out but the report files, and are computed once per machine.
+    os.environ.setdefault("HYPOTHESIS_STORAGE_DIRECTORY", str(user_cache_dir() / "hypothesis"))
     status = pytest.main(["--pyargs", "lmconform.suites", "-c", os.devnull, "--rootdir", str(out),
                           "-p", "no:cacheprovider", "-p", "no:terminal", *options,
                           "--results-json", str(out / "results.json"), "--report", str(out / "report.html"),
