@@ -7,10 +7,12 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler
@@ -33,6 +35,8 @@ from lmconform.check_command.survey import Model, Survey, _native_model, pick_mo
 from lmconform.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
+# How long a test waits for lines a thread writes every millisecond, on a busy machine before it gives up.
+LINES_AWAITED_S = 60
 QUICK = ("--checks", "chat.stream.tool_call.index_zero", "--checks", "client.void.tool_call_parsed")  # a few checks, a headline with a client in it
 
 
@@ -76,7 +80,7 @@ def test_a_faulty_server_exits_1_and_its_check_is_named_first(server, tmp_path):
     done = check(f"{server.base_url}/faults/tool-index-one", *QUICK, "--out", str(tmp_path), cwd=tmp_path)
     assert done.returncode == 1, done.stdout[-2000:] + done.stderr[-2000:]
     assert "lmconform's reference server" in done.stdout
-    first = done.stdout.split("[", 1)[1].split("]", 1)[0]
+    first = done.stdout.split("Findings:", 1)[1].split("[", 1)[1].split("]", 1)[0]
     assert first == "chat.stream.tool_call.index_zero"
     assert "✗ breaks" in done.stdout or "◐ partly" in done.stdout
 
@@ -220,28 +224,58 @@ def _raw(reply: bytes | None) -> Iterator[str]:
         connection.close()
 
 
-def test_the_progress_line_counts_cases_and_findings_on_a_terminal_only():
-    class Terminal(io.StringIO):
-        def isatty(self) -> bool:
-            return True
-
-    shown, piped = Progress(Terminal()), Progress(io.StringIO())
+def judge_two_checks_of_a_case(progress: Progress) -> None:
+    """What a run shows its progress with: three tests, two judging one case, the third another; the first two
+    judged, each a finding."""
     case = type("Case", (), {"id": "chat/void-weather-tool"})()
     items = [type("Item", (), {"nodeid": f"test_apis.py::test_chat[void-weather-tool:chat.{check}]",
                                "callspec": type("Spec", (), {"params": {"case": case}})()})() for check in "xy"]
     items.append(type("Item", (), {"nodeid": "test_apis.py::test_chat[other:chat.x]"})())
-    for progress in (shown, piped):
-        progress.pytest_collection_finish(type("Session", (), {"items": items})())
-        for item in items[:2]:
-            progress.pytest_runtest_logstart(item.nodeid)
-            report = type("Report", (), {"when": "call", "passed": False, "nodeid": item.nodeid,
-                                         "lmconform_verdict": {"outcome": "FAILED"}})()
-            progress.pytest_runtest_logreport(report)
+    progress.pytest_collection_finish(type("Session", (), {"items": items})())
+    for item in items[:2]:
+        progress.pytest_runtest_logstart(item.nodeid)
+        report = type("Report", (), {"when": "call", "passed": False, "nodeid": item.nodeid,
+                                     "lmconform_verdict": {"outcome": "FAILED"}})()
+        progress.pytest_runtest_logreport(report)
+
+
+def test_the_progress_line_counts_cases_and_findings_rewritten_in_place_on_a_terminal():
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    shown = Progress(Terminal(), log_interval_s=0.001)
+    judge_two_checks_of_a_case(shown)
+    shown.finish()
     drawn = shown.stream.getvalue()
     assert "[0/2 cases] 0 findings · chat/void-weather-tool" in drawn
     assert "[0/2 cases] 1 finding · chat/void-weather-tool" in drawn  # one check of the case judged, one to go
     assert "[1/2 cases] 2 findings · chat/void-weather-tool" in drawn
-    assert piped.stream.getvalue() == ""
+    assert "\n" not in drawn and "lmconform check:" not in drawn  # no log line on a terminal
+
+
+def test_in_a_log_the_progress_line_is_written_whole_every_interval_until_the_run_ends(tmp_path):
+    """A CI log shows no carriage return: every log_interval_s (10 s in a run; here a millisecond, and the test
+    waits for the lines, not for time) the line is written whole, with the cases done, the findings so far and the
+    case being played, while a case is being played as well as between cases. pytest points the output's descriptor
+    at a file of its own while a test runs; the lines reach the log all the same."""
+    log = tmp_path / "log"
+    with open(log, "w", encoding="utf-8") as stdout:
+        progress = Progress(stdout, log_interval_s=0.001)
+        with open(os.devnull, "w") as capture:
+            os.dup2(capture.fileno(), stdout.fileno())  # as pytest's capture does to descriptor 1 during a test
+        judge_two_checks_of_a_case(progress)
+        last = "lmconform check: [1/2 cases] 2 findings · chat/void-weather-tool\n"
+        given_up = time.monotonic() + LINES_AWAITED_S
+        while log.read_text(encoding="utf-8").count(last) < 2:  # the run stays on its last case: the line still comes
+            assert progress.logger is not None and progress.logger.is_alive() and time.monotonic() < given_up
+            threading.Event().wait(0.001)
+        progress.finish()
+    assert not progress.logger.is_alive()  # nothing written after the run's end, when the findings are printed
+    written = log.read_text(encoding="utf-8")
+    assert "\r" not in written and written.endswith(last)
+    for line in written.splitlines():  # the lines written while the cases were being judged
+        assert re.fullmatch(r"lmconform check: \[[01]/2 cases\] \d findings? · (starting|chat/void-weather-tool)", line)
 
 
 def test_the_model_tested_is_one_that_can_call_tools_where_lm_studio_says_which():
