@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -47,9 +48,24 @@ def test_the_action_takes_the_inputs_runs_the_script_and_keeps_the_report():
                for name in INPUTS - {"api-key"})
     agents = next(step for step in steps if step.get("run") == "lmconform agents install")
     assert agents["if"] == "inputs.agents != ''" and steps.index(agents) < steps.index(script)
+
+
+def test_the_documented_steps_name_the_action_by_a_path_a_user_can_copy():
+    """No package index serves lmconform and no name of it on GitHub is one to count on: the example workflow and
+    docs/ci-gate.md use the action from a copy of lmconform's repository inside the user's, by one path, and install
+    lmconform from it."""
+    vendored = "./.github/actions/lmconform"
     workflow = yaml.safe_load((ROOT / "examples" / "ci" / "github-actions-proxy-gate.yml").read_text())
-    uses = [step.get("uses", "") for job in workflow["jobs"].values() for step in job["steps"]]
-    assert any(use.split("@")[0].endswith("/lmconform") for use in uses), uses
+    steps = [step for job in workflow["jobs"].values() for step in job["steps"]]
+    assert [step["uses"] for step in steps if "lmconform" in step.get("uses", "")] == [vendored]
+    assert steps[0] == {"uses": "actions/checkout@v4", "with": {"submodules": True}}
+    assert f"python -m pip install --quiet {vendored}\n" in "".join(step.get("run", "") for step in steps)
+    documented = (ROOT / "docs" / "ci-gate.md").read_text()
+    (snippet,) = re.findall(r"^```yaml\n(.*?)^```", documented, re.MULTILINE | re.DOTALL)
+    assert [step.get("uses") for step in yaml.safe_load(snippet)] == ["actions/checkout@v4", vendored]
+    for page in (ROOT / "README.md", ROOT / "docs" / "ci-gate.md", *(ROOT / "examples" / "ci").iterdir()):
+        text = page.read_text()
+        assert "YOUR-ORG" not in text and "pipx run lmconform" not in text and "pip install lmconform" not in text
 
 
 def test_the_script_writes_the_headline_to_the_step_summary_and_the_report_to_out(server, tmp_path):
