@@ -278,6 +278,23 @@ def test_in_a_log_the_progress_line_is_written_whole_every_interval_until_the_ru
         assert re.fullmatch(r"lmconform check: \[[01]/2 cases\] \d findings? · (starting|chat/void-weather-tool)", line)
 
 
+def test_a_log_whose_reader_went_away_ends_the_lines_quietly(monkeypatch):
+    """`lmconform check | head -3`: the reader leaves while the run goes on; the lines stop, with no traceback."""
+    raised = []
+    monkeypatch.setattr(threading, "excepthook", raised.append)
+    reading, writing = os.pipe()
+    os.close(reading)
+    with open(writing, "w", encoding="utf-8") as stdout:
+        progress = Progress(stdout, log_interval_s=0.001)
+        judge_two_checks_of_a_case(progress)
+        given_up = time.monotonic() + LINES_AWAITED_S
+        while progress.logger.is_alive():  # its first line meets the closed pipe
+            assert time.monotonic() < given_up
+            threading.Event().wait(0.001)
+        progress.finish()
+    assert raised == []
+
+
 def test_the_model_tested_is_one_that_can_call_tools_where_lm_studio_says_which():
     listed = [_native_model({"key": "nomic-embed", "type": "embedding"}),
               _native_model({"key": "gemma-3", "type": "llm", "loaded_instances": [{"id": "gemma-3"}],

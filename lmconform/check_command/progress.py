@@ -4,6 +4,7 @@ written whole every LOG_INTERVAL_S seconds, so that a long run shows it is alive
 
 from __future__ import annotations
 
+import contextlib
 import io
 import os
 import re
@@ -95,9 +96,12 @@ class Progress:
         """The line, whole, every log_interval_s seconds until the run is over (in a thread of its own: a case that
         takes minutes shows the line as often as any)."""
         assert self.log_stream is not None
-        while not self.finished.wait(self.log_interval_s):
-            self.log_stream.write(f"lmconform check: {self.line()}\n")
-            self.log_stream.flush()
+        try:
+            while not self.finished.wait(self.log_interval_s):
+                self.log_stream.write(f"lmconform check: {self.line()}\n")
+                self.log_stream.flush()
+        except OSError:  # the reader went away (`lmconform check | head`): the run goes on, its log unread
+            return
 
     def finish(self) -> None:
         """Stop writing into the log, or clear the terminal's line, so what follows starts on a clean one."""
@@ -105,7 +109,8 @@ class Progress:
         if self.logger is not None:
             self.logger.join()
         if self.log_stream is not None and self.log_stream is not self.stream:
-            self.log_stream.close()
+            with contextlib.suppress(OSError):  # what a reader that went away left unwritten
+                self.log_stream.close()
         if self.shown and self.total:
             self.stream.write("\r" + " " * (shutil.get_terminal_size().columns - 1) + "\r")
             self.stream.flush()
