@@ -11,6 +11,9 @@ args=(check)
 [ -n "${INPUT_UPSTREAM:-}" ] && args+=(--upstream "$INPUT_UPSTREAM")
 [ -n "${INPUT_EXPECT:-}" ] && args+=(--expect "$INPUT_EXPECT")
 for glob in ${INPUT_CHECKS:-}; do args+=(--checks "$glob"); done
+[ -n "${INPUT_REPEAT:-}" ] && args+=(--repeat "$INPUT_REPEAT")
+[ -n "${INPUT_READ_TIMEOUT:-}" ] && args+=(--read-timeout "$INPUT_READ_TIMEOUT")
+[ -n "${INPUT_AGENTS:-}" ] && args+=(--agents "$INPUT_AGENTS")
 case "${INPUT_STRICT:-false}" in
   true) args+=(--strict) ;;
   false | "") ;;

@@ -15,6 +15,9 @@ import os
 import sys
 from importlib import import_module
 
+from lmconform import __version__
+from lmconform.command_line import OneLineErrorParser
+
 # The modules that register the commands (each has `register(subparsers)`), in the order `lmconform --help` lists
 # them, with the commands each registers. A command line names one command, and only its module is imported: all of
 # them together take 0.6 s to import (the suite's runner, the gate, the schemas), which `lmconform bridge`, started
@@ -37,7 +40,9 @@ COMMAND_MODULES: tuple[tuple[tuple[str, ...], str], ...] = (
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The parser of every command, or (given the `command` a command line names) of the commands of its module."""
-    parser = argparse.ArgumentParser(prog="lmconform", description=__doc__.split("\n", 1)[0])
+    # Every command's parser is of the top-level parser's class: each says its usage error in one line.
+    parser = OneLineErrorParser(prog="lmconform", description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--version", action="version", version=f"lmconform {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for names, module in COMMAND_MODULES:
         if command is None or command in names:

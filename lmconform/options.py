@@ -96,7 +96,8 @@ def add_options(parser: pytest.Parser) -> None:
                     help="known failures of this target (TOML, as in fixtures/targets/): they are reported as "
                          "expected, and one that no longer fails fails the run")
     group.addoption("--results-json", metavar="PATH",
-                    help="write the results record (one row per case and check, and the exchanges behind findings)")
+                    help="write the results record (one row per case and check, and the exchanges behind findings); "
+                         "gzip-compressed when PATH ends in .gz")
     group.addoption("--report", metavar="PATH",
                     help="write the run's HTML report, built from its results record as `lmconform report` builds it")
     group.addoption("--reference-fault", action="append", default=[], metavar="NAME",

@@ -25,7 +25,7 @@ from pytest_metadata.plugin import metadata_key
 from lmconform.cases import CaseError, unmatched_case_patterns
 from lmconform.checks.registry import unmatched_patterns
 from lmconform.exit_status import UNREACHABLE, USAGE_ERROR
-from lmconform.files import json_text, write_text_atomically
+from lmconform.files import json_file_bytes, write_bytes_atomically
 from lmconform.options import (
     add_options,
     settings_from_options,
@@ -258,11 +258,11 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config: pytest.Config)
                 terminalreporter.write_line(f"NON-STRICT {row['case']}: {row['message'].splitlines()[0]}")
 
 
-def leave(session: pytest.Session, path: str, text: str) -> None:
+def leave(session: pytest.Session, path: str, data: bytes) -> None:
     """Write a file the run leaves behind, atomically; a place that cannot be written is one line and exit status
     2, the verdicts on the terminal kept."""
     try:
-        write_text_atomically(Path(path), text)
+        write_bytes_atomically(Path(path), data)
     except OSError as error:
         where = f" ({error.filename})" if error.filename and str(error.filename) != str(path) else ""
         line = f"lmconform: cannot write {path}: {error.strerror or error}{where}"
@@ -287,12 +287,13 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if record is None:
         return
     if config.getoption("results_json", None):
-        leave(session, config.getoption("results_json"), json_text(record))
+        path = config.getoption("results_json")
+        leave(session, path, json_file_bytes(Path(path), record))
     if config.getoption("report", None):
         from lmconform.report.run_page import run_page
         from lmconform.verdicts.records import results_of
 
-        leave(session, config.getoption("report"), run_page(results_of(record)))
+        leave(session, config.getoption("report"), run_page(results_of(record)).encode("utf-8"))
     if os.environ.get(STEP_SUMMARY):
         from lmconform.report.step_summary import append_step_summary
 

@@ -143,13 +143,28 @@ def shown_command(command: tuple[str, ...], secrets: tuple[str, ...] = ()) -> st
 
 def normalize_base_url(url: str) -> str:
     """`http://host:1234`, `http://host:1234/`, `http://host:1234/v1` all name the same server."""
+    normalized = _base_url(url)
+    if normalized is None:
+        raise ValueError(f"--endpoint must be an http(s) URL, not {url!r}: {address_hint(url)}")
+    return normalized
+
+
+def address_hint(text: str) -> str:
+    """What to tell someone whose `text` is no server address: the address they likely meant (`localhost:1234`
+    lacks only its scheme), else what one looks like."""
+    if "://" not in text and _base_url(f"http://{text.strip()}") is not None:
+        return f"did you mean http://{text.strip()}?"
+    return "give one such as http://localhost:1234"
+
+
+def _base_url(url: str) -> str | None:
     parts = urlsplit(url.strip())
     try:
         port_ok = parts.port is None or parts.port > 0  # urlsplit raises for a port past 65535 or not a number
     except ValueError:
         port_ok = False
     if parts.scheme not in ("http", "https") or not parts.hostname or not port_ok:
-        raise ValueError(f"--endpoint must be an http(s) URL such as http://localhost:1234, not {url!r}")
+        return None
     path = parts.path.rstrip("/")
     path = path.removesuffix("/v1")
     return f"{parts.scheme}://{parts.netloc}{path}"

@@ -7,10 +7,12 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler
@@ -33,6 +35,8 @@ from lmconform.check_command.survey import Model, Survey, _native_model, pick_mo
 from lmconform.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
+# How long a test waits for lines a thread writes every millisecond, on a busy machine before it gives up.
+LINES_AWAITED_S = 60
 QUICK = ("--checks", "chat.stream.tool_call.index_zero", "--checks", "client.void.tool_call_parsed")  # a few checks, a headline with a client in it
 
 
@@ -49,18 +53,34 @@ def test_the_embedded_server_gets_the_headline_and_three_files_with_no_progress_
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     assert "embedded reference server" in done.stdout and "Void · Chat completions" in done.stdout
     assert "✓ works" in done.stdout and "Verdicts:" in done.stdout and "\r" not in done.stdout
-    assert sorted(path.name for path in (tmp_path / "out").iterdir() if not path.name.startswith(".")) == \
-        ["junit.xml", "report.html", "results.json"]
+    assert sorted(path.name for path in (tmp_path / "out").iterdir()) == ["junit.xml", "report.html", "results.json"]
     assert sorted(path.name for path in tmp_path.iterdir()) == ["out"]  # nothing else left in the user's folder
     record = json.loads((tmp_path / "out" / "results.json").read_text())
     assert record["lmconform"] and any("first_token_s" in figures for figures in record["timing"].values())
+
+
+def test_hypothesis_keeps_its_tables_in_the_user_s_cache_not_in_out(tmp_path):
+    """Generated requests draw characters by Unicode category, and hypothesis writes its table of them where its
+    storage directory is: that was a `.hypothesis/` folder in --out, beside the report. The command puts it in the
+    user's cache. In a process of its own, started as users start it: a process settles its storage directory once,
+    and a forked one has its parent's."""
+    env = {**{name: value for name, value in os.environ.items() if name != "HYPOTHESIS_STORAGE_DIRECTORY"},
+           "XDG_CACHE_HOME": str(tmp_path / "cache"),
+           "PYTEST_ADDOPTS": " ".join((*budget.fuzz_options(), "--cases", "chat/fuzz-requests-valid"))}
+    done = subprocess.run([sys.executable, "-m", "lmconform.cli", "check", "--checks",
+                           "http.status.success_for_valid_request", "--out", "out"],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert sorted(path.name for path in (tmp_path / "out").iterdir()) == ["junit.xml", "report.html", "results.json"]
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["cache", "out"]
+    assert list((tmp_path / "cache" / "lmconform" / "hypothesis").rglob("charmap.json.gz"))
 
 
 def test_a_faulty_server_exits_1_and_its_check_is_named_first(server, tmp_path):
     done = check(f"{server.base_url}/faults/tool-index-one", *QUICK, "--out", str(tmp_path), cwd=tmp_path)
     assert done.returncode == 1, done.stdout[-2000:] + done.stderr[-2000:]
     assert "lmconform's reference server" in done.stdout
-    first = done.stdout.split("[", 1)[1].split("]", 1)[0]
+    first = done.stdout.split("Findings:", 1)[1].split("[", 1)[1].split("]", 1)[0]
     assert first == "chat.stream.tool_call.index_zero"
     assert "✗ breaks" in done.stdout or "◐ partly" in done.stdout
 
@@ -128,7 +148,8 @@ REFUSAL = b'{"error": {"message": "Invalid API key"}}'
 
 
 @pytest.mark.parametrize("answer, args, status, message", [
-    (None, ["localhost:1234"], 2, "URL 'localhost:1234' is not a server address: give one such as http://"),
+    (None, ["localhost:1234"], 2, "URL 'localhost:1234' is not a server address: did you mean http://localhost:1234?"),
+    (None, ["ftp://localhost:1234"], 2, "URL 'ftp://localhost:1234' is not a server address: give one such as http://"),
     (None, ["{closed}"], 3, "nothing answers at http://127.0.0.1:"),
     ((200, PAGE, "text/html"), ["{url}"], 3, "answers with a web page, not an OpenAI-compatible API"),
     ((401, REFUSAL, "application/json"), ["{url}"], 2, "wants an API key (HTTP 401 to GET /v1/models): pass"),
@@ -136,7 +157,9 @@ REFUSAL = b'{"error": {"message": "Invalid API key"}}'
      "refused the API key (HTTP 403"),
     ("reference", ["{url}", "--model", "qwen3-4b"], 2, "lists no model 'qwen3-4b': pass one it lists with --model"),
     (None, ["--checks", "chat.nope.*"], 2, "no check id matches 'chat.nope.*'"),
-    (None, ["--reference-fault", "no-such-fault"], 2, "--reference-fault: unknown fault 'no-such-fault'"),
+    (None, ["--reference-fault", "no-such-fault"], 2,
+     "--reference-fault: unknown fault 'no-such-fault'; `lmconform faults` lists them\n"),
+    (None, ["--reference-fault", "tool-index-on"], 2, "unknown fault 'tool-index-on' (did you mean 'tool-index-one'?)"),
     (None, ["--agents", "cursor"], 2, "--agents takes agents among claude-code, codex, opencode"),
     (None, ["http://127.0.0.1:99999"], 2, "URL 'http://127.0.0.1:99999' is not a server address"),
     (None, ["--read-timeout", "0"], 2, "--read-timeout takes a number above 0 and at most 86400, not '0'"),
@@ -209,28 +232,75 @@ def _raw(reply: bytes | None) -> Iterator[str]:
         connection.close()
 
 
-def test_the_progress_line_counts_cases_and_findings_on_a_terminal_only():
-    class Terminal(io.StringIO):
-        def isatty(self) -> bool:
-            return True
-
-    shown, piped = Progress(Terminal()), Progress(io.StringIO())
+def judge_two_checks_of_a_case(progress: Progress) -> None:
+    """What a run shows its progress with: three tests, two judging one case, the third another; the first two
+    judged, each a finding."""
     case = type("Case", (), {"id": "chat/void-weather-tool"})()
     items = [type("Item", (), {"nodeid": f"test_apis.py::test_chat[void-weather-tool:chat.{check}]",
                                "callspec": type("Spec", (), {"params": {"case": case}})()})() for check in "xy"]
     items.append(type("Item", (), {"nodeid": "test_apis.py::test_chat[other:chat.x]"})())
-    for progress in (shown, piped):
-        progress.pytest_collection_finish(type("Session", (), {"items": items})())
-        for item in items[:2]:
-            progress.pytest_runtest_logstart(item.nodeid)
-            report = type("Report", (), {"when": "call", "passed": False, "nodeid": item.nodeid,
-                                         "lmconform_verdict": {"outcome": "FAILED"}})()
-            progress.pytest_runtest_logreport(report)
+    progress.pytest_collection_finish(type("Session", (), {"items": items})())
+    for item in items[:2]:
+        progress.pytest_runtest_logstart(item.nodeid)
+        report = type("Report", (), {"when": "call", "passed": False, "nodeid": item.nodeid,
+                                     "lmconform_verdict": {"outcome": "FAILED"}})()
+        progress.pytest_runtest_logreport(report)
+
+
+def test_the_progress_line_counts_cases_and_findings_rewritten_in_place_on_a_terminal():
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    shown = Progress(Terminal(), log_interval_s=0.001)
+    judge_two_checks_of_a_case(shown)
+    shown.finish()
     drawn = shown.stream.getvalue()
     assert "[0/2 cases] 0 findings · chat/void-weather-tool" in drawn
     assert "[0/2 cases] 1 finding · chat/void-weather-tool" in drawn  # one check of the case judged, one to go
     assert "[1/2 cases] 2 findings · chat/void-weather-tool" in drawn
-    assert piped.stream.getvalue() == ""
+    assert "\n" not in drawn and "lmconform check:" not in drawn  # no log line on a terminal
+
+
+def test_in_a_log_the_progress_line_is_written_whole_every_interval_until_the_run_ends(tmp_path):
+    """A CI log shows no carriage return: every log_interval_s (10 s in a run; here a millisecond, and the test
+    waits for the lines, not for time) the line is written whole, with the cases done, the findings so far and the
+    case being played, while a case is being played as well as between cases. pytest points the output's descriptor
+    at a file of its own while a test runs; the lines reach the log all the same."""
+    log = tmp_path / "log"
+    with open(log, "w", encoding="utf-8") as stdout:
+        progress = Progress(stdout, log_interval_s=0.001)
+        with open(os.devnull, "w") as capture:
+            os.dup2(capture.fileno(), stdout.fileno())  # as pytest's capture does to descriptor 1 during a test
+        judge_two_checks_of_a_case(progress)
+        last = "lmconform check: [1/2 cases] 2 findings · chat/void-weather-tool\n"
+        given_up = time.monotonic() + LINES_AWAITED_S
+        while log.read_text(encoding="utf-8").count(last) < 2:  # the run stays on its last case: the line still comes
+            assert progress.logger is not None and progress.logger.is_alive() and time.monotonic() < given_up
+            threading.Event().wait(0.001)
+        progress.finish()
+    assert not progress.logger.is_alive()  # nothing written after the run's end, when the findings are printed
+    written = log.read_text(encoding="utf-8")
+    assert "\r" not in written and written.endswith(last)
+    for line in written.splitlines():  # the lines written while the cases were being judged
+        assert re.fullmatch(r"lmconform check: \[[01]/2 cases\] \d findings? · (starting|chat/void-weather-tool)", line)
+
+
+def test_a_log_whose_reader_went_away_ends_the_lines_quietly(monkeypatch):
+    """`lmconform check | head -3`: the reader leaves while the run goes on; the lines stop, with no traceback."""
+    raised = []
+    monkeypatch.setattr(threading, "excepthook", raised.append)
+    reading, writing = os.pipe()
+    os.close(reading)
+    with open(writing, "w", encoding="utf-8") as stdout:
+        progress = Progress(stdout, log_interval_s=0.001)
+        judge_two_checks_of_a_case(progress)
+        given_up = time.monotonic() + LINES_AWAITED_S
+        while progress.logger.is_alive():  # its first line meets the closed pipe
+            assert time.monotonic() < given_up
+            threading.Event().wait(0.001)
+        progress.finish()
+    assert raised == []
 
 
 def test_the_model_tested_is_one_that_can_call_tools_where_lm_studio_says_which():

@@ -55,3 +55,33 @@ def test_a_mistyped_command_lists_every_command(capsys):
     error = capsys.readouterr().err
     assert "invalid choice: 'chek'" in error
     assert all(name in error for names, _ in COMMAND_MODULES for name in names)
+
+
+def test_version_is_lmconform_s_own(capsys):
+    from lmconform import __version__
+    from lmconform.cli import main
+
+    with pytest.raises(SystemExit) as exited:
+        main(["--version"])
+    assert exited.value.code == 0 and capsys.readouterr().out == f"lmconform {__version__}\n"
+
+
+@pytest.mark.parametrize(("argv", "said"), [
+    (["check", "--bogus-flag"], "lmconform check: unrecognized arguments: --bogus-flag; "),
+    (["check", "--mdoel", "qwen3"], "lmconform check: unrecognized arguments: --mdoel (did you mean --model?); "),
+    (["report", "run.json", "-o", "run.html", "--stable"], "lmconform report: unrecognized arguments: --stable; "),
+    (["check", "--model"], "lmconform check: argument --model: expected one argument; "),
+    (["agents", "install", "--all"], "lmconform agents install: unrecognized arguments: --all; "),
+    ([], "lmconform: the following arguments are required: COMMAND; "),
+])
+def test_a_usage_error_is_one_line_naming_the_command_it_belongs_to(capsys, argv, said):
+    """argparse hands a command's unknown options up to the top-level parser, which printed the usage of `lmconform`
+    above them; each command now says its own, in one line, with the option it likely meant."""
+    from lmconform.cli import main
+
+    with pytest.raises(SystemExit) as exited:
+        main(argv)
+    error = capsys.readouterr().err
+    assert exited.value.code == 2 and error.count("\n") == 1 and "usage:" not in error
+    command = said.split(":")[0]
+    assert error == f"{said}`{command} --help` says what it takes\n"

@@ -158,6 +158,26 @@ def test_columns_with_the_same_label_are_told_apart(tmp_path):
     assert names == ["lmstudio 0.3.29 (#1)", "lmstudio 0.3.29 (#2)"]
 
 
+def test_two_runs_of_the_embedded_server_are_told_apart_by_their_files_not_its_random_port(tmp_path):
+    """The embedded reference server listens on a free loopback port the system picks: two runs of it differ there
+    and nowhere else, which tells nobody which is which. The files the user named do."""
+    runs = []
+    for folder, port in (("before", 36949), ("after", 41233)):
+        (tmp_path / folder).mkdir()
+        runs.append(write(tmp_path / folder, "results.json", record(
+            row("chat/a", "chat.x.y", "OK"), label="reference", server_version=None, url=f"http://127.0.0.1:{port}")))
+    matrix = build_matrix(load_results(runs))
+    assert [column.name for column in matrix.columns] == ["reference (before/results.json)",
+                                                          "reference (after/results.json)"]
+    for page in (render_html(matrix), render_markdown(matrix)):
+        assert "reference (http://127.0.0.1:" not in page
+    # Servers on two hosts, or on one host's loopback at two paths, are told apart by their addresses still.
+    elsewhere = write(tmp_path / "after", "other.json", record(row("chat/a", "chat.x.y", "OK"), label="reference",
+                                                               server_version=None, url="http://[::1]:1234/proxy"))
+    names = [column.name for column in build_matrix(load_results([runs[0], elsewhere])).columns]
+    assert names == ["reference (http://127.0.0.1:36949)", "reference (http://[::1]:1234/proxy)"]
+
+
 # --- rendering --------------------------------------------------------------------------------------------------------
 
 @pytest.fixture

@@ -14,6 +14,7 @@ import subprocess
 import sys
 import sysconfig
 import tarfile
+import tomllib
 import zipfile
 from pathlib import Path
 
@@ -70,13 +71,14 @@ def test_the_wheel_and_sdist_pass_twine_and_the_installed_wheel_checks_servers_a
     # The suite `lmconform check` runs reads PYTEST_ADDOPTS: make check's budget, with the case the checks fail on.
     budgeted = {**os.environ, "PYTEST_ADDOPTS": " ".join((*budget.fuzz_options(),
                                                            *budget.case_options("chat/void-weather-tool")))}
+    assert run(command, "--version", cwd=elsewhere).stdout == f"lmconform {__version__}\n"
     clean = run(command, "check", *QUICK, "--out", "out", cwd=elsewhere, env=budgeted)
     assert "Void · Chat completions" in clean.stdout and "✓ works" in clean.stdout
-    assert {path.name for path in (elsewhere / "out").iterdir()} >= {"report.html", "results.json", "junit.xml"}
+    assert {path.name for path in (elsewhere / "out").iterdir()} == {"report.html", "results.json", "junit.xml"}
     assert json.loads((elsewhere / "out" / "results.json").read_text())["lmconform"] == __version__
     faulty = run(command, "check", f"{server.base_url}/faults/tool-index-one", *QUICK, "--out", "faulty",
                  cwd=elsewhere, status=1, env=budgeted)
-    assert re.search(r"\[([^\]]+)\]", faulty.stdout)[1] == "chat.stream.tool_call.index_zero"
+    assert re.search(r"\[([^\]]+)\]", faulty.stdout.split("Findings:", 1)[1])[1] == "chat.stream.tool_call.index_zero"
 
     project = tmp_path / "unrelated"
     project.mkdir()
@@ -95,6 +97,21 @@ def test_the_wheel_and_sdist_pass_twine_and_the_installed_wheel_checks_servers_a
     suites_usage = run(python, "-m", "pytest", "-p", "no:cacheprovider", "--pyargs", "lmconform.suites", "--help",
                        cwd=project).stdout
     assert "--endpoint" in suites_usage
+
+
+def test_the_readme_says_where_lmconform_installs_from_and_which_python_it_needs():
+    """A newcomer reads the README before anything else: its quick start (two commands, which need a checkout) and its
+    install say the Python the package requires, and install from a checkout, since no package index serves it."""
+    readme = (ROOT / "README.md").read_text()
+    required = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["requires-python"]
+    python = f"Python {required.removeprefix('>=')} or later"
+    quick = readme.split("## Quick start\n", 1)[1].split("\n## ", 1)[0]
+    (commands,) = re.findall(r"^```sh\n(.*?)^```", quick, re.MULTILINE | re.DOTALL)
+    assert [line.partition("#")[0].strip() for line in commands.splitlines()] == ["make report", "make test"]
+    assert "In a checkout" in quick and python in quick
+    install = readme.split("## Install and run\n", 1)[1].split("\n## ", 1)[0]
+    assert python in install and "pip install ." in install and "pipx install ." in install
+    assert "pipx run lmconform" not in readme and "pip install lmconform" not in readme
 
 
 def _steady(output: str) -> str:

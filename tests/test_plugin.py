@@ -42,7 +42,8 @@ def test_the_embedded_reference_server_passes_and_the_results_record_is_written(
     # What it does not pass is a known limit of LM Studio's dialect, which the package expects of it: Codex's tools.
     assert all(row["expected"]["file"].startswith("lmconform/verdicts/causes.toml#") for row in record["results"]
                if row["outcome"] != "OK")
-    assert set(record["results"][0]) >= {"case", "check", "level", "outcome", "message", "evidence", "curl"}
+    assert set(record["results"][0]) >= {"case", "check", "level", "outcome", "message", "evidence"}
+    assert set(record["curls"]) == {row["case"] for row in record["results"]}  # each case's curl, once
     assert "verdicts:" in finished.stdout
 
 
@@ -124,7 +125,8 @@ def test_an_endless_body_is_cut_off_at_the_default_cap_with_a_finding(server, tm
 @pytest.mark.parametrize(
     "args, complaint",
     [
-        (["--endpoint", "localhost:1234"], "must be an http(s) URL"),
+        (["--endpoint", "localhost:1234"], "must be an http(s) URL, not 'localhost:1234': did you mean http://localhost:1234?"),
+        (["--endpoint", "ftp://localhost"], "must be an http(s) URL, not 'ftp://localhost': give one such as http://"),
         (["--timeout", "soon"], "--read-timeout takes a number above 0 and at most 86400, not 'soon'"),
         (["--read-timeout", "inf"], "--read-timeout takes a number above 0 and at most 86400, not 'inf'"),
         (["--temperature", "nan"], "--temperature takes a number from 0 to 2, not 'nan'"),

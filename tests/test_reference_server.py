@@ -228,13 +228,16 @@ def test_models(client: httpx.Client) -> None:
 def test_unknown_fault_prefix(client: httpx.Client) -> None:
     response = client.get("/faults/no-done,bogus/v1/models")
     assert response.status_code == 404
-    assert response.json()["error"].startswith("unknown fault 'bogus'; known: tool-index-missing, ")
+    assert response.json()["error"] == "unknown fault 'bogus'; `lmconform faults` lists them"
 
 
 def test_parse_faults() -> None:
     assert parse_faults(["stall", "no-done"]) == {"stall", "no-done"}
-    with pytest.raises(ValueError, match="unknown fault 'x'; known: "):
+    with pytest.raises(ValueError, match="^unknown fault 'x'; `lmconform faults` lists them$"):
         parse_faults(["x"])
+    # A slip of the keyboard is named, in one short line rather than the catalogue's two hundred names.
+    with pytest.raises(ValueError, match=r"^unknown fault 'tool-index-on' \(did you mean 'tool-index-one'\?\); "):
+        parse_faults(["tool-index-on"])
     with pytest.raises(ValueError):
         create_app(frozenset({"x"}))
 
@@ -510,8 +513,8 @@ SERVE = [sys.executable, "-m", "lmconform.cli", "serve"]
 ])
 def test_a_bad_serve_option_is_one_line_and_exit_status_2(options, complaint):
     done = processes.run([*SERVE, *options], timeout=120)
-    assert done.returncode == 2 and done.stderr.splitlines()[-1] == f"lmconform serve: error: {complaint}"
-    assert "Traceback" not in done.stderr
+    assert done.returncode == 2
+    assert done.stderr == f"lmconform serve: {complaint}; `lmconform serve --help` says what it takes\n"
 
 
 def test_serve_on_an_address_in_use_is_one_line_and_exit_status_1():

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import processes
 
+from lmconform.verdicts.records import load_run
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -28,7 +30,8 @@ def test_a_schema_finding_shows_pointer_keyword_expected_actual_event_and_curl(t
     assert "Expected: `/item_id`: present (keyword `required` at responses/events/" in message
     assert re.search(r"Actual:   absent, in \d+ of \d+ events \(.*response\.output_text\.delta", message)
     assert "[response.output_text.delta]" in row["evidence"] or "[response.content_part.added]" in row["evidence"]
-    assert row["curl"].startswith("curl ") and "Reproduce: curl " in message
+    (read,) = [read for read in load_run(results).results if (read.check, read.case) == (row["check"], row["case"])]
+    assert read.curl.startswith("curl ") and "Reproduce: curl " in message
     assert "Expected: `/item_id`" in finished.stdout and "keyword `required`" in finished.stdout
     page = html.unescape(report.read_text())
     assert "Expected: `/item_id`: present (keyword `required`" in page

@@ -16,13 +16,12 @@ import os
 import sys
 import threading
 from collections.abc import Iterator
-from typing import Any
 
 from lmconform.bridge.agents import AGENTS, Agent, EchoAgent, OpenAIAgent
 from lmconform.bridge.dispatcher import PROFILES, Bridge
 from lmconform.bridge.faults import FAULTS, parse_faults
 from lmconform.bridge.jsonrpc import Output
-from lmconform.command_line import bounded
+from lmconform.command_line import OneLineErrorParser, bounded
 from lmconform.exit_status import USAGE_ERROR
 from lmconform.target import normalize_base_url
 
@@ -30,29 +29,14 @@ PROG = "lmconform bridge"
 _READ_SIZE = 1 << 16
 
 
-class _OneLineErrorParser(argparse.ArgumentParser):
-    """A bad option is one line on stderr and exit status 2: the bridge is started by other programs (an editor,
-    a test harness), which show its stderr to a person as it is."""
-
-    def error(self, message: str) -> Any:
-        print(f"{PROG}: {message}", file=sys.stderr)
-        sys.exit(USAGE_ERROR)
-
-    def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
-        # argparse hands unknown options of a subcommand up to the top-level parser, which prints its usage too.
-        namespace, unknown = super().parse_known_args(args, namespace)
-        if unknown:
-            self.error(f"unrecognized arguments: {' '.join(unknown)}")
-        return namespace, []
-
-
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "bridge", help="run the reference VS Code language-model bridge on stdin/stdout",
         description="Speaks the vscodelm protocol (newline-delimited JSON-RPC 2.0) on stdin and stdout and answers "
                     "through an OpenAI-compatible endpoint, or with the deterministic echo agent. Logs go to stderr.")
-    # add_parser builds parsers of one class for every command; only this one takes the one-line errors.
-    parser.__class__ = _OneLineErrorParser
+    # An editor or a test harness starts the bridge and shows its stderr to a person as it is: its usage error is one
+    # line however its parser was built (`python -m lmconform.bridge` builds a plain one).
+    parser.__class__ = OneLineErrorParser
     parser.add_argument("--endpoint", metavar="URL",
                         help="OpenAI-compatible server, with or without /v1 (default: the embedded reference server "
                              "on a free loopback port)")

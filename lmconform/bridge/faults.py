@@ -15,6 +15,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from lmconform.command_line import unknown_name
+
 
 @dataclass(frozen=True)
 class Fault:
@@ -119,5 +121,5 @@ def parse_faults(names: Iterable[str]) -> frozenset[str]:
     chosen = frozenset(names)
     unknown = sorted(chosen - FAULTS.keys())
     if unknown:
-        raise ValueError(f"unknown bridge fault {unknown[0]!r}; known: {', '.join(FAULTS)}")
+        raise ValueError(unknown_name("bridge fault", unknown[0], FAULTS, "`lmconform bridge --list-faults`"))
     return chosen

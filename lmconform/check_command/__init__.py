@@ -17,13 +17,14 @@ from typing import Any
 
 import pytest
 
+from lmconform.agents.install import user_cache_dir
 from lmconform.api_table import APIS
 from lmconform.check_command.findings import findings_text
 from lmconform.check_command.progress import Progress, case_of
 from lmconform.check_command.survey import Refused, missing_apis, offer_sentence, survey
 from lmconform.command_line import WAIT, number_within
 from lmconform.exit_status import USAGE_ERROR
-from lmconform.target import DEFAULT_READ_TIMEOUT_S, Target, normalize_base_url
+from lmconform.target import DEFAULT_READ_TIMEOUT_S, Target, address_hint, normalize_base_url
 from lmconform.wire.redact import redact_text
 
 FILES = ("report.html", "results.json", "junit.xml")
@@ -82,7 +83,9 @@ def run_check(args: argparse.Namespace) -> int:
         say(f"lmconform check: {refusal}", sys.stderr)
         return refusal.status
     progress = Progress(sys.stdout)
-    os.environ.setdefault("HYPOTHESIS_STORAGE_DIRECTORY", str(out / ".hypothesis"))  # not the user's directory
+    # Hypothesis keeps its tables in the working directory unless told otherwise: in the user's cache, they leave
+    # nothing in the user's directory nor in --out but the report files, and are computed once per machine.
+    os.environ.setdefault("HYPOTHESIS_STORAGE_DIRECTORY", str(user_cache_dir() / "hypothesis"))
     status = pytest.main(["--pyargs", "lmconform.suites", "-c", os.devnull, "--rootdir", str(out),
                           "-p", "no:cacheprovider", "-p", "no:terminal", *options,
                           "--results-json", str(out / "results.json"), "--report", str(out / "report.html"),
@@ -203,6 +206,5 @@ def _url(text: str, option: str) -> str:
     try:
         return normalize_base_url(text)
     except ValueError:
-        raise Refused(f"{option} {text!r} is not a server address: give one such as http://localhost:1234",
-                      USAGE_ERROR) from None
+        raise Refused(f"{option} {text!r} is not a server address: {address_hint(text)}", USAGE_ERROR) from None
 

@@ -39,7 +39,7 @@ from lmconform.run.transparency import (
     stream_table,
     stream_toml,
 )
-from lmconform.target import normalize_base_url
+from lmconform.target import address_hint, normalize_base_url
 from lmconform.wire.redact import redact_text
 
 
@@ -148,7 +148,7 @@ def run_gate_command(args: argparse.Namespace) -> int:
         try:
             urls[option] = normalize_base_url(url)
         except ValueError:
-            return stop(f"{option} must be an http(s) URL such as http://127.0.0.1:4000, not {url!r}")
+            return stop(f"{option} must be an http(s) URL, not {url!r}: {address_hint(url)}")
     targets = GateTargets(urls["--proxy"], urls["--upstream"], args.model, args.model_template or "{fault}",
                           args.api_key, clean_models)
 

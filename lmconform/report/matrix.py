@@ -16,10 +16,13 @@ counts a model's choices can move, event excerpts, curls), so it changes only wh
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from collections import Counter
 from dataclasses import dataclass, field
 from itertools import groupby
+from pathlib import PurePath
+from urllib.parse import urlsplit
 
 from lmconform.report.target_prose import build_words, exact_version, kind_name
 from lmconform.report.timing import rate, seconds, summary
@@ -159,7 +162,8 @@ def build_matrix(runs: list[RunResults], stable: bool = False) -> Matrix:
 
 
 def column_names(runs: list[RunResults]) -> list[str]:
-    """Label and server version; runs that share both are told apart by URL, else file, else position."""
+    """Label and server version; runs that share both are told apart by URL (unless a loopback port is all that tells
+    them apart), else by the last parts of their files' paths, else by position."""
     names = [" ".join(filter(None, (run.target.label, run.target.server_version))) for run in runs]
     for name in set(names):
         same = [index for index, other in enumerate(names) if other == name]
@@ -170,11 +174,33 @@ def column_names(runs: list[RunResults]) -> list[str]:
 
 
 def distinguishing(runs: list[RunResults]) -> list[str]:
-    for suffixes in ([run.target.url for run in runs], [run.source.name for run in runs],
-                     [str(run.source) for run in runs]):
+    if len({without_loopback_port(run.target.url) for run in runs}) == len(runs):
+        return [run.target.url for run in runs]
+    # The files' paths, from the fewest last parts that tell them apart: `before/results.json`, `after/results.json`.
+    for parts in range(1, max(len(run.source.parts) for run in runs) + 1):
+        suffixes = [str(PurePath(*run.source.parts[-parts:])) for run in runs]
         if len(set(suffixes)) == len(suffixes):
             return suffixes
     return [f"#{position}" for position in range(1, len(runs) + 1)]
+
+
+def without_loopback_port(url: str) -> str:
+    """`url` without its port when it is a loopback address: the embedded reference server listens on a free port
+    the system picks, so two runs of the same server differ there and nowhere else, which tells nobody which is
+    which."""
+    parts = urlsplit(url)
+    try:
+        port = parts.port
+    except ValueError:  # a record may hold anything
+        return url
+    return f"{parts.scheme}://{parts.hostname}{parts.path}" if port and is_loopback(parts.hostname) else url
+
+
+def is_loopback(host: str | None) -> bool:
+    try:
+        return host == "localhost" or ipaddress.ip_address(host or "").is_loopback
+    except ValueError:
+        return False
 
 
 def headline_title(result: CaseResult) -> str:

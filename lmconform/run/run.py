@@ -4,6 +4,7 @@ source makes, lmconform.source), and the verdicts given on them, with what the t
 from __future__ import annotations
 
 import time
+from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import replace
 from datetime import UTC, datetime
@@ -221,16 +222,32 @@ def results_record(target: dict, started: datetime, duration_s: float, rows: lis
     (`exchanges`: case id -> text, those of other cases left out), and when each judged case's answer arrived
     (`timings`: case id -> lmconform.run.timing's figures)."""
     with_rows = {row["case"] for row in rows}
+    results, curls = shared_curls(sorted(rows, key=lambda row: (row["case"], row["check"])))
     return {
         "lmconform": __version__,
         "target": target,
         "started": started.strftime("%Y-%m-%dT%H:%M:%SZ"),
         "duration_s": round(duration_s, 3),
         "nothing_to_judge": nothing_to_judge,
-        "results": sorted(rows, key=lambda row: (row["case"], row["check"])),
+        "results": results,
+        "curls": curls,
         "exchanges": kept_exchanges(rows, exchanges or {}),
         "timing": {case_id: timing for case_id, timing in sorted((timings or {}).items()) if case_id in with_rows},
     }
+
+
+def shared_curls(rows: list[dict]) -> tuple[list[dict], dict[str, str]]:
+    """The rows without the curl they share with the other rows of their case, and that curl once per case id (the
+    one most of its rows carry). A curl holds the whole request, and every check of a case replays the same one:
+    written on each row, curls were two thirds of a record (5 of 7 MB). A row keeps its own curl when it differs,
+    as a generated example's does."""
+    carried: dict[str, Counter[str]] = {}
+    for row in rows:
+        carried.setdefault(row["case"], Counter())[row.get("curl", "")] += 1
+    shared = {case: counts.most_common(1)[0][0] for case, counts in carried.items()}
+    kept = [{name: value for name, value in row.items() if name != "curl"}
+            if row.get("curl", "") == shared[row["case"]] else row for row in rows]
+    return kept, {case: curl for case, curl in shared.items() if curl}
 
 
 def feature_probe(api: str, feature: str) -> Case | None:

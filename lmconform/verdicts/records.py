@@ -6,13 +6,16 @@ Only the record is read, never the check registry, so records written by other v
 
 from __future__ import annotations
 
+import gzip
 import json
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from lmconform.vocabulary import Outcome, surface_of
 
 KINDS = ("wire", "client", "differential", "agent")
+GZIP_MAGIC = b"\x1f\x8b"
 
 
 class RecordError(Exception):
@@ -160,12 +163,21 @@ def load_results(paths: list[Path | str]) -> list[RunResults]:
 
 
 def load_run(path: Path) -> RunResults:
+    """A record file, as written (JSON) or gzip-compressed (`--results-json results.json.gz`): told apart by its first
+    bytes, not its name, so a renamed file reads too."""
     try:
-        document = json.loads(path.read_bytes())
+        data = path.read_bytes()
     except FileNotFoundError:
         raise RecordError(f"{path}: no such file") from None
     except OSError as error:
         raise RecordError(f"{path}: cannot read: {error.strerror or error}") from None
+    if data.startswith(GZIP_MAGIC):
+        try:
+            data = gzip.decompress(data)
+        except (OSError, EOFError, zlib.error) as error:
+            raise RecordError(f"{path}: a damaged gzip file ({error})") from None
+    try:
+        document = json.loads(data)
     except ValueError as error:
         raise RecordError(f"{path}: not JSON ({error})") from None
     return read_document(document, path)
@@ -176,6 +188,7 @@ def read_document(document: object, path: Path) -> RunResults:
         raise RecordError(f"{path}: not a results record: the top level is not an object")
     target = field_of(document, "target", dict, path, "the record")
     rows = field_of(document, "results", list, path, "the record")
+    curls = texts_by_case(document, "curls", path)
     return RunResults(
         source=path,
         target=RunTarget(
@@ -189,19 +202,19 @@ def read_document(document: object, path: Path) -> RunResults:
             fingerprint=target["fingerprint"] if isinstance(target.get("fingerprint"), dict) else {},
             lmconform=text_field(document, "lmconform", path, "the record", required=False),
         ),
-        results=tuple(case_result(row, path, f"results[{index}]") for index, row in enumerate(rows)),
-        exchanges=exchanges_of(document, path),
+        results=tuple(case_result(row, path, f"results[{index}]", curls) for index, row in enumerate(rows)),
+        exchanges=texts_by_case(document, "exchanges", path),
         nothing_to_judge=count_field(document, "nothing_to_judge", path),
         timing=timing_of(document),
     )
 
 
-def exchanges_of(document: dict, path: Path) -> dict[str, str]:
-    """The exchanges a record keeps, by case id; a record written before it kept them has none."""
-    exchanges = document.get("exchanges", {})
-    if not isinstance(exchanges, dict) or not all(isinstance(text, str) for text in exchanges.values()):
-        raise RecordError(f"{path}: the record: 'exchanges' is not an object of case ids and texts")
-    return exchanges
+def texts_by_case(document: dict, key: str, path: Path) -> dict[str, str]:
+    """A text per case id (`exchanges`, `curls`); a record written before it kept them has none."""
+    texts = document.get(key, {})
+    if not isinstance(texts, dict) or not all(isinstance(text, str) for text in texts.values()):
+        raise RecordError(f"{path}: the record: {key!r} is not an object of case ids and texts")
+    return texts
 
 
 def count_field(record: dict, key: str, path: Path) -> int:
@@ -212,7 +225,8 @@ def count_field(record: dict, key: str, path: Path) -> int:
     return value
 
 
-def case_result(row: object, path: Path, where: str) -> CaseResult:
+def case_result(row: object, path: Path, where: str, curls: dict[str, str]) -> CaseResult:
+    """A row; without a curl of its own, it replays its case's (`curls`: records before it kept one on every row)."""
     if not isinstance(row, dict):
         raise RecordError(f"{path}: {where} is not an object")
     outcome = text_field(row, "outcome", path, where)
@@ -222,14 +236,15 @@ def case_result(row: object, path: Path, where: str) -> CaseResult:
     kind = text_field(row, "kind", path, where, required=False) or kind_of(check)
     if kind not in KINDS:
         raise RecordError(f"{path}: {where}.kind {kind!r:.60} is not one of {', '.join(KINDS)}")
+    case = text_field(row, "case", path, where)
     return CaseResult(
-        case=text_field(row, "case", path, where),
+        case=case,
         check=check,
         level=text_field(row, "level", path, where),
         outcome=outcome,
         title=text_field(row, "title", path, where, required=False),
         message=text_field(row, "message", path, where, required=False),
-        curl=text_field(row, "curl", path, where, required=False),
+        curl=text_field(row, "curl", path, where, required=False) if "curl" in row else curls.get(case, ""),
         evidence=text_field(row, "evidence", path, where, required=False),
         kind=kind,
         known=known_of(row.get("expected")),

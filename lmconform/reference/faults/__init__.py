@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from lmconform.api_table import APIS
+from lmconform.command_line import unknown_name
 from lmconform.reference.faults import registry
 from lmconform.reference.faults.registry import Fault, Stage, apply
 
@@ -39,7 +40,7 @@ def parse_faults(names: Iterable[str]) -> frozenset[str]:
     chosen, known = frozenset(names), catalogue()
     for name in sorted(chosen):
         if name not in known:
-            raise ValueError(f"unknown fault {name!r}; known: {', '.join(known)}")
+            raise ValueError(unknown_name("fault", name, known, "`lmconform faults`"))
     return chosen
 
 
