@@ -59,6 +59,9 @@ OUTCOME_STYLES = {
     Outcome.ERROR: OutcomeStyle("⚠", "no verdict: refused, timed out or crashed", "#f1e2f5", "#651a7c"),
 }
 WORST_FIRST = tuple(reversed(Outcome))
+# A stream whose first token and last event are closer than this has no rate in tokens per second in its record
+# (a server that writes its answer at once); the run's page says so where the rate is missing.
+RATE_MEASURABLE_S = 0.01
 
 
 def outcome_css(selector: str) -> str:

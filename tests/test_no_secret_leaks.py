@@ -1,11 +1,12 @@
 """A run with a canary API key leaves the key nowhere: not in the terminal, the results record, the JUnit XML,
-lmconform's HTML report, pytest-html's page, the shape snapshots, nor anywhere under fixtures/."""
+lmconform's HTML report (what it packs too), pytest-html's page, the shape snapshots, nor anywhere under fixtures/."""
 
 import os
 from pathlib import Path
 
 import budget
 import processes
+from pages import unpacked
 
 from lmconform.reference import ReferenceServer
 
@@ -36,4 +37,5 @@ def test_the_canary_key_is_nowhere_after_a_full_run(tmp_path):
     for path in [*written, *(ROOT / "fixtures").rglob("*")]:
         if path.is_file():
             assert CANARY.encode() not in path.read_bytes(), f"the key leaked into {path}"
+    assert CANARY not in unpacked((reports / "report.html").read_text(encoding="utf-8"))  # what the page packs too
     assert "Bearer [Filtered]" in (reports / "results.json").read_text()

@@ -12,6 +12,7 @@ import budget
 import processes
 import pytest
 from bridge_pipe import closed_port
+from pages import unpacked
 
 ROOT = Path(__file__).resolve().parent.parent
 CANARY_KEY = "sk-canary-4f1d2e9b7c"
@@ -321,8 +322,8 @@ def test_several_processes_give_the_record_and_the_page_of_one(tmp_path):
     assert len(list(ElementTree.parse(junit).iter("testcase"))) >= len(rows(serial))
     exchanges = json.loads(parallel.read_text())["exchanges"]
     assert "chat/void-weather-tool" in exchanges and "HTTP 200" in exchanges["chat/void-weather-tool"]
-    pages = [without_run_specifics((tmp_path / name).read_text(encoding="utf-8")) for name in ("serial.html",
-                                                                                               "parallel.html")]
+    pages = [without_run_specifics(unpacked((tmp_path / name).read_text(encoding="utf-8")))
+             for name in ("serial.html", "parallel.html")]
     assert 'id="exchange-chat-void-weather-tool"' in pages[1]
     assert pages[1] == pages[0]
 

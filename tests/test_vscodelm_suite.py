@@ -10,6 +10,7 @@ import xml.etree.ElementTree as ElementTree
 import bridge_pipe
 import budget
 import pytest
+from pages import unpacked
 from test_plugin import run_suite, suite_in_this_process
 
 from lmconform.cases import load_cases
@@ -63,7 +64,7 @@ def test_a_bridge_fault_fails_its_check_with_the_case_replayable_and_its_transcr
     assert "[vscodelm.cancel.no_more_parts] after lm/cancel, no part of the request comes later than 1 s" \
         in finished.stdout
     assert "Reproduce: { printf '%s\\n' " in finished.stdout and "sleep " in finished.stdout
-    page = report.read_text()  # the whole conversation with the process, in the exchanges the findings link to
+    page = unpacked(report.read_text())  # the whole conversation with the process, in the exchanges findings link to
     assert f'<details id="{exchange_anchor("vscodelm/cancel-while-streaming")}">' in page
     assert "--profile strict --fault cancel-ignored" in page and "lm/provideLanguageModelChatResponse" in page
 

@@ -1,16 +1,20 @@
-"""The findings of one run as HTML, grouped by check: worst first, each with its title, level, how many cases,
-and per case the Expected/Actual lines, the offending events, the curl, what the clients made of the same answer
-and a link to the whole exchange. Checks that held on every case are folded into one list; checks the target
-does not offer into another.
+"""The findings of one run as HTML, grouped by check and, within a check, by cause: worst first, each check with its
+title, level and how many cases, each cause once with its count and its first case whole (the Expected/Actual
+lines, the offending events, the curl, what the clients made of the same answer and a link to the whole exchange);
+the other cases of the cause are a click away, packed in the page (packed.py) until they are opened, so that a
+server that breaks every tool call gives a page of its causes, not of its thousand cases. Checks that held on every
+case are folded into one list; checks the target does not offer into another.
 
 Everything shown comes from the results record's rows (and the exchanges, as text), each string escaped."""
 
 from __future__ import annotations
 
 import html
+import re
 from collections import Counter
 from collections.abc import Iterable
 
+from lmconform.report.packed import Packed
 from lmconform.surfaces import surface_name
 from lmconform.verdicts.grades import LEVEL_RANK, fragment
 from lmconform.verdicts.records import CaseResult
@@ -18,7 +22,8 @@ from lmconform.vocabulary import OUTCOME_STYLES, Outcome
 
 # Findings open onto their cases; INFO is reported only, UNSUPPORTED is the target's choice.
 FINDING_OUTCOMES = (Outcome.ERROR, Outcome.FAILED, Outcome.NON_STRICT, Outcome.INFO)
-CASES_SHOWN = 25  # per check, each open onto its story (the first open at once); the others as one line each
+# What differs between cases of one cause: numbers, and values in quotes (a quote inside a word is an apostrophe).
+VARYING = re.compile(r"(?<!\w)'[^']*'(?!\w)|(?<!\w)\"[^\"]*\"(?!\w)|\d+(?:\.\d+)?")
 MESSAGE_SKIPPED = ("Level: ", "Reproduce: ", "Reference: ", "Event: ")
 
 STYLE = """
@@ -26,6 +31,10 @@ STYLE = """
 .lmc-finding > summary { cursor: pointer; padding: .3em 0; font-size: 13px; }
 .lmc-finding > summary code { font-weight: bold; }
 .lmc-case { border-top: 1px solid #e4e4e4; padding: .3em 0 .4em; }
+.lmc-cause { margin: .3em 0 .6em; }
+.lmc-cause-head { margin: .5em 0 .1em; padding-top: .3em; border-top: 1px solid #d4d4d4; }
+.lmc-more { margin: .2em 0 .2em 1em; }
+.lmc-more > summary { cursor: pointer; color: #1a56a8; }
 .lmc-case > summary { cursor: pointer; font-size: 13px; }
 .lmc-case > summary .lmc-why { color: #444; }
 .lmc-case h5 { margin: .5em 0 .1em; font-size: 12px; color: #444; }
@@ -90,13 +99,11 @@ def known_html(row: CaseResult) -> str:
     return f'<p class="lmc-known">{e(kind)}: {e(row.known.reason)}{where}</p>'
 
 
-def case_html(row: CaseResult, clients: list[CaseResult], exchanges: set[str], open_: bool) -> str:
-    """One case of a finding: its line (outcome, case, what happened), open onto the whole story."""
+def story_html(row: CaseResult, clients: list[CaseResult], exchanges: set[str]) -> str:
+    """The whole story of one case of a finding: Expected/Actual, the offending events, the curl, what the clients
+    made of the same answer and a link to the exchange."""
     e = html.escape
-    parts = [f'<details class="lmc-case" id="{case_anchor(row.check, row.case)}"{" open" if open_ else ""}>',
-             f'<summary>{badge(row.outcome)} <code>{e(row.case)}</code> <span class="lmc-why">{e(row.reason)}'
-             "</span></summary>", known_html(row),
-             f"<h5>Expected / Actual</h5><pre>{e(message_lines(row))}</pre>"]
+    parts = [known_html(row), f"<h5>Expected / Actual</h5><pre>{e(message_lines(row))}</pre>"]
     if row.evidence:
         parts.append(f"<h5>Offending events</h5><pre>{e(row.evidence)}</pre>")
     if row.curl:
@@ -110,40 +117,84 @@ def case_html(row: CaseResult, clients: list[CaseResult], exchanges: set[str], o
         parts.append("</table>")
     if row.case in exchanges:
         parts.append(f'<p><a href="#{exchange_anchor(row.case)}">The whole exchange of {e(row.case)}</a></p>')
-    parts.append("</details>")
+    return "".join(parts)
+
+
+def case_line(row: CaseResult) -> str:
+    e = html.escape
+    return (f'<summary>{badge(row.outcome)} <code>{e(row.case)}</code> <span class="lmc-why">{e(row.reason)}</span>'
+            "</summary>")
+
+
+def cause_of(row: CaseResult) -> tuple[str, str, str]:
+    """What the cases of one cause share: the outcome and the first Expected and Actual lines, their numbers and
+    quoted values left out (`sent 4 times` and `sent 6 times` have one cause, as have `Void reads ''` and
+    `Void reads 'set_light'`)."""
+    expected = next(iter(row.lines("Expected:")), "")
+    return row.outcome, VARYING.sub("…", expected), VARYING.sub("…", row.reason)
+
+
+def shared(texts: list[str]) -> str:
+    """What the cases of a cause say: the text itself where they all say the same, else what varies elided."""
+    return texts[0] if len(set(texts)) == 1 else VARYING.sub("…", texts[0])
+
+
+def cause_html(rows: list[CaseResult], clients_by_case: dict[str, list[CaseResult]], exchanges: set[str],
+               packed: Packed) -> str:
+    """One cause of a finding: how many cases, the first case whole, and the others a click away (each folded,
+    its story packed until it is opened)."""
+    e = html.escape
+    first, others = rows[0], rows[1:]
+    said = " · ".join(f"{name} {e(text)}" for name, text in (
+        ("Expected:", shared([next(iter(row.lines("Expected:")), "") for row in rows])),
+        ("Actual:", shared([row.reason for row in rows]))) if text)
+    parts = [f'<div class="lmc-cause"><p class="lmc-cause-head"><b>{len(rows)} case{"s" if len(rows) != 1 else ""}'
+             f"</b> · {said}</p>",
+             f'<details class="lmc-case" id="{case_anchor(first.check, first.case)}" open>{case_line(first)}'
+             f"{story_html(first, clients_by_case.get(first.case, []), exchanges)}</details>"]
+    if others:
+        folded_cases = "\n".join(
+            f'<details class="lmc-case" id="{case_anchor(row.check, row.case)}">{case_line(row)}'
+            f'{packed.place(story_html(row, clients_by_case.get(row.case, []), exchanges))}'
+            "</details>" for row in others)
+        parts.append(f'<details class="lmc-more"><summary>{len(others)} more case{"s" if len(others) != 1 else ""} '
+                     f'of this cause</summary>{packed.place(folded_cases)}'
+                     "</details>")
+    parts.append("</div>")
     return "".join(parts)
 
 
 def check_html(check: str, rows: list[CaseResult], clients_by_case: dict[str, list[CaseResult]],
-               exchanges: set[str], open_: bool) -> str:
+               exchanges: set[str], open_: bool, packed: Packed) -> str:
     e = html.escape
     first = rows[0]
     not_passed = [row for row in rows if row.outcome != Outcome.OK]
     not_passed.sort(key=lambda row: (-Outcome(row.outcome).severity, row.case))
     counts = Counter(row.outcome for row in rows)
     tally = ", ".join(f"{counts[outcome]} {outcome}" for outcome in reversed(Outcome) if counts[outcome])
-    parts = [f'<details class="lmc-finding" id="{finding_anchor(check)}"{" open" if open_ else ""}>',
-             f"<summary>{badge(worst_outcome(rows))} <code>{e(check)}</code> {e(first.title)} "
-             f'<span class="lmc-level">{e(first.level)}</span> · {len(not_passed)} of {len(rows)} '
-             f"case{'s' if len(rows) != 1 else ''} ({e(tally)})</summary>"]
+    causes: dict[tuple[str, str, str], list[CaseResult]] = {}
+    for row in not_passed:
+        causes.setdefault(cause_of(row), []).append(row)
+    body = []
     reference = next((line[len("Reference: "):] for line in first.message.splitlines()
                       if line.startswith("Reference: ")), "")
     if reference:
         shown = f'<a href="{e(reference)}">{e(reference)}</a>' if reference.startswith("https://") else e(reference)
-        parts.append(f"<p>Rule: {shown}</p>")
-    parts += [case_html(row, clients_by_case.get(row.case, []), exchanges, open_=index == 0)
-              for index, row in enumerate(not_passed[:CASES_SHOWN])]
-    if len(not_passed) > CASES_SHOWN:
-        parts.append(f'<details class="lmc-folded"><summary>{len(not_passed) - CASES_SHOWN} more cases</summary><ul>')
-        parts += [f'<li id="{case_anchor(row.check, row.case)}">{badge(row.outcome)} <code>{e(row.case)}</code>: '
-                  f"{e(row.reason)}</li>"
-                  for row in not_passed[CASES_SHOWN:]]
-        parts.append("</ul></details>")
-    parts.append("</details>")
-    return "\n".join(parts)
+        body.append(f"<p>Rule: {shown}</p>")
+    body += [cause_html(group, clients_by_case, exchanges, packed)
+             for group in sorted(causes.values(), key=lambda group: (-Outcome(group[0].outcome).severity,
+                                                                     -len(group), group[0].case))]
+    return "\n".join([
+        f'<details class="lmc-finding" id="{finding_anchor(check)}"{" open" if open_ else ""}>',
+        f"<summary>{badge(worst_outcome(rows))} <code>{e(check)}</code> {e(first.title)} "
+        f'<span class="lmc-level">{e(first.level)}</span> · {len(not_passed)} of {len(rows)} '
+        f"case{'s' if len(rows) != 1 else ''} ({e(tally)}){f', {len(causes)} causes' if len(causes) > 1 else ''}"
+        "</summary>",
+        *(body if open_ else [packed.place("\n".join(body))]),  # a folded check's cases are packed until opened
+        "</details>"])
 
 
-def findings_html(rows: list[CaseResult], exchanges: set[str]) -> str:
+def findings_html(rows: list[CaseResult], exchanges: set[str], packed: Packed) -> str:
     """The findings section: checks with a finding, worst first and open; then folded, the checks the target
     does not offer and the checks that held everywhere."""
     e = html.escape
@@ -161,15 +212,15 @@ def findings_html(rows: list[CaseResult], exchanges: set[str]) -> str:
     if not found:
         parts.append("<p>No finding: every check held on every case it judged.</p>")
     parts += [check_html(check, checks[check], clients_by_case, exchanges,
-                         worst_outcome(checks[check]) is not Outcome.INFO) for check in found]
+                         worst_outcome(checks[check]) is not Outcome.INFO, packed) for check in found]
     if unsupported:
-        parts.append(folded("not-offered", f"– {len(unsupported)} checks found nothing to judge because the target "
-                            f"lacks the feature ({sum(len(checks[check]) for check in unsupported)} verdicts)",
+        parts.append(folded(packed, "not-offered", f"– {len(unsupported)} checks found nothing to judge because "
+                            f"the target lacks the feature ({sum(len(checks[check]) for check in unsupported)} verdicts)",
                             ("Check", "Cases", "Why"),
                             [(f"<code>{e(check)}</code>", str(len(checks[check])), e(checks[check][0].reason))
                              for check in unsupported]))
     if passed:
-        parts.append(folded("passed", f"✓ {len(passed)} checks held on every case they judged "
+        parts.append(folded(packed, "passed", f"✓ {len(passed)} checks held on every case they judged "
                             f"({sum(len(checks[check]) for check in passed)} verdicts)",
                             ("Check", "Level", "Surface", "Cases", "What holds"),
                             [(f"<code>{e(check)}</code>", e(checks[check][0].level),
@@ -179,9 +230,9 @@ def findings_html(rows: list[CaseResult], exchanges: set[str]) -> str:
     return "\n".join(parts)
 
 
-def folded(anchor: str, summary: str, headers: tuple[str, ...], rows: list[tuple[str, ...]]) -> str:
-    """A table folded away under its one-line summary; the cells are HTML already."""
+def folded(packed: Packed, anchor: str, summary: str, headers: tuple[str, ...], rows: list[tuple[str, ...]]) -> str:
+    """A table folded away under its one-line summary, packed until it is opened; the cells are HTML already."""
     head = "".join(f"<th>{name}</th>" for name in headers)
     body = "".join("<tr>" + "".join(f"<td>{cell}</td>" for cell in row) + "</tr>" for row in rows)
     return (f'<details class="lmc-folded" id="{anchor}"><summary>{html.escape(summary)}</summary>'
-            f"<table><tr>{head}</tr>{body}</table></details>")
+            f"{packed.place(f'<table><tr>{head}</tr>{body}</table>')}</details>")

@@ -12,11 +12,10 @@ from statistics import median
 
 from lmconform.checks.observed import Observed
 from lmconform.normalize.events import End, Text, ToolCallStarted
-from lmconform.vocabulary import NotApplicable
+from lmconform.vocabulary import RATE_MEASURABLE_S, NotApplicable
 from lmconform.wire.http import HttpExchange
 
 POINTS = 60
-MEASURABLE_S = 0.01  # a stream over in less has no rate worth a number (the reference server writes at once)
 EVENT_BYTE = re.compile(r"\(byte (\d+)\)")  # where a generation event's SSE event starts in the body
 USAGE_OUTPUT = ("completion_tokens", "output_tokens")  # OpenAI's chat and text completions; Responses and Messages
 
@@ -44,7 +43,7 @@ def case_timing(observed: Observed) -> dict | None:
     if first_token is not None:
         timing["first_token_s"] = _s(first_token)
         streaming = arrivals[-1] - first_token
-        if tokens and streaming >= MEASURABLE_S:
+        if tokens and streaming >= RATE_MEASURABLE_S:
             timing["tokens_per_s"] = round(tokens / streaming, 1)
     return timing
 
