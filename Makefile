@@ -21,14 +21,12 @@ unexport PYTHONDONTWRITEBYTECODE
 .PHONY: report matrix matrix-real snapshots-real check catalogue test test-real fuzz-self targets bench bench-real \
         install clean agents-matrix record-agents
 
-# uv installs the project and its test dependencies in about 7 s where pip takes 26 s (a fresh clone's first
-# `make check` waited on it), their compiled code included: without it, the first run's processes compile the modules
-# they import, which cost that run more than it saves (a fresh clone's make check: 2 min 0 s and 2 min 5 s, against
-# 1 min 54 s twice). The environment is made without pip (ensurepip's copy took 4 of those seconds): Python's own pip
+# uv installs the project and its test dependencies in seconds where pip takes half a minute, their compiled code
+# included: without it, the first run's processes compile the modules they import, which costs that run more than
+# it saves (docs/performance.md, the project's own loops). The environment is made without pip: Python's own pip
 # installs uv in it, and uv installs pip (uncompiled: nothing of make check runs it), which tools/ and
-# tests/test_packaging.py use. uv reads no pip configuration: where only pip reaches the
-# packages (an index set in pip.conf), pip installs them instead. $(call install_extras,EXTRAS): the project in .venv
-# with those extras.
+# tests/test_packaging.py use. uv reads no pip configuration: where only pip reaches the packages (an index set in
+# pip.conf), pip installs them instead. $(call install_extras,EXTRAS): the project in .venv with those extras.
 install_extras = $(BIN)/uv pip install --quiet --compile-bytecode --python $(BIN)/python -e '.[$(1)]' || \
                  $(PYTHON) -m pip --python $(BIN)/python install --quiet -e '.[$(1)]'
 
@@ -82,13 +80,12 @@ targets: $(STAMP)
 	$(BIN)/python -m tools.targets install
 
 # make test: one worker more than the cores. The real servers' tests keep one (they are grouped) and mostly wait on a
-# model server computing on one thread, the proxy gate's another, and many tests wait on a process starting; with a
-# worker per core make test's cores were busy 78% of the time (27 min 50 s on 2 cores), with one more 91% (24 min 51 s).
+# model server computing on one thread, the proxy gate's another, and many tests wait on a process starting: a worker
+# more keeps the cores busy (docs/performance.md).
 TEST_WORKERS ?= $(shell n=$$(nproc 2>/dev/null || echo 2); echo $$((n + 1)))
 # make check: two workers per core. Its tests are short, and most of those that take time start a process, a server or
-# a proxy and wait on it; with a fourth worker the cores stay busy through those waits (on 2 cores, runs one after the
-# other: 1 min 56 s to 2 min 6 s of pytest on four workers, 2 min 14 s to 2 min 29 s on three, 2 min 5 s to 2 min 8 s
-# on five).
+# a proxy and wait on it; with a fourth worker the cores stay busy through those waits (three and five measured
+# slower: docs/performance.md).
 CHECK_WORKERS ?= $(shell n=$$(nproc 2>/dev/null || echo 2); echo $$((2 * n)))
 
 # A contributor's loop, without root: lint, types where they pay (the layers pyproject.toml lists), and every test that
