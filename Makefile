@@ -18,7 +18,7 @@ comma  := ,
 # hundreds, and a usage error of the suite took 4.6 s instead of 0.9 s.
 unexport PYTHONDONTWRITEBYTECODE
 
-.PHONY: report matrix matrix-real snapshots-real check catalogue test test-real fuzz-self targets bench bench-real \
+.PHONY: report matrix matrix-real snapshots-real check catalogue expected-real test test-real fuzz-self targets bench bench-real \
         install clean agents-matrix record-agents
 
 # uv installs the project and its test dependencies in seconds where pip takes half a minute, their compiled code
@@ -118,13 +118,16 @@ snapshots-real: $(STAMP) targets
 	LMCONFORM_WRITE_SNAPSHOTS=1 $(BIN)/python -m pytest tests/test_real_targets.py -p no:cacheprovider -q -s \
 	    -k shapes_stored_for_its_version
 
-# What the project's tests compare, written from runs rather than by hand: the fault × check table
-# (fixtures/catalogue.toml) from the suite against each fault of the reference server and of the reference bridge, then
-# the real servers' expected verdicts (fixtures/targets/*.toml) from their runs, each row's reason and model_dependent
-# mark kept. A verdict no row expected gets a row whose reason is left to write: the command lists them, and
-# `make test` fails until each is written. Adding a check: the check, a fault that fails it (its proven_by), this.
-catalogue: $(STAMP) targets
+# What the project's tests compare, written from runs rather than by hand. `make catalogue`: the fault × check table
+# (fixtures/catalogue.toml) from the suite against each fault of the reference server and of the reference bridge; it
+# needs no real server and no root. Adding a check: the check, a fault that fails it (its proven_by), this.
+# `make expected-real`: the real servers' expected verdicts (fixtures/targets/*.toml) from their runs, each row's reason
+# and model_dependent mark kept (real servers, root). A verdict no row expected gets a row whose reason is left to
+# write: the command lists them, and `make test` fails until each is written.
+catalogue: $(STAMP)
 	$(BIN)/python -m tools.catalogue
+
+expected-real: $(STAMP) targets
 	LMCONFORM_WRITE_EXPECTED=1 $(BIN)/python -m pytest tests/test_real_targets.py -p no:cacheprovider -q -s \
 	    -k verdicts_are_exactly_the_expected_ones
 

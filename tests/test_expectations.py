@@ -116,7 +116,7 @@ def test_only_a_model_dependent_row_may_allow_several_outcomes(tmp_path):
         load_expectations(path)
 
 
-# --- the real servers' files, written again by `make catalogue` -----------------------------------------------------
+# --- the real servers' files, written again by `make expected-real` -----------------------------------------------
 
 TARGET_FILE = """\
 label = "a-server"
@@ -199,4 +199,4 @@ def test_a_rewritten_target_file_keeps_what_holds_and_asks_for_what_the_run_adds
 
 @pytest.mark.parametrize("path", sorted((ROOT / "fixtures" / "targets").glob("*.toml")), ids=lambda path: path.stem)
 def test_no_expected_verdict_of_a_real_server_is_left_without_its_reason(path):
-    assert placeholders(path.read_text()) == [], f"{path.name}: write the reason of each row `make catalogue` added"
+    assert placeholders(path.read_text()) == [], f"{path.name}: write the reason of each row `make expected-real` added"

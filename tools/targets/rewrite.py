@@ -1,4 +1,4 @@
-"""A real target's expected verdicts (fixtures/targets/*.toml) written again from a run, as `make catalogue` does:
+"""A real target's expected verdicts (fixtures/targets/*.toml) written again from a run, as `make expected-real` does:
 what a person wrote stays, what the run decides is rewritten.
 
 A row that still holds is kept as it is written, its reason and `model_dependent` mark with it; a row the run no
