@@ -63,6 +63,9 @@ class Api:
     # ("string": `{"error": "…"}`, "object": OpenAI's error object).
     lmstudio_since: tuple[tuple[int, ...], str] | None = None
     lmstudio_errors: str | None = None
+    # Its checks that belong to an area a reader asks about across APIs, by the prefix of their ids: the "will it work?"
+    # headline gathers "Tool calls" and "Chaining" from every API that declares them (lmconform.verdicts.headline).
+    topics: dict[str, tuple[str, ...]] = field(default_factory=dict, hash=False)
     # The schema of each kind of payload (lmconform.schemas.KINDS: "request", "body", "event", "error"), as a path
     # relative to the API's `schemas/` folder, as a `$ref` in it would say it: what the schema checks validate with.
     schemas: dict[str, str] = field(default_factory=dict, hash=False)

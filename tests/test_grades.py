@@ -139,3 +139,17 @@ def test_every_check_a_profile_names_exists():
     for profile in agent_profiles().values():
         assert set(profile.checks) <= set(REGISTRY), profile.agent
         assert set(profile.faults.values()) <= {"works", "works with limits", "breaks"}
+
+
+def test_each_apis_topics_name_checks_it_has_and_gather_them_under_one_line():
+    for api in APIS.values():
+        for topic, prefixes in api.topics.items():
+            for prefix in prefixes:
+                assert prefix.startswith(api.name + "."), (api.name, prefix)
+                assert any(check.startswith(prefix) for check in REGISTRY), (api.name, prefix)
+    # A tool-call failure of Anthropic Messages, native chat or the VS Code bridge is a tool-call failure.
+    rows = [row("messages/tool", "messages.tool_use.block_complete", "FAILED"),
+            row("native_chat/tool", "native_chat.stream.tool_call_events", "OK"),
+            row("chat/tool", "chat.stream.tool_call.index_zero", "OK")]
+    lines = headline(rows)
+    assert lines["surface-tool-calls"].status == "breaks" and "surface-anthropic-messages" not in lines

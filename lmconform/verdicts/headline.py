@@ -19,13 +19,22 @@ from lmconform.verdicts.agents import agent_lines
 from lmconform.verdicts.grades import Line, fragment, line_of
 from lmconform.verdicts.records import CaseResult
 
-# Areas a reader asks about across surfaces. A check whose id starts with one of a topic's prefixes is counted
-# under the topic; every other check under its surface.
-TOPICS = (
-    ("Tool calls", ("chat.stream.tool_call.", "chat.tool_choice.", "chat.finish_reason.tool_calls",
-                    "generation.tool_call.", "responses.tools.", "responses.function_call.")),
-    ("Chaining", ("responses.chain.",)),
-)
+# Areas a reader asks about across surfaces: the checks every API shares that belong to one (each API's own, its
+# entry's `topics`). A check whose id starts with a topic's prefix is counted under the topic; every other check under
+# its surface.
+SHARED_TOPICS = {"Tool calls": ("generation.tool_call.",)}
+TOPIC_ORDER = ("Tool calls", "Chaining")
+
+
+def _topics() -> tuple[tuple[str, tuple[str, ...]], ...]:
+    prefixes: dict[str, list[str]] = {topic: list(SHARED_TOPICS.get(topic, ())) for topic in TOPIC_ORDER}
+    for api in APIS.values():
+        for topic, owned in api.topics.items():
+            prefixes.setdefault(topic, []).extend(owned)
+    return tuple((topic, tuple(found)) for topic, found in prefixes.items())
+
+
+TOPICS = _topics()
 
 
 @dataclass(frozen=True)

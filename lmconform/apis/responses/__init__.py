@@ -8,6 +8,8 @@ API = Api("responses", "Responses", HTTP, "POST", "/v1/responses", output_cap="m
           format_at=("text", "format"), reasoning_channel=True, format_schema_at=("schema",), tool_schema_at=("parameters",),
           tool_strict_at=("strict",),
           clients={"client.openai_python": "openai SDK for Python"},
+          topics={"Tool calls": ("responses.tools.", "responses.function_call.", "responses.tool_choice."),
+                  "Chaining": ("responses.chain.",)},
           schemas={"request": "request.json", "body": "response.json", "event": "events/event.json",
                    "error": "error.json"},
           optional=True, stored_path="/v1/responses/{response_id}", recorded_chain="previous_response_id",

@@ -13,4 +13,4 @@ RESPONSE_COMPLETE = "lm/responseComplete"
 
 API = Api("vscodelm", "VS Code language-model bridge", STDIO, CHAT_RESPONSE, "",
           enumerations=frozenset({"type", "role", "method", "jsonrpc", "toolMode"}), model_field="modelId",
-          tools_at=("options", "tools"))
+          tools_at=("options", "tools"), topics={"Tool calls": ("vscodelm.tools.",)})
