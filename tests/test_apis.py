@@ -3,8 +3,14 @@ generation, a normaliser that reads the reference server's answers (the referenc
 folder is in it."""
 
 import importlib
+import json
+import os
+import shutil
+import sys
+from pathlib import Path
 
 import budget
+import processes
 import pytest
 
 from lmconform.api_table import APIS, STDIO
@@ -16,6 +22,8 @@ from lmconform.run import Run
 from lmconform.run.plan import embedded_bridge
 from lmconform.target import Target
 from lmconform.vocabulary import Outcome
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_every_api_folder_is_an_api_of_the_table():
@@ -54,3 +62,39 @@ def test_a_target_without_the_route_gets_unsupported_not_failed(server, api, whe
     outcomes = {verdict.outcome for case in load_cases(api) for check in REGISTRY.values() if check.applies(case)
                 if (verdict := run.judge(case, check)) is not None}
     assert outcomes == {Outcome.UNSUPPORTED}
+
+
+FAKE_API = Path(__file__).resolve().parent / "fake_api"
+
+
+@pytest.mark.slow
+def test_an_api_added_as_a_folder_and_one_line_of_the_table_runs_end_to_end(tmp_path):
+    """A copy of lmconform with a made-up API (tests/fake_api: its entry, a case, schemas, a check, the reference
+    server's door and a fault) in `apis/echo/` and `"echo",` in the table, and no other edit: the suite plays its case
+    against the reference server, judges it by its check and the schema checks its entry names, its fault fails its
+    check, and the headline has a line for it."""
+    copy = tmp_path / "lmconform"
+    shutil.copytree(ROOT / "lmconform", copy, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(FAKE_API, copy / "apis" / "echo", ignore=shutil.ignore_patterns("__pycache__"))
+    table = copy / "api_table.py"
+    text = table.read_text()
+    assert text.count('    "vscodelm",\n') == 1
+    table.write_text(text.replace('    "vscodelm",\n', '    "vscodelm",\n    "echo",\n'))
+    outcomes = {}
+    for fault in (None, "echo-text-dropped", "echo-object-missing"):
+        record = tmp_path / f"{fault or 'clean'}.json"
+        finished = processes.run([sys.executable, "-m", "pytest", "--pyargs", "lmconform.suites", "-p",
+                                  "no:cacheprovider", "-q", "-k", "test_echo", "--results-json", str(record),
+                                  *(["--reference-fault", fault] if fault else [])],
+                                 cwd=tmp_path, timeout=300, env={**os.environ, "PYTHONPATH": str(tmp_path)})
+        assert finished.returncode == (1 if fault else 0), finished.stdout[-3000:] + finished.stderr[-3000:]
+        rows = json.loads(record.read_text())["results"]
+        assert {row["case"] for row in rows} == {"echo/text"}
+        outcomes[fault] = {row["check"]: row["outcome"] for row in rows}
+        assert "\nEcho " in finished.stdout  # its surface's line of the headline, named from its entry
+    assert {"echo.body.text_echoed", "schema.echo.answer.must", "http.status.success_for_valid_request"} \
+        <= set(outcomes[None]) and set(outcomes[None].values()) == {"OK"}
+    assert {check for check, outcome in outcomes["echo-text-dropped"].items() if outcome != "OK"} == {
+        "echo.body.text_echoed"}
+    assert {check for check, outcome in outcomes["echo-object-missing"].items() if outcome != "OK"} == {
+        "schema.echo.answer.must"}

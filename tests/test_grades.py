@@ -143,7 +143,7 @@ def test_every_check_a_profile_names_exists():
 
 def test_each_apis_topics_name_checks_it_has_and_gather_them_under_one_line():
     for api in APIS.values():
-        for topic, prefixes in api.topics.items():
+        for prefixes in api.topics.values():
             for prefix in prefixes:
                 assert prefix.startswith(api.name + "."), (api.name, prefix)
                 assert any(check.startswith(prefix) for check in REGISTRY), (api.name, prefix)

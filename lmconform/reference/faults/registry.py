@@ -68,32 +68,45 @@ class Fault:
 FAULTS: dict[str, Fault] = {}
 
 
-def fault(name: str, stage: Stage, *, api: str, summary: str, seen_in: str,
+def fault(name: str, stage: Stage, *, summary: str, seen_in: str, api: str | None = None,
           stateful: bool = False) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """Register the decorated function as fault `name`, applied to the value of `stage`."""
+    """Register the decorated function as fault `name`, applied to the value of `stage`. Its API is its folder's
+    (`lmconform/apis/<api>/`), unless `api` says otherwise ("http": the framing under every API's answers)."""
     def register(transform: Callable[..., Any]) -> Callable[..., Any]:
-        _add(Fault(name, api, summary, seen_in, stage, transform, module=transform.__module__, stateful=stateful))
+        module = transform.__module__
+        _add(Fault(name, api or folder_api(module, name), summary, seen_in, stage, transform, module=module,
+                   stateful=stateful))
         return transform
 
     return register
 
 
-def variant(name: str, stage: Stage, *, api: str, summary: str,
-            seen_in: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+def variant(name: str, stage: Stage, *, summary: str, seen_in: str,
+            api: str | None = None) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Register the decorated function as variant `name`: a valid form, applied to the value of `stage`."""
     def register(transform: Callable[..., Any]) -> Callable[..., Any]:
-        _add(Fault(name, api, f"variant: {summary}", seen_in, stage, transform, variant=True,
-                   module=transform.__module__))
+        module = transform.__module__
+        _add(Fault(name, api or folder_api(module, name), f"variant: {summary}", seen_in, stage, transform,
+                   variant=True, module=module))
         return transform
 
     return register
 
 
-def flag(name: str, *, api: str, summary: str, seen_in: str, generated_only: bool = False) -> str:
+def flag(name: str, *, summary: str, seen_in: str, api: str | None = None, generated_only: bool = False) -> str:
     """Register fault `name` as a flag, which an endpoint tests with `name in faults`; returns the name."""
     module = sys._getframe(1).f_globals.get("__name__", "")
-    _add(Fault(name, api, summary, seen_in, generated_only=generated_only, module=module))
+    _add(Fault(name, api or folder_api(module, name), summary, seen_in, generated_only=generated_only,
+               module=module))
     return name
+
+
+def folder_api(module: str, name: str) -> str:
+    """The API whose folder declares a fault (`lmconform.apis.chat.reference.faults` → `chat`)."""
+    parts = module.split(".")
+    if parts[:2] != ["lmconform", "apis"] or len(parts) < 3:
+        raise ValueError(f"fault {name!r} is declared outside an API's folder: name what it breaks (api=...)")
+    return parts[2]
 
 
 def _catalogue_position(declared: Fault) -> int:
