@@ -2,10 +2,11 @@
 what a person wrote stays, what the run decides is rewritten.
 
 A row that still holds is kept as it is written, its reason and `model_dependent` mark with it; a row the run no
-longer needs (its pair passes now, or it matches no verdict, unless the model decides it) is taken out; a wire fact that came out otherwise gets
-the run's outcome, and a model-dependent row the run's outcome beside its others; a verdict no row expects gets a row
-of its own, whose reason is PLACEHOLDER. Every change is listed, and each row with a placeholder or an outcome that
-changed is one to read: tests/test_expectations.py fails while a placeholder is left.
+longer needs (its pair passes now, or it matches no verdict, unless the model decides it) is taken out; a wire fact
+that came out otherwise gets the run's outcome, and a model-dependent row the run's outcome beside its others; a
+verdict no row expects gets a row of its own, whose reason is PLACEHOLDER. Every change is listed, and each row with
+a placeholder or an outcome that changed is one to read: tests/test_expectations.py fails while a placeholder is
+left.
 """
 
 from __future__ import annotations
@@ -19,10 +20,12 @@ from lmconform.checks.evaluate import Verdict
 from lmconform.expectations import Expectations, Expected
 from lmconform.vocabulary import Outcome
 
-# Set, the real servers' tests write each target's file again from their runs instead of comparing (`make catalogue`).
+# Set, the real servers' tests write each target's file again from their runs instead of comparing
+# (`make expected-real`).
 WRITE_EXPECTED = "LMCONFORM_WRITE_EXPECTED"
-PLACEHOLDER = "TO FILL: why the server gives this verdict (written by make catalogue)"
-NEW_ROWS = "# Rows `make catalogue` added: each reason is to be written, saying why this is what the server does."
+PLACEHOLDER = "TO FILL: why the server gives this verdict (written by make expected-real)"
+NEW_ROWS = ("# Rows `make expected-real` added: each reason is to be written, saying why this is what the server "
+            "does.")
 
 
 @dataclass
