@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from lmconform.api_entry import HTTP as HTTP_TRANSPORT
 from lmconform.api_table import APIS
 
 Value = TypeVar("Value")
@@ -59,6 +60,16 @@ class Fault:
     # What it does to a request depends on the requests before it (a request refused the first time it is seen): the
     # findings of a run follow from the whole run's cases, in its order, not from each case alone.
     stateful: bool = False
+    # Checks it leaves without a verdict, by design (a bridge that dies: ERROR; no echo line to read: UNSUPPORTED).
+    no_verdict: frozenset[str] = frozenset()
+    # Shown only when the bridge's agent fails (the openai agent in front of an endpoint that refuses connections).
+    needs_failing_agent: bool = False
+
+    @property
+    def transport(self) -> str:
+        """How what it breaks is reached: over HTTP (the reference server's faults, "http" ones included) or over a
+        process's stdio (the reference VS Code bridge's, the API its folder declares)."""
+        return APIS[self.api].transport if self.api in APIS else HTTP_TRANSPORT
     module: str = ""  # the module that declared it: its effect tests live beside that module's others
 
 
@@ -93,11 +104,13 @@ def variant(name: str, stage: Stage, *, summary: str, seen_in: str,
     return register
 
 
-def flag(name: str, *, summary: str, seen_in: str, api: str | None = None, generated_only: bool = False) -> str:
-    """Register fault `name` as a flag, which an endpoint tests with `name in faults`; returns the name."""
+def flag(name: str, *, summary: str, seen_in: str, api: str | None = None, generated_only: bool = False,
+         no_verdict: frozenset[str] = frozenset(), needs_failing_agent: bool = False) -> str:
+    """Register fault `name` as a flag, which an endpoint (or the reference bridge) tests with `name in faults`;
+    returns the name."""
     module = sys._getframe(1).f_globals.get("__name__", "")
     _add(Fault(name, api or folder_api(module, name), summary, seen_in, generated_only=generated_only,
-               module=module))
+               module=module, no_verdict=no_verdict, needs_failing_agent=needs_failing_agent))
     return name
 
 
