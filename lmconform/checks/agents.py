@@ -89,15 +89,15 @@ def request_accepted(observed: Observed) -> Iterator[Failure]:
     if exchange.succeeded and not exchange.error:
         return
     refused = exchange.error or refusal_words(exchange)
-    then = _what_next(run, exchange)
+    then = _what_next(run, exchange, refused)
     yield Failure(f"a 2xx answer to {run.label}'s request", f"{refused}; {then}",
                   f"the refusal: {exchange.body_excerpt(SHOWN_CHARS) if not exchange.error else exchange.error}\n"
                   f"then: {then}")
 
 
-def _what_next(run: AgentRun, refused: HttpExchange) -> str:
+def _what_next(run: AgentRun, refused: HttpExchange, refusal: str) -> str:
     """What the agent did after a refusal: the request that replaced it (how it differs), and whether the agent then
-    did its task."""
+    did its task (with its own words, where they say more than the refusal)."""
     position = next(index for index, exchange in enumerate(run.exchanges) if exchange is refused)
     same_route = refused.request.url.split("?", 1)[0]
     # The request that replaced it: of the later ones to the same route, the one that differs least (an agent may
@@ -108,7 +108,9 @@ def _what_next(run: AgentRun, refused: HttpExchange) -> str:
         else f"{run.label} sent no other request"
     if finished(run):
         return f"{did}, and finished its task"
-    return f"{did}, and did not finish its task ({_said(run)})"
+    said = _said(run)
+    shown = refusal.partition(": ")[2] or refusal
+    return f"{did}, and did not finish its task" + ("" if shown in said else f" ({said})")
 
 
 def finished(run: AgentRun) -> bool:

@@ -4,6 +4,7 @@ and the reason of its worst finding. The charts are inline SVG: nothing is fetch
 from __future__ import annotations
 
 import html
+import re
 from collections import Counter
 from collections.abc import Callable
 
@@ -27,9 +28,15 @@ STYLE = """
 .lmc-answer td.why { max-width: 60em; overflow-wrap: anywhere; }
 .lmc-answer svg { display: block; }
 .lmc-answer p.lmc-note { margin: .3em 0 0; color: #333; }
+.lmc-answer p.lmc-note code { background: #f2f2f2; padding: 0 .2em; }
 .lmc-legend { color: #444; margin: 0 0 1em; }
 """ + "\n".join(f".lmc-answer td.status.{status.replace(' ', '-')} {{ background: {background}; color: {colour}; }}"
                 for status in STATUS_STYLE for background, colour in [status_colours(status)])
+
+
+def code_spans(text: str) -> str:
+    """`text` escaped, its backticked spans (a config line, a flag, a field) shown as code."""
+    return re.sub(r"`([^`]+)`", r"<code>\1</code>", html.escape(text))
 
 
 def chart_svg(counts: Counter, label: str) -> str:
@@ -72,7 +79,8 @@ def headline_html(headline: Headline, link: Callable[[Line], str | None], lead: 
             target = link(line)
             if why and target:
                 why = f'<a href="{e(target)}">{why}</a>'
-            why += "".join(f'<p class="lmc-note"><b>{e(label)}</b>: {e(text)}</p>' for label, text in line.notes)
+            why += "".join(f'<p class="lmc-note"><b>{e(label)}</b>: {code_spans(text)}</p>'
+                           for label, text in line.notes)
             parts.append(f'<tr id="{e(line.key)}"><th scope="row">{e(line.name)}</th>'
                          f'<td class="status {line.status.replace(" ", "-")}">{e(line.verdict)}</td>'
                          f"<td>{chart_svg(line.counts, line.name)}</td><td class=\"why\">{why}</td></tr>")
