@@ -263,9 +263,20 @@ def test_the_cases_of_a_finding_are_grouped_by_cause_each_cause_once_with_its_fi
 VERDICT_ROW = re.compile(r'<div class="(ok|failed|non-strict|info|unsupported|error)"><span>')
 
 
+def passing_page(rendered: Rendered) -> str:
+    """The page of a run's record with only its passing verdicts: a server where nothing was found. (The reference
+    server's one finding, its dialect's known limit, comes with its recorded Codex case, which make check's sample
+    of cases may leave out.)"""
+    record = {**rendered.record, "results": [row for row in rendered.record["results"] if row["outcome"] == "OK"]}
+    return run_page(results_of(record, rendered.path))
+
+
 def test_what_passed_is_folded_and_what_had_nothing_to_judge_is_no_row(clean, faulty):
     assert '<details class="lmc-folded" id="passed">' in clean.text  # closed
-    assert "No finding: every check held on every case it judged." in clean.text
+    assert all(row["expected"]["file"].startswith("lmconform/verdicts/causes.toml#") for row in clean.results
+               if row["outcome"] != "OK")
+    passing = passing_page(clean)
+    assert "No finding: every check held on every case it judged." in passing
     assert "nothing to judge" in clean.output and "had nothing to judge in the answer" in clean.text
     for rendered in (clean, faulty[0]):
         assert not VERDICT_ROW.search(rendered.text)  # packed, the page's script unpacks them
@@ -274,7 +285,7 @@ def test_what_passed_is_folded_and_what_had_nothing_to_judge_is_no_row(clean, fa
     # The table opens on the findings, the passes hidden until ticked; on every verdict where nothing was found.
     assert 'id="lmc-verdicts" class="hide-unsupported hide-ok"' in faulty[0].text
     assert 'data-outcome="ok">' in faulty[0].text and 'data-outcome="failed" checked>' in faulty[0].text
-    assert 'id="lmc-verdicts" class=""' in clean.text and 'data-outcome="ok" checked>' in clean.text
+    assert 'id="lmc-verdicts" class=""' in passing and 'data-outcome="ok" checked>' in passing
 
 
 def visible_text(fragment: str) -> str:
