@@ -205,6 +205,7 @@ class StandIn(Agent):
     """An agent that hangs, fails or loops, as `what` says, speaking to the relay like an agent."""
 
     name, title, package, api, client = "stand-in", "Stand-in", "stand-in", "chat", "stand-in"
+    measured, download_mb = "1.0", 0
 
     def __init__(self, what: str, marker: str) -> None:
         self.what, self.marker = what, marker

@@ -138,6 +138,7 @@ REFUSAL = b'{"error": {"message": "Invalid API key"}}'
     (None, ["--checks", "chat.nope.*"], 2, "no check id matches 'chat.nope.*'"),
     (None, ["--reference-fault", "no-such-fault"], 2, "--reference-fault: unknown fault 'no-such-fault'"),
     (None, ["--agents", "cursor"], 2, "--agents takes agents among claude-code, codex, opencode"),
+    (None, ["--agents", "codex,codex@latest"], 2, "--agents names codex twice: a run runs one version of each agent"),
     (None, ["http://127.0.0.1:99999"], 2, "URL 'http://127.0.0.1:99999' is not a server address"),
     (None, ["--read-timeout", "0"], 2, "--read-timeout takes a number above 0 and at most 86400, not '0'"),
     (None, ["--read-timeout", "inf"], 2, "--read-timeout takes a number above 0 and at most 86400, not 'inf'"),

@@ -57,6 +57,8 @@ class Codex(Agent):
     package = "@openai/codex"
     api = "responses"
     client = "codex_exec"
+    measured = "0.171.0"
+    download_mb = 170
 
     def binaries(self, os_name: str, arch: str) -> tuple[str, ...]:
         return (f"@openai/codex-{os_name}-{arch}/vendor/*/bin/codex",)
