@@ -45,30 +45,18 @@ from lmconform.checks.evaluate import evaluate
 from lmconform.checks.registry import REGISTRY
 from lmconform.expectations import load_expectations
 from lmconform.fuzz.agents import observations
+from lmconform.record.agents import agent_case
 from lmconform.record.kept import slug
 from lmconform.record.scrub import LONG_HEX, PLACEHOLDER_UUID, SANDBOX, SESSION, SESSION_HEADERS, UUID
 from lmconform.reference import FAULTS
 from lmconform.report.headline import build_headline
 from lmconform.run import RunPlan
+from lmconform.run.agent_matrix import AGENT_CHECKS, RACED, RACES, Row, faults_of, row_line
 from lmconform.settings import RunSettings
 from lmconform.target import Target
 from lmconform.verdicts.records import results_of
 from lmconform.vocabulary import Outcome
-from tools.agents.matrix import (
-    AGENT_CHECKS,
-    RACED,
-    RACES,
-    Row,
-    agent_case,
-    build,
-    faults_of,
-    inputs_digest,
-    made_from,
-    page_with,
-    published_outcomes,
-    row_line,
-    write_page,
-)
+from tools.agents.matrix import build, inputs_digest, made_from, page_with, published_outcomes, write_page
 from tools.targets.expected import differences, table
 
 pytestmark = pytest.mark.waits
