@@ -305,8 +305,9 @@ def test_every_pinned_agent_is_on_record_at_its_version(node_modules):
         version = agent.version(node_modules)
         found = [path for path in RECORDED if path.name.startswith(f"recorded-{agent.name}-{slug(version)}-")]
         assert found, f"no recorded case of {agent.title} {version}: `make record-agents` records them"
-        clients = {json.loads(path.read_text())["provenance"]["client"] for path in found}
-        assert clients == {f"{agent.client} {version}"}
+        provenances = [json.loads(path.read_text())["provenance"] for path in found]
+        assert {provenance["client"] for provenance in provenances} == {f"{agent.client} {version}"}
+        assert {provenance["model_shape"] for provenance in provenances} == {shape.name for shape in agent.model_shapes}
 
 
 def test_the_recorded_agent_cases_hold_nothing_of_the_recording_machine():
