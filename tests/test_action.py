@@ -15,7 +15,7 @@ from bridge_pipe import closed_port
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = ROOT / "action" / "check.sh"
-INPUTS = {"endpoint", "api-key", "model", "upstream", "expect", "checks", "strict"}
+INPUTS = {"endpoint", "api-key", "model", "upstream", "expect", "checks", "strict", "agents"}
 
 
 def step(tmp_path: Path, cases: tuple[str, ...] = (), **inputs: str) -> tuple[subprocess.CompletedProcess, str]:
@@ -45,6 +45,18 @@ def test_the_action_takes_the_inputs_runs_the_script_and_keeps_the_report():
     assert any(use.split("@")[0].endswith("/lmconform") for use in uses), uses
 
 
+def test_the_weekly_workflow_runs_each_agents_newest_version_and_gates_on_the_comparison():
+    workflow = yaml.safe_load((ROOT / "examples" / "ci" / "github-actions-agents-weekly.yml").read_text())
+    triggers = workflow.get("on", workflow.get(True))  # YAML 1.1 reads a bare `on` as true
+    assert triggers["schedule"][0]["cron"].split()[-1] == "1"  # once a week
+    runs = [step.get("run", "") for job in workflow["jobs"].values() for step in job["steps"]]
+    pinned = next(run for run in runs if "--agents all" in run)
+    latest = next(run for run in runs if "@latest," in run and "lmconform check" in run)
+    assert "--out pinned" in pinned and "--out latest" in latest
+    assert "claude-code@latest,codex@latest,opencode@latest" in latest
+    assert "lmconform agents compare pinned/results.json latest/results.json" in runs
+
+
 def test_the_script_writes_the_headline_to_the_step_summary_and_the_report_to_out(server, tmp_path):
     done, summary = step(tmp_path, endpoint=server.base_url, checks="chat.stream.tool_call.index_zero\nclient.void.*",
                          strict="true", out="report", cases=("chat/void-weather-tool",))
@@ -62,6 +74,8 @@ def test_the_script_fails_by_the_exit_status_and_says_why_in_the_summary(server,
     assert "could not run (exit status 3)" in summary and "nothing answers at http://127.0.0.1:" in summary
     done, _ = step(tmp_path, strict="yes")
     assert done.returncode == 2 and "strict is true or false" in done.stderr
+    done, summary = step(tmp_path, agents="claude-code@2.1")  # the agents input reaches lmconform check
+    assert done.returncode == 2 and "'claude-code@2.1' names no version" in summary
 
 
 def test_the_script_passes_the_model_the_upstream_the_expected_failures_and_the_key(server, tmp_path, monkeypatch):
