@@ -35,7 +35,10 @@ from lmconform.fuzz.agents import summary
 from lmconform.record.agents import agent_case, record
 from lmconform.record.changes import compare
 from lmconform.record.kept import slug
+from lmconform.run import RunPlan
+from lmconform.settings import RunSettings
 from lmconform.target import Target
+from lmconform.vocabulary import Outcome
 
 pytestmark = pytest.mark.waits
 
@@ -91,6 +94,23 @@ def test_an_agent_is_named_alone_or_with_a_version_or_a_tag():
 def test_the_pinned_version_needs_no_install_and_reaches_the_run_by_name():
     pinned = pinned_version(AGENTS["claude-code"])
     assert chosen_agents(f"claude-code@{pinned},opencode") == (f"claude-code@{pinned},opencode", {})
+
+
+def test_a_run_runs_the_version_its_settings_name(server, tmp_path, monkeypatch):
+    """What `--agents claude-code@2.1.999` leaves in the settings reaches the run: the agent is run from that
+    version's folder (here not installed, so its verdicts say how to install that very version)."""
+    monkeypatch.setenv("LMCONFORM_AGENTS_CACHE", str(tmp_path))
+    settings = RunSettings(agents=("claude-code",), agent_versions=(("claude-code", "2.1.999"),), fuzz_examples=0)
+    plan = RunPlan(Target(base_url=server.base_url), apis=("messages",), settings=settings,
+                   include=("agent.answer.reached_user",))
+    run = plan.start()
+    try:
+        verdicts = [run.judge(case, check) for case, check in plan.pairs("messages") if case.agent is not None]
+    finally:
+        run.close()
+    assert [verdict.outcome for verdict in verdicts] == [Outcome.UNSUPPORTED]
+    assert verdicts[0].detail == ("Claude Code is not installed: `lmconform agents install claude-code@2.1.999` "
+                                  "installs it")
 
 
 # --- installing a version -------------------------------------------------------------------------------------------
@@ -220,6 +240,8 @@ def test_the_diff_says_part_by_part_what_the_newer_version_sends(diffed):
     assert "`chat.stream.tool_call.index_zero`" in checks and "`sse.framing.ends_with_done`" in checks
     causes = next(line for line in local.splitlines() if line.startswith("- known causes") and "now" in line)
     assert "`reasoning-effort-500`" in causes and "`tool-index-one`" in causes
+    assert claude.endswith(f"`lmconform agents record --agent stand-in@{NEWER}` adds {NEWER}'s recorded cases to "
+                           "lmconform's.\n")
 
 
 def test_a_version_compared_with_itself_changed_nothing(registry, tmp_path):

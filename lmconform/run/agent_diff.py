@@ -71,7 +71,9 @@ class VersionDiff:
                       _said(f"checks that judged something of {older}'s only", diff.checks[1]),
                       _said("known causes (defects of the catalogue) that now change its answers", diff.causes[0]),
                       _said("known causes that no longer do", diff.causes[1]), ""]
-        return "\n".join(line for line in lines if line is not None)
+        lines.append(f"`lmconform agents record --agent {self.agent.name}@{newer}` adds {newer}'s recorded cases to "
+                     "lmconform's.")
+        return "\n".join(line for line in lines if line is not None) + "\n"
 
 
 def _listed(how: str, parts: tuple[str, ...]) -> str:
