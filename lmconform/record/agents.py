@@ -20,6 +20,7 @@ cap, which is RECORDED_CAP here (above the least thinking budget, for a request 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -45,6 +46,7 @@ RECORDED_CAP = 64
 # and an output cap above it: such a request keeps that least budget, and its cap is RECORDED_CAP above it.
 THINKING_FLOOR = 1024
 RECORDING_LIMITS = Limits(seconds=120, requests=20)
+DESCRIPTION_CHARS = 80  # the case format's longest description
 
 
 @dataclass(frozen=True)
@@ -120,6 +122,10 @@ def _record_shape(agent: Agent, shape: ModelShape, version: str, folder: Path, n
         document = json.loads(path.read_text())
         document["request"] = trimmed(document["request"])
         document["provenance"]["model_shape"] = shape.name
+        # Unique across every version and shape kept beside it: `Claude Code 2.1.332 (claude id) #1: streamed message`.
+        what = re.sub(r" #\d+$", "", document["description"].partition(": ")[2])
+        number = path.stem.rpartition("-")[2]
+        document["description"] = f"{agent.title} {version} ({shape.name} id) #{number}: {what}"[:DESCRIPTION_CHARS]
         document["provenance"]["note"] += (f"; recorded doing the task of {case.id}, given the model id {shape.model} "
                                            f"({shape.meaning}); every text of the request longer than {TRIM_CHARS} "
                                            f"characters is cut there (marked {TRIMMED!r})")
