@@ -10,6 +10,7 @@ args=(check)
 [ -n "${INPUT_MODEL:-}" ] && args+=(--model "$INPUT_MODEL")
 [ -n "${INPUT_UPSTREAM:-}" ] && args+=(--upstream "$INPUT_UPSTREAM")
 [ -n "${INPUT_EXPECT:-}" ] && args+=(--expect "$INPUT_EXPECT")
+[ -n "${INPUT_AGENTS:-}" ] && args+=(--agents "$INPUT_AGENTS")
 for glob in ${INPUT_CHECKS:-}; do args+=(--checks "$glob"); done
 [ -n "${INPUT_REPEAT:-}" ] && args+=(--repeat "$INPUT_REPEAT")
 [ -n "${INPUT_READ_TIMEOUT:-}" ] && args+=(--read-timeout "$INPUT_READ_TIMEOUT")

@@ -9,8 +9,9 @@ from lmconform.agents import AGENTS
 from lmconform.agents.agent import Agent
 from lmconform.agents.install import unavailable
 from lmconform.agents.outcome import Limits
-from lmconform.agents.runner import default_node_modules, run_agent
+from lmconform.agents.runner import run_agent
 from lmconform.agents.sandbox import create_sandbox, remove_sandbox, start, stop, wait
+from lmconform.agents.versions import default_node_modules
 from lmconform.cases import load_cases
 from lmconform.reference import ReferenceServer
 from lmconform.reference.wire import DEFAULT_MODEL

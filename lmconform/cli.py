@@ -30,7 +30,7 @@ COMMAND_MODULES: tuple[tuple[tuple[str, ...], str], ...] = (
     (("snapshots",), "lmconform.snapshots.diff"),
     (("report", "matrix"), "lmconform.report.commands"),
     (("record",), "lmconform.record.server"),
-    (("agents",), "lmconform.record.agents"),
+    (("agents",), "lmconform.agents_command"),
     (("gate",), "lmconform.gate.command"),
     (("openapi",), "lmconform.openapi"),
     (("fuzz",), "lmconform.fuzz.listing"),

@@ -12,8 +12,8 @@ from typing import Any, NoReturn
 import pytest
 
 from lmconform.agents import AGENTS
-from lmconform.agents.install import not_runnable
-from lmconform.agents.runner import default_node_modules
+from lmconform.agents.install import InstallError, not_runnable
+from lmconform.agents.versions import FORMS, chosen_agents, node_modules, parse_agent
 from lmconform.command_line import WAIT, number_within
 from lmconform.exit_status import USAGE_ERROR
 from lmconform.fuzz.chains import PROGRAM_COST
@@ -111,7 +111,8 @@ def add_options(parser: pytest.Parser) -> None:
     group.addoption("--agents", metavar="claude-code,codex,opencode|all",
                     help="also run these coding agents against the target, each on a small task through lmconform's "
                          "relay (`lmconform agents install` installs them): each request they send is judged like "
-                         "any case, and the agent checks judge what the agent showed its user (default: none)")
+                         f"any case, and the agent checks judge what the agent showed its user (default: none). Each "
+                         f"is {FORMS}: a version other than the pinned one is installed on first use")
     group.addoption("--agent-timeout", default=str(DEFAULT_AGENT_SECONDS), metavar="SECONDS",
                     help=f"wall-clock limit of an agent's run; an agent still running is stopped, and its checks are "
                          f"ERROR with its last output (default {DEFAULT_AGENT_SECONDS:g})")
@@ -144,23 +145,25 @@ def _number(config: pytest.Config, option: str, flag: str, kind: type[int] | typ
         usage_error(f"{flag} {error}")
 
 
-def _agents(config: pytest.Config) -> tuple[str, ...]:
+def _agents(config: pytest.Config) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...]]:
+    """The agents' names, and the exact version of each run at another version than its pin (installed now)."""
     text = config.getoption("agents")
     if not text:
-        return ()
-    names = [name.strip() for name in text.split(",") if name.strip()]
-    if names == ["all"]:
-        return tuple(AGENTS)
-    unknown = [name for name in names if name not in AGENTS]
-    if unknown or not names:
-        usage_error(f"--agents takes agents among {', '.join(AGENTS)} (comma-separated) or all, not {text!r}")
-    return tuple(dict.fromkeys(names))
+        return (), ()
+    try:
+        exact, versions = chosen_agents(text)
+    except (ValueError, InstallError) as error:
+        usage_error(str(error))
+    # pytest-xdist hands this process's options to its workers: they run the versions resolved here.
+    config.option.agents = exact
+    return tuple(parse_agent(word).agent.name for word in exact.split(",")), tuple(versions.items())
 
 
-def _runnable(names: tuple[str, ...]) -> None:
+def _runnable(settings: RunSettings) -> None:
     """Every agent asked for can be run here: one that cannot (not installed, no binary for this machine) is a usage
     error saying how to install it, never a run that passes without it."""
-    why = not_runnable([AGENTS[name] for name in names], default_node_modules()) if names else None
+    versions = dict(settings.agent_versions)
+    why = not_runnable((AGENTS[name], node_modules(AGENTS[name], versions.get(name))) for name in settings.agents)
     if why:
         usage_error(why)
 
@@ -222,6 +225,7 @@ def target_from_options(config: pytest.Config) -> Target:
 
 
 def settings_from_options(config: pytest.Config) -> RunSettings:
+    agents, agent_versions = _agents(config)
     settings = RunSettings(
         max_tokens=_number(config, "max_tokens", "--max-tokens", int, 1) if config.getoption("max_tokens") else None,
         temperature=(_number(config, "temperature", "--temperature", float, 0, 2)
@@ -235,11 +239,12 @@ def settings_from_options(config: pytest.Config) -> RunSettings:
         fuzz_shrink=_number(config, "fuzz_shrink", "--fuzz-shrink", int, 0),
         stream_examples=_number(config, "upstream_fuzz", "--upstream-fuzz", int, 0),
         stream_seed=_number(config, "upstream_fuzz_seed", "--upstream-fuzz-seed", int, 0),
-        agents=_agents(config),
+        agents=agents,
+        agent_versions=agent_versions,
         agent_seconds=_number(config, "agent_timeout", "--agent-timeout", *WAIT),
         agent_requests=_number(config, "agent_requests", "--agent-requests", int, 1),
     )
-    _runnable(settings.agents)  # last: a mistake in the options is said first, before what is not installed
+    _runnable(settings)  # last: a mistake in the options is said first, before what is not installed
     return settings
 
 

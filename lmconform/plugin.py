@@ -46,7 +46,6 @@ EXCHANGE_KEY = pytest.StashKey[str]()  # the exchange behind a finding, carried 
 TIMING_KEY = pytest.StashKey["dict | None"]()  # when the case's answer arrived, carried once per case and process
 EXCHANGES_SENT_KEY = pytest.StashKey[set]()  # the cases whose timing (and exchange) this process has carried
 NOTHING_TO_JUDGE_KEY = pytest.StashKey[bool]()
-STEP_SUMMARY = "GITHUB_STEP_SUMMARY"  # GitHub Actions shows Markdown appended to this file on the run's page
 # Names of environment variables and metadata entries whose values are credentials ("author" is a name).
 SECRET_NAME = re.compile(r"key|token|secret|passw|pwd|auth(?!or)|credential|cookie|signature|private", re.IGNORECASE)
 SHORTEST_SECRET = 8  # shorter values of secret-named variables ("1", "true") would blank out ordinary words
@@ -294,7 +293,6 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         from lmconform.verdicts.records import results_of
 
         leave(session, config.getoption("report"), run_page(results_of(record)).encode("utf-8"))
-    if os.environ.get(STEP_SUMMARY):
-        from lmconform.report.step_summary import append_step_summary
+    from lmconform.report.step_summary import append_step_summary
 
-        append_step_summary(Path(os.environ[STEP_SUMMARY]), record)
+    append_step_summary(record)

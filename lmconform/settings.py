@@ -36,5 +36,6 @@ class RunSettings:
     stream_seed: int = 0
     # The coding agents run against the target through lmconform's relay (lmconform.agents), and their limits.
     agents: tuple[str, ...] = ()
+    agent_versions: tuple[tuple[str, str], ...] = ()  # (name, exact version) of each agent run at another than its pin
     agent_seconds: float = DEFAULT_AGENT_SECONDS
     agent_requests: int = DEFAULT_AGENT_REQUESTS

@@ -59,6 +59,19 @@ OUTCOME_STYLES = {
     Outcome.ERROR: OutcomeStyle("⚠", "no verdict: refused, timed out or crashed", "#f1e2f5", "#651a7c"),
 }
 WORST_FIRST = tuple(reversed(Outcome))
+
+# Will it work? The grade of a client or a surface (lmconform.verdicts.grades), in the words of what a user meets.
+WORKS, LIMITED, BREAKS, NOT_OFFERED = "works", "works with limits", "breaks", "not offered"
+# How a grade is shown: the outcome whose colours it takes, and a symbol that reads without colour.
+STATUS_STYLE = {WORKS: (Outcome.OK, "✓"), LIMITED: (Outcome.NON_STRICT, "!"), BREAKS: (Outcome.FAILED, "✗"),
+                NOT_OFFERED: (Outcome.UNSUPPORTED, "–")}
+STATUS_MEANING = {
+    WORKS: "the client did its job; nothing it needs was broken",
+    LIMITED: "the client did its job, but something was refused and worked round, retried, or is a known limit of "
+             "the target's dialect: each limit is named",
+    BREAKS: "the job was not done: a MUST broken, or no verdict, on a case the client or surface needs",
+    NOT_OFFERED: "the target lacks the feature",
+}
 # A stream whose first token and last event are closer than this has no rate in tokens per second in its record
 # (a server that writes its answer at once); the run's page says so where the rate is missing.
 RATE_MEASURABLE_S = 0.01

@@ -61,11 +61,25 @@ def test_the_documented_steps_name_the_action_by_a_path_a_user_can_copy():
     assert steps[0] == {"uses": "actions/checkout@v4", "with": {"submodules": True}}
     assert f"python -m pip install --quiet {vendored}\n" in "".join(step.get("run", "") for step in steps)
     documented = (ROOT / "docs" / "ci-gate.md").read_text()
-    (snippet,) = re.findall(r"^```yaml\n(.*?)^```", documented, re.MULTILINE | re.DOTALL)
+    # The snippet of steps that use the action (the page's other one is a whole scheduled workflow).
+    (snippet,) = [block for block in re.findall(r"^```yaml\n(.*?)^```", documented, re.MULTILINE | re.DOTALL)
+                  if isinstance(yaml.safe_load(block), list)]
     assert [step.get("uses") for step in yaml.safe_load(snippet)] == ["actions/checkout@v4", vendored]
     for page in (ROOT / "README.md", ROOT / "docs" / "ci-gate.md", *(ROOT / "examples" / "ci").iterdir()):
         text = page.read_text()
         assert "YOUR-ORG" not in text and "pipx run lmconform" not in text and "pip install lmconform" not in text
+
+
+def test_the_weekly_workflow_runs_each_agents_newest_version_and_gates_on_the_comparison():
+    workflow = yaml.safe_load((ROOT / "examples" / "ci" / "github-actions-agents-weekly.yml").read_text())
+    triggers = workflow.get("on", workflow.get(True))  # YAML 1.1 reads a bare `on` as true
+    assert triggers["schedule"][0]["cron"].split()[-1] == "1"  # once a week
+    runs = [step.get("run", "") for job in workflow["jobs"].values() for step in job["steps"]]
+    pinned = next(run for run in runs if "--agents all" in run)
+    latest = next(run for run in runs if "@latest," in run and "lmconform check" in run)
+    assert "--out pinned" in pinned and "--out latest" in latest
+    assert "claude-code@latest,codex@latest,opencode@latest" in latest
+    assert "lmconform agents compare pinned/results.json latest/results.json" in runs
 
 
 def test_the_script_writes_the_headline_to_the_step_summary_and_the_report_to_out(server, tmp_path):
@@ -85,6 +99,8 @@ def test_the_script_fails_by_the_exit_status_and_says_why_in_the_summary(server,
     assert "could not run (exit status 3)" in summary and "nothing answers at http://127.0.0.1:" in summary
     done, _ = step(tmp_path, strict="yes")
     assert done.returncode == 2 and "strict is true or false" in done.stderr
+    done, summary = step(tmp_path, agents="claude-code@2.1")  # the agents input reaches lmconform check
+    assert done.returncode == 2 and "'claude-code@2.1' names no version" in summary
 
 
 def test_the_script_passes_the_repetitions_the_read_timeout_and_the_agents(server, tmp_path):

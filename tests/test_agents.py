@@ -45,10 +45,12 @@ from lmconform.checks.evaluate import evaluate
 from lmconform.checks.registry import REGISTRY
 from lmconform.expectations import load_expectations
 from lmconform.fuzz.agents import observations
+from lmconform.record.agents import agent_case
 from lmconform.record.kept import slug
 from lmconform.record.scrub import LONG_HEX, PLACEHOLDER_UUID, SANDBOX, SESSION, SESSION_HEADERS, UUID
 from lmconform.reference import FAULTS
 from lmconform.run import RunPlan
+from lmconform.run.agent_matrix import AGENT_CHECKS, RACED, RACES, Row, faults_of, row_line
 from lmconform.settings import RunSettings
 from lmconform.target import Target
 from lmconform.verdicts.headline import build_headline
@@ -58,21 +60,7 @@ from lmconform.verdicts.records import results_of
 from lmconform.vocabulary import Outcome
 from lmconform.wire.exchange import BodyChunk
 from lmconform.wire.http import HttpExchange, HttpRequest
-from tools.agents.matrix import (
-    AGENT_CHECKS,
-    RACED,
-    RACES,
-    Row,
-    agent_case,
-    build,
-    faults_of,
-    inputs_digest,
-    made_from,
-    page_with,
-    published_outcomes,
-    row_line,
-    write_page,
-)
+from tools.agents.matrix import build, inputs_digest, made_from, page_with, published_outcomes, write_page
 from tools.agents.profiles import (
     causes_section,
     committed_measured_dates,
@@ -273,6 +261,7 @@ class StandIn(Agent):
     """An agent that hangs, fails or loops, as `what` says, speaking to the relay like an agent."""
 
     name, title, package, api, client = "stand-in", "Stand-in", "stand-in", "chat", "stand-in"
+    measured, download_mb = "1.0", 0
 
     def __init__(self, what: str, marker: str) -> None:
         self.what, self.marker = what, marker
@@ -432,8 +421,9 @@ def test_every_pinned_agent_is_on_record_at_its_version(node_modules):
         version = agent.version(node_modules)
         found = [path for path in RECORDED if path.name.startswith(f"recorded-{agent.name}-{slug(version)}-")]
         assert found, f"no recorded case of {agent.title} {version}: `make record-agents` records them"
-        clients = {json.loads(path.read_text())["provenance"]["client"] for path in found}
-        assert clients == {f"{agent.client} {version}"}
+        provenances = [json.loads(path.read_text())["provenance"] for path in found]
+        assert {provenance["client"] for provenance in provenances} == {f"{agent.client} {version}"}
+        assert {provenance["model_shape"] for provenance in provenances} == {shape.name for shape in agent.model_shapes}
 
 
 def test_the_recorded_agent_cases_hold_nothing_of_the_recording_machine():

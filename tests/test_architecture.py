@@ -32,7 +32,8 @@ FLOORS = (
     ("lmconform.source", "lmconform.fuzz"),
     ("lmconform.run", "lmconform.options"),
     ("lmconform.verdicts",),
-    ("lmconform.gate", "lmconform.plugin", "lmconform.report", "lmconform.check_command", "lmconform.suite_fixtures"),
+    ("lmconform.gate", "lmconform.plugin", "lmconform.report", "lmconform.check_command", "lmconform.suite_fixtures",
+     "lmconform.agents_command"),
     ("lmconform.cli", "lmconform.suites"),
 )
 

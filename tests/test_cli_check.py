@@ -178,6 +178,7 @@ REFUSAL = b'{"error": {"message": "Invalid API key"}}'
      "--reference-fault: unknown fault 'no-such-fault'; `lmconform faults` lists them\n"),
     (None, ["--reference-fault", "tool-index-on"], 2, "unknown fault 'tool-index-on' (did you mean 'tool-index-one'?)"),
     (None, ["--agents", "cursor"], 2, "--agents takes agents among claude-code, codex, opencode"),
+    (None, ["--agents", "codex,codex@latest"], 2, "--agents names codex twice: a run runs one version of each agent"),
     (None, ["http://127.0.0.1:99999"], 2, "URL 'http://127.0.0.1:99999' is not a server address"),
     (None, ["--read-timeout", "0"], 2, "--read-timeout takes a number above 0 and at most 86400, not '0'"),
     (None, ["--read-timeout", "inf"], 2, "--read-timeout takes a number above 0 and at most 86400, not 'inf'"),

@@ -136,6 +136,7 @@ def test_an_endless_body_is_cut_off_at_the_default_cap_with_a_finding(server, tm
         (["--cases", "void-weather"], "no case matches 'void-weather'"),
         (["--reference-fault", "no-such-fault"], "unknown fault 'no-such-fault'"),
         (["--agents", "claude,cursor"], "--agents takes agents among claude-code, codex, opencode"),
+        (["--agents", "claude-code@2.1"], "'claude-code@2.1' names no version: after @ comes an exact version"),
         (["--agents", "all", "--agent-requests", "0"], "--agent-requests takes a whole number of at least 1, not '0'"),
     ],
 )

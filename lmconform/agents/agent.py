@@ -1,6 +1,7 @@
-"""What lmconform knows of one coding agent: which npm package it comes in (and so its exact version), where that
-package keeps its native binary for this machine, how it is pointed at a base URL and a model inside a sandbox, and
-how its machine-readable output reads as an AgentOutcome."""
+"""What lmconform knows of one coding agent, its profile: which npm package it comes in (and so its exact version),
+where that package keeps its native binary for this machine, how it is pointed at a base URL and a model inside a
+sandbox, and how its machine-readable output reads as an AgentOutcome. A profile was measured on one version of the
+agent (`measured`); lmconform runs any other version with it, and says so where that is a prediction."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from typing import Any
 
 from lmconform.agents.outcome import AgentOutcome
 from lmconform.agents.sandbox import Sandbox
+from lmconform.reference.wire import DEFAULT_MODEL
 
 _ARCHES = {"x86_64": "x64", "amd64": "x64", "aarch64": "arm64", "arm64": "arm64"}
 
@@ -31,6 +33,18 @@ def cpu_has_avx2() -> bool:
 
 
 @dataclass(frozen=True)
+class ModelShape:
+    """A kind of model id an agent may be given: what some agents send depends on it."""
+
+    name: str  # `local`, `claude`: in recorded cases' provenance and names
+    model: str  # the id given
+    meaning: str  # `a local model's id`
+
+
+LOCAL = ModelShape("local", DEFAULT_MODEL, "a local model's id")
+
+
+@dataclass(frozen=True)
 class Launch:
     """How the agent is started for one run: its command line and its whole environment."""
 
@@ -44,6 +58,10 @@ class Agent(ABC):
     package: str  # the npm package whose version the verdicts name
     api: str  # the API it speaks (lmconform.api_table)
     client: str  # the product its user agent names, as recorded cases name their client: `claude-cli`
+    measured: str  # the version this profile was measured on: its switches, how its output reads, its size, its races
+    download_mb: int  # what npm downloads for it on Linux x64, at the measured version
+    model_shapes: tuple[ModelShape, ...] = (LOCAL,)  # the model ids its requests are recorded with
+
     # How its fault × agent matrix runs it, where that is not as a user gets it by default (docs/agents.md), in words
     # that follow "Measured": the matrix measures what defects do to an agent that gets past its first request.
     measured_as: str = ""
@@ -70,6 +88,13 @@ class Agent(ABC):
                 if found.is_file():
                     return found
         return None
+
+    def prediction(self, version: str) -> str:
+        """What lmconform says of a run of `version` that its profile was not measured on ("" when it was)."""
+        if not version or version == self.measured:
+            return ""
+        return (f"lmconform's profile of {self.title} was measured on {self.measured}: {version} is run and read as "
+                f"{self.measured} was, a prediction until it is measured")
 
     def version(self, node_modules: Path) -> str | None:
         try:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from lmconform.agents.agent import Agent, Launch, text_of
+from lmconform.agents.agent import LOCAL, Agent, Launch, ModelShape, text_of
 from lmconform.agents.outcome import AgentOutcome, ToolRun
 from lmconform.agents.relay import AGENT_KEY
 from lmconform.agents.sandbox import Sandbox
@@ -35,6 +35,11 @@ class ClaudeCode(Agent):
     package = "@anthropic-ai/claude-code"
     api = "messages"
     client = "claude-cli"
+    measured = "2.1.332"
+    download_mb = 190
+    # Given a `claude-*` id, Claude Code sends neither its environment as a system turn among the messages nor
+    # `output_config`, and asks for thinking with a budget rather than `adaptive`: what it sends a local model differs.
+    model_shapes = (LOCAL, ModelShape("claude", "claude-sonnet-4-5", "a `claude-*` id"))
 
     def binaries(self, os_name: str, arch: str) -> tuple[str, ...]:
         folder = f"@anthropic-ai/claude-code-{os_name}-{arch}"

@@ -62,6 +62,8 @@ class Codex(Agent):
     package = "@openai/codex"
     api = "responses"
     client = "codex_exec"
+    measured = "0.171.0"
+    download_mb = 170
 
     def __init__(self, function_tools_only: bool = False) -> None:
         self.function_tools_only = function_tools_only

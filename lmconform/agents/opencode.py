@@ -53,6 +53,8 @@ class Opencode(Agent):
     package = "opencode-ai"
     api = "chat"
     client = "opencode"
+    measured = "1.18.33"
+    download_mb = 120
 
     def binaries(self, os_name: str, arch: str) -> tuple[str, ...]:
         # Its own wrapper picks the baseline build on a CPU without AVX2.

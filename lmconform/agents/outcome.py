@@ -67,10 +67,16 @@ class AgentRun:
     duration_s: float = 0.0
     unavailable: str | None = None  # why the agent could not be run at all: not installed, no binary for this OS
     sandbox: str = ""  # the run's folder, which what the agent said names
+    prediction: str = ""  # for a version the agent's profile was not measured on, that what is read of it is predicted
 
     def shown(self, text: str) -> str:
         """`text` with the run's sandbox folder as `$SANDBOX`: a run reads the same in every report."""
         return text.replace(self.sandbox, "$SANDBOX") if self.sandbox else text
+
+    def sent(self, base_url: str) -> tuple[tuple[str, str, Any], ...]:
+        """The requests relayed to `base_url` (the target the run was given), as (method, path, body) to send again."""
+        return tuple((exchange.request.method, exchange.request.url.removeprefix(base_url), exchange.request.body)
+                     for exchange in self.exchanges)
 
     @property
     def label(self) -> str:

@@ -8,9 +8,8 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from lmconform.agents import AGENTS
 from lmconform.agents.agent import Agent
-from lmconform.agents.install import install_dir, pinned_version, unavailable
+from lmconform.agents.install import pinned_version, unavailable
 from lmconform.agents.outcome import (
     EXITED,
     LAST_OUTPUT_LINES,
@@ -22,14 +21,11 @@ from lmconform.agents.outcome import (
 )
 from lmconform.agents.relay import Relay
 from lmconform.agents.sandbox import create_sandbox, remove_sandbox, start, stop, wait
+from lmconform.agents.versions import default_node_modules
 from lmconform.target import Target
 
 FILE_PLACEHOLDER = "{file}"  # where a task names the absolute path of the sandbox's file
 ENDINGS = {"exited": EXITED, "deadline": TIME_LIMIT, "stopped": REQUEST_LIMIT, "flood": OUTPUT_LIMIT}
-
-
-def default_node_modules() -> Path:
-    return install_dir(tuple(AGENTS.values())) / "node_modules"
 
 
 def run_agent(agent: Agent, target: Target, task: str, secret: str, limits: Limits,
@@ -38,6 +34,7 @@ def run_agent(agent: Agent, target: Target, task: str, secret: str, limits: Limi
     node_modules = node_modules or default_node_modules()
     run = AgentRun(agent.name, agent.title, agent.version(node_modules) or pinned_version(agent), task, secret, limits)
     run.unavailable = unavailable(agent, node_modules)
+    run.prediction = agent.prediction(run.version)
     if run.unavailable:
         return run
     sandbox = create_sandbox(secret)

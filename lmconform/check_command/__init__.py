@@ -52,7 +52,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="send each case K times; a check passes only if it held every time (real models)")
     parser.add_argument("--agents", metavar="claude-code,codex,opencode|all",
                         help="also run these coding agents against the server on a small task, through lmconform's "
-                             "relay (`lmconform agents install` installs them once)")
+                             "relay (`lmconform agents install` installs them once); claude-code@2.1.340 or "
+                             "codex@latest runs that version, installed on first use")
     parser.add_argument("--expect", metavar="FILE",
                         help="known failures of this server (TOML): reported as expected, and one that no longer "
                              "fails fails the run")
@@ -135,26 +136,27 @@ def _suite_options(args: argparse.Namespace, api_key: str | None, say, offered: 
     if unknown:
         raise Refused(f"no check id matches {', '.join(map(repr, unknown))}: `lmconform checks` lists them",
                       USAGE_ERROR)
-    from lmconform.agents import AGENTS
+    from lmconform.agents.install import InstallError, not_runnable
+    from lmconform.agents.versions import chosen_agents, node_modules, parse_agent
 
-    named = [name.strip() for name in (args.agents or "").split(",") if name.strip()]
-    if args.agents is not None and (not named or named != ["all"] and not set(named) <= set(AGENTS)):
-        raise Refused(f"--agents takes agents among {', '.join(AGENTS)} (comma-separated) or all, not "
-                      f"{args.agents!r}", USAGE_ERROR)
-    from lmconform.agents.install import not_runnable
-    from lmconform.agents.runner import default_node_modules
-
-    asked = list(AGENTS) if named == ["all"] else named
-    missing = not_runnable([AGENTS[name] for name in asked], default_node_modules()) if asked else None
-    if missing:
-        raise Refused(missing, USAGE_ERROR)
+    agents = None  # each tag resolved, each version other than the pin installed: what the suite is given
+    if args.agents is not None:
+        try:
+            agents, _ = chosen_agents(args.agents, lambda line: say(f"lmconform check: {line}", sys.stderr))
+        except (ValueError, InstallError) as error:
+            raise Refused(str(error), USAGE_ERROR) from None
+    if agents:  # a gate that asks for an agent must not pass without running it
+        chosen = [parse_agent(word) for word in agents.split(",")]
+        missing = not_runnable((at.agent, node_modules(at.agent, at.wanted or None)) for at in chosen)
+        if missing:
+            raise Refused(missing, USAGE_ERROR)
     repeat = _number("--repeat", args.repeat, int, 1)
     read_timeout = None if args.read_timeout is None else _number("--read-timeout", args.read_timeout, *WAIT)
     if args.expect and not Path(args.expect).is_file():
         raise Refused(f"--expect {args.expect}: no such file", USAGE_ERROR)
     options = [*(word for glob in args.checks for word in ("--checks", glob)), "--repeat", str(repeat)]
     options += ["--expect", args.expect] if args.expect else []
-    options += ["--agents", args.agents] if args.agents else []
+    options += ["--agents", agents] if agents else []
     options += ["--strict"] if args.strict else []
     options += ["--api-key", api_key] if api_key else []
     options += ["--read-timeout", str(read_timeout)] if read_timeout else []

@@ -14,6 +14,7 @@ from dataclasses import replace
 from lmconform.agents import AGENTS
 from lmconform.agents.outcome import AgentRun, Limits
 from lmconform.agents.runner import run_agent
+from lmconform.agents.versions import node_modules
 from lmconform.api_table import api_of
 from lmconform.cases import Case, load_cases
 from lmconform.checks.evaluate import judged as evaluate_judged
@@ -48,9 +49,10 @@ def examples(case: Case, context: SourceContext) -> list[Observed]:
     if not takes_part(case, settings):
         return []
     limits = Limits(settings.agent_seconds, settings.agent_requests)
+    installed = node_modules(agent, dict(settings.agent_versions).get(agent.name))
     found: list[Observed] = []
     for repetition in range(settings.repeat):
-        run = run_agent(agent, context.target, case.agent.task, case.agent.secret, limits)
+        run = run_agent(agent, context.target, case.agent.task, case.agent.secret, limits, installed)
         found += observations(case, run, context.target, repetition)
     return found
 
@@ -103,4 +105,6 @@ def summary(run: AgentRun) -> str:
         lines.append(f"  answered: {outcome.final_text[:SHOWN_TEXT_CHARS]}")
     if run.stderr.strip():
         lines.append("  stderr: " + run.stderr_tail(3).replace("\n", "\n          "))
+    if run.prediction:
+        lines.append(f"  {run.prediction}")
     return run.shown("\n".join(lines))

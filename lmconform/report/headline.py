@@ -8,9 +8,9 @@ from collections import Counter
 from collections.abc import Callable
 
 from lmconform.report.markdown import md
-from lmconform.verdicts.grades import STATUS_MEANING, STATUS_STYLE, Line
+from lmconform.verdicts.grades import Line
 from lmconform.verdicts.headline import Headline
-from lmconform.vocabulary import OUTCOME_STYLES, Outcome
+from lmconform.vocabulary import OUTCOME_STYLES, STATUS_MEANING, STATUS_STYLE, Outcome
 
 NOTE_LINES = 3  # lines of a wrapped note (the cause, the way round) in a terminal
 

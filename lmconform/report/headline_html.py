@@ -9,9 +9,9 @@ from collections import Counter
 from collections.abc import Callable
 
 from lmconform.report.headline import legend, status_colours
-from lmconform.verdicts.grades import STATUS_STYLE, Line
+from lmconform.verdicts.grades import Line
 from lmconform.verdicts.headline import Headline
-from lmconform.vocabulary import OUTCOME_STYLES, Outcome
+from lmconform.vocabulary import OUTCOME_STYLES, STATUS_STYLE, Outcome
 
 CHART_WIDTH = 160
 CHART_HEIGHT = 12

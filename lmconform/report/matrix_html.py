@@ -28,8 +28,7 @@ from lmconform.report.matrix import (
     target_facts,
     why_anchor,
 )
-from lmconform.verdicts.grades import STATUS_STYLE
-from lmconform.vocabulary import outcome_css
+from lmconform.vocabulary import STATUS_STYLE, outcome_css
 
 DEFAULT_TITLE = "lmconform conformance matrix"
 

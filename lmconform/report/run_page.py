@@ -30,10 +30,10 @@ from lmconform.report.timing import timing_html
 from lmconform.report.verdicts_html import SCRIPT as VERDICTS_SCRIPT
 from lmconform.report.verdicts_html import STYLE as VERDICTS_STYLE
 from lmconform.report.verdicts_html import exchanges_html, verdicts_html
-from lmconform.verdicts.grades import BREAKS, LIMITED, NOT_OFFERED, Line
+from lmconform.verdicts.grades import Line
 from lmconform.verdicts.headline import Headline, build_headline
 from lmconform.verdicts.records import RunResults
-from lmconform.vocabulary import WORST_FIRST
+from lmconform.vocabulary import BREAKS, LIMITED, NOT_OFFERED, WORST_FIRST
 
 STYLE = """
 body { margin: 1em 1.5em; }

@@ -3,6 +3,7 @@ on the run's page, so a proxy's maintainer reads "will it work" there without op
 
 from __future__ import annotations
 
+import os
 import sys
 from collections import Counter
 from pathlib import Path
@@ -13,6 +14,8 @@ from lmconform.report.target_prose import describe
 from lmconform.verdicts.headline import build_headline
 from lmconform.verdicts.records import RecordError, results_of
 from lmconform.vocabulary import WORST_FIRST
+
+STEP_SUMMARY = "GITHUB_STEP_SUMMARY"  # GitHub Actions shows Markdown appended to this file on the run's page
 
 
 def step_summary(record: dict) -> str:
@@ -25,11 +28,24 @@ def step_summary(record: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def append_step_summary(path: Path, record: dict) -> None:
-    """Appended, as GitHub asks of every step; a summary that cannot be written is said on stderr, never fatal."""
+def append_step_summary(record: dict) -> None:
+    """The run's summary appended to the CI job's, where there is one (a record that cannot be read is said on
+    stderr, never fatal)."""
+    if os.environ.get(STEP_SUMMARY):
+        try:
+            append_markdown(step_summary(record))
+        except RecordError as error:
+            print(f"lmconform: cannot append the summary to {os.environ[STEP_SUMMARY]}: {error}", file=sys.stderr)
+
+
+def append_markdown(text: str) -> None:
+    """`text` appended to the CI job's summary, where there is one, as GitHub asks of every step; a summary that
+    cannot be written is said on stderr, never fatal."""
+    path = os.environ.get(STEP_SUMMARY)
+    if not path:
+        return
     try:
-        text = step_summary(record)
-        with path.open("a", encoding="utf-8") as summary:
+        with Path(path).open("a", encoding="utf-8") as summary:
             summary.write(text)
-    except (OSError, RecordError) as error:
+    except OSError as error:
         print(f"lmconform: cannot append the summary to {path}: {error}", file=sys.stderr)

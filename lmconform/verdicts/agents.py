@@ -15,10 +15,6 @@ from collections import Counter
 from lmconform.surfaces import client_line
 from lmconform.verdicts.grades import (
     BREAKING,
-    BREAKS,
-    LIMITED,
-    NOT_OFFERED,
-    WORKS,
     Line,
     cause_and_way_round,
     expected_words,
@@ -29,7 +25,7 @@ from lmconform.verdicts.grades import (
 )
 from lmconform.verdicts.profiles import Prediction, Profile, agent_profiles, predict
 from lmconform.verdicts.records import CaseResult
-from lmconform.vocabulary import Outcome
+from lmconform.vocabulary import BREAKS, LIMITED, NOT_OFFERED, WORKS, Outcome
 
 ACCEPTED = "agent.request.accepted"  # a refusal: a limit when the agent worked round it, the cause when it did not
 CASE_PREFIX = "agent-"  # an agent's case is `<api>/agent-<its name>` (docs/architecture.md, adding a coding agent)

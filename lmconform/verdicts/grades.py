@@ -22,19 +22,8 @@ from dataclasses import dataclass, field
 from lmconform.verdicts.causes import SOURCE as CAUSES
 from lmconform.verdicts.causes import Cause, cause_of, words_of
 from lmconform.verdicts.records import CaseResult
-from lmconform.vocabulary import Outcome
+from lmconform.vocabulary import BREAKS, LIMITED, NOT_OFFERED, STATUS_STYLE, WORKS, Outcome
 
-WORKS, LIMITED, BREAKS, NOT_OFFERED = "works", "works with limits", "breaks", "not offered"
-# How a grade is shown: the outcome whose colours it takes, and a symbol that reads without colour.
-STATUS_STYLE = {WORKS: (Outcome.OK, "✓"), LIMITED: (Outcome.NON_STRICT, "!"), BREAKS: (Outcome.FAILED, "✗"),
-                NOT_OFFERED: (Outcome.UNSUPPORTED, "–")}
-STATUS_MEANING = {
-    WORKS: "the client did its job; nothing it needs was broken",
-    LIMITED: "the client did its job, but something was refused and worked round, retried, or is a known limit of "
-             "the target's dialect: each limit is named",
-    BREAKS: "the job was not done: a MUST broken, or no verdict, on a case the client or surface needs",
-    NOT_OFFERED: "the target lacks the feature",
-}
 # A real client breaks on these (MUST = a real client breaks; ERROR = the target refused, stalled or crashed).
 BREAKING = frozenset({Outcome.FAILED, Outcome.ERROR})
 LEVEL_RANK = {"MUST": 0, "SHOULD": 1, "INFO": 2}

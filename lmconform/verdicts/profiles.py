@@ -24,12 +24,11 @@ from pathlib import Path
 
 from lmconform.verdicts.causes import Cause, cause_of, words_of
 from lmconform.verdicts.records import CaseResult
-from lmconform.vocabulary import Outcome
+from lmconform.vocabulary import BREAKS, LIMITED, WORKS, Outcome
 
 FILE = Path(__file__).resolve().parent / "profiles.toml"
 SOURCE = "lmconform/verdicts/profiles.toml"
 # The grades, mildest first, and the effect of a finding on an agent in the same order.
-WORKS, LIMITED, BREAKS = "works", "works with limits", "breaks"
 GRADE_ORDER = (WORKS, LIMITED, BREAKS)
 EFFECT_GRADE = {"survives": WORKS, "limits": LIMITED, "breaks": BREAKS}
 GRADE_EFFECT = {grade: effect for effect, grade in EFFECT_GRADE.items()}
