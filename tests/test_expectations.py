@@ -164,8 +164,9 @@ seen = "a-server 1.0"
 """
 
 
-def verdict_of(case: str, check: str, outcome: str):
-    return SimpleNamespace(case_id=case, check=SimpleNamespace(id=check), outcome=Outcome(outcome))
+def verdict_of(case: str, check: str, outcome: str, known_limit: bool = False):
+    return SimpleNamespace(case_id=case, check=SimpleNamespace(id=check), outcome=Outcome(outcome),
+                           known_limit=known_limit)
 
 
 def test_a_rewritten_target_file_keeps_what_holds_and_asks_for_what_the_run_adds(tmp_path):
@@ -177,7 +178,10 @@ def test_a_rewritten_target_file_keeps_what_holds_and_asks_for_what_the_run_adds
                 verdict_of("chat/void-weather-tool", "generation.tool_call.arguments_json_object", "NON-STRICT"),
                 verdict_of("chat/void-weather-tool", "chat.finish_reason.tool_calls_after_tool_call", "OK"),
                 verdict_of("chat/echo-markup", "sse.framing.ends_with_done", "FAILED"),
-                verdict_of("chat/echo-markup", "chat.object.matches_mode", "OK")]
+                verdict_of("chat/echo-markup", "chat.object.matches_mode", "OK"),
+                # A known limit of the target's dialect: the package expects it, and the file needs no row for it.
+                verdict_of("responses/recorded-codex-0-171-0-1", "http.status.success_for_valid_request", "FAILED",
+                           known_limit=True)]
     text, changes = rewritten(path.read_text(), load_expectations(path), verdicts, "a-server 1.1, today")
     path.write_text(text)
     rows = {(entry.check, entry.case): entry for entry in load_expectations(path).entries}
@@ -193,6 +197,7 @@ def test_a_rewritten_target_file_keeps_what_holds_and_asks_for_what_the_run_adds
     # A verdict a glob row does not allow gets a row of its own ahead of it, which the file's order makes win.
     found = load_expectations(path).for_pair("chat/invalid-json", "errors.status.client_error_for_invalid_request")
     assert found.outcomes == {"NON-STRICT"} and found.reason == PLACEHOLDER
+    assert ("http.status.success_for_valid_request", "responses/recorded-codex-0-171-0-1") not in rows
     assert len(changes) == 4 and placeholders(text) == [
         "errors.status.client_error_for_invalid_request chat/invalid-json", "sse.framing.ends_with_done chat/echo-markup"]
 
