@@ -13,6 +13,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from lmconform.normalize.data_events import TypedEvent, read_typed_events
 from lmconform.normalize.events import (
     End,
     Generation,
@@ -28,7 +29,6 @@ from lmconform.normalize.reading import Reading
 from lmconform.normalize.usage import UsageFields
 from lmconform.wire.exchange import Exchange
 from lmconform.wire.http import HttpExchange
-from lmconform.wire.sse import SSEEvent
 
 # The delta each kind of block takes (Anthropic's streaming guide); a delta of another kind is lost to clients.
 DELTAS_OF_BLOCK = {"text": ("text_delta", "citations_delta"), "tool_use": ("input_json_delta",),
@@ -38,41 +38,14 @@ STOP_REASONS = ("end_turn", "max_tokens", "stop_sequence", "tool_use", "pause_tu
                 "model_context_window_exceeded")
 
 
-@dataclass(frozen=True)
-class MessagesEvent:
-    event: SSEEvent
-    payload: Any  # the data as JSON, or NOT_JSON
-
-    @property
-    def type(self) -> str | None:
-        kind = self.payload.get("type") if isinstance(self.payload, dict) else None
-        return kind if isinstance(kind, str) else None
-
-    @property
-    def source(self) -> Source:
-        return Source(self.event.label(), self.event.excerpt())
-
-    @property
-    def has_event_field(self) -> bool:
-        return any(line.startswith(b"event:") for line in self.event.raw.splitlines())
-
-    def get(self, key: str, default: Any = None) -> Any:
-        return self.payload.get(key, default) if isinstance(self.payload, dict) else default
-
-    def part(self, key: str) -> dict:
-        """A field that is an object (`message`, `content_block`, `delta`, `usage`); `{}` when it is not one."""
-        value = self.get(key)
-        return value if isinstance(value, dict) else {}
-
-
 @dataclass
 class Block:
     """One content block of a stream: its start, its deltas and its stop, as sent."""
 
     index: Any
-    start: MessagesEvent
-    deltas: list[MessagesEvent] = field(default_factory=list)
-    stops: list[MessagesEvent] = field(default_factory=list)
+    start: TypedEvent
+    deltas: list[TypedEvent] = field(default_factory=list)
+    stops: list[TypedEvent] = field(default_factory=list)
     call: int | None = None  # the tool call it is in the generation, for a tool_use block
 
     @property
@@ -82,11 +55,11 @@ class Block:
 
 @dataclass
 class MessagesStream:
-    events: list[MessagesEvent] = field(default_factory=list)
+    events: list[TypedEvent] = field(default_factory=list)
     blocks: list[Block] = field(default_factory=list)  # in the order they started
     generation: Generation = field(default_factory=Generation)
 
-    def of_type(self, kind: str) -> list[MessagesEvent]:
+    def of_type(self, kind: str) -> list[TypedEvent]:
         return [event for event in self.events if event.type == kind]
 
     def final_message(self) -> dict:
@@ -125,10 +98,6 @@ def _accumulated(block: Block) -> dict:
     return content
 
 
-def read_events(exchange: HttpExchange) -> list[MessagesEvent]:
-    return [MessagesEvent(event, payload) for event, payload in zip(exchange.sse.events, exchange.payloads)]
-
-
 def message_object(exchange: HttpExchange) -> dict:
     """The message a client ends up with: the JSON body, or the stream accumulated; `{}` when there is none."""
     if exchange.is_event_stream:
@@ -150,14 +119,14 @@ def _arguments_opened_with(content_block: dict) -> str:
 
 
 def normalize_messages_stream(exchange: HttpExchange) -> MessagesStream:
-    stream = MessagesStream(read_events(exchange))
+    stream = MessagesStream(read_typed_events(exchange))
     out = stream.generation.events
     by_index: dict[Any, Block] = {}
     fragments_seen: set[int] = set()
     open_calls: list[int] = []
     stop_reason: Any = None
     usage: dict = {}
-    ended_by: MessagesEvent | None = None
+    ended_by: TypedEvent | None = None
 
     def close(block: Block, source: Source) -> None:
         if block.call in open_calls:

@@ -14,6 +14,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from lmconform.normalize.data_events import TypedEvent, read_typed_events
 from lmconform.normalize.events import (
     MISSING,
     End,
@@ -28,39 +29,16 @@ from lmconform.normalize.events import (
 )
 from lmconform.normalize.reading import Reading
 from lmconform.wire.http import HttpExchange
-from lmconform.wire.sse import SSEEvent
 
 TEXT_DELTAS = {"message.delta": "content", "reasoning.delta": "reasoning"}
 
 
-@dataclass(frozen=True)
-class NativeEvent:
-    event: SSEEvent
-    payload: Any  # the data as JSON, or NOT_JSON
-
-    @property
-    def type(self) -> str | None:
-        kind = self.payload.get("type") if isinstance(self.payload, dict) else None
-        return kind if isinstance(kind, str) else None
-
-    @property
-    def source(self) -> Source:
-        return Source(self.event.label(), self.event.excerpt())
-
-    @property
-    def has_event_field(self) -> bool:
-        return any(line.startswith(b"event:") for line in self.event.raw.splitlines())
-
-    def get(self, key: str, default: Any = None) -> Any:
-        return self.payload.get(key, default) if isinstance(self.payload, dict) else default
-
-
 @dataclass
 class NativeStream:
-    events: list[NativeEvent] = field(default_factory=list)
+    events: list[TypedEvent] = field(default_factory=list)
     generation: Generation = field(default_factory=Generation)
 
-    def of_type(self, kind: str) -> list[NativeEvent]:
+    def of_type(self, kind: str) -> list[TypedEvent]:
         return [event for event in self.events if event.type == kind]
 
     def result(self) -> dict:
@@ -69,10 +47,6 @@ class NativeStream:
             if event.type == "chat.end" and isinstance(event.get("result"), dict):
                 return event.get("result")
         return {}
-
-
-def read_events(exchange: HttpExchange) -> list[NativeEvent]:
-    return [NativeEvent(event, payload) for event, payload in zip(exchange.sse.events, exchange.payloads)]
 
 
 def native_result(exchange: HttpExchange) -> dict:
@@ -111,7 +85,7 @@ def _arguments(value: Any) -> Any:
 
 
 def normalize_native_stream(exchange: HttpExchange) -> NativeStream:
-    stream = NativeStream(read_events(exchange))
+    stream = NativeStream(read_typed_events(exchange))
     out = stream.generation.events
     call: int | None = None  # the call in progress
     calls = 0

@@ -10,6 +10,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from lmconform.normalize.data_events import TypedEvent, read_typed_events
 from lmconform.normalize.events import (
     End,
     Generation,
@@ -24,7 +25,6 @@ from lmconform.normalize.events import (
 from lmconform.normalize.reading import Reading
 from lmconform.normalize.usage import RESPONSE_USAGE
 from lmconform.wire.http import HttpExchange
-from lmconform.wire.sse import SSEEvent
 
 TERMINAL_EVENTS = ("response.completed", "response.failed", "response.incomplete")
 TEXT_DELTAS = {"response.output_text.delta": "content", "response.reasoning_text.delta": "reasoning",
@@ -33,26 +33,9 @@ TEXT_DELTAS = {"response.output_text.delta": "content", "response.reasoning_text
 MESSAGE_PARTS = {"output_text": ("text", "content"), "refusal": ("refusal", "refusal")}
 
 
-@dataclass(frozen=True)
-class ResponsesEvent:
-    event: SSEEvent
-    payload: Any  # the data as JSON, or NOT_JSON
-
-    @property
-    def type(self) -> str | None:
-        return self.payload.get("type") if isinstance(self.payload, dict) else None
-
-    @property
-    def source(self) -> Source:
-        return Source(self.event.label(), self.event.excerpt())
-
-    def get(self, key: str, default: Any = None) -> Any:
-        return self.payload.get(key, default) if isinstance(self.payload, dict) else default
-
-
 @dataclass
 class ResponsesStream:
-    events: list[ResponsesEvent] = field(default_factory=list)
+    events: list[TypedEvent] = field(default_factory=list)
     generation: Generation = field(default_factory=Generation)
 
     def final_response(self) -> dict | None:
@@ -98,18 +81,14 @@ def normalize_responses(exchange: HttpExchange) -> Generation:
     return normalize_responses_body(exchange.json)
 
 
-def read_events(exchange: HttpExchange) -> list[ResponsesEvent]:
-    return [ResponsesEvent(event, payload) for event, payload in zip(exchange.sse.events, exchange.payloads)]
-
-
 def normalize_responses_stream(exchange: HttpExchange) -> ResponsesStream:
-    stream = ResponsesStream(read_events(exchange))
+    stream = ResponsesStream(read_typed_events(exchange))
     out = stream.generation.events
     call_of_item: dict[Any, int] = {}  # item id (or output index) -> call number
     fragments_seen: set[int] = set()
     open_calls: list[int] = []
 
-    def item_key(event: ResponsesEvent) -> Any:
+    def item_key(event: TypedEvent) -> Any:
         return event.get("item_id") or ("output_index", event.get("output_index"))
 
     for event in stream.events:

@@ -8,16 +8,17 @@ from collections.abc import Iterator
 
 from lmconform.apis.messages.checks.scope import messages_streamed, messages_with_tools
 from lmconform.apis.messages.checks.views import require_messages_stream
-from lmconform.apis.messages.normalize import DELTAS_OF_BLOCK, MessagesEvent
+from lmconform.apis.messages.normalize import DELTAS_OF_BLOCK
 from lmconform.checks.observed import Observed
 from lmconform.checks.refs import ANTHROPIC_PYTHON_SSE, ANTHROPIC_PYTHON_STREAM_HELPER, ANTHROPIC_STREAMING
 from lmconform.checks.registry import check
+from lmconform.normalize.data_events import TypedEvent
 from lmconform.vocabulary import Failure, Level, NotApplicable
 
 BLOCK_EVENTS = ("content_block_start", "content_block_delta", "content_block_stop")
 
 
-def _events(observed: Observed) -> list[MessagesEvent]:
+def _events(observed: Observed) -> list[TypedEvent]:
     """The stream's events without pings, which may come anywhere."""
     return [event for event in require_messages_stream(observed).events if event.type != "ping"]
 

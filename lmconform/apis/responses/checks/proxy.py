@@ -6,11 +6,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from lmconform.apis.responses.checks.scope import responses_streamed
-from lmconform.apis.responses.normalize import read_events
 from lmconform.checks.observed import Observed
 from lmconform.checks.proxy import UPSTREAM, require_both_streams
 from lmconform.checks.refs import OPENAI_RESPONSES_STREAMING
 from lmconform.checks.registry import check
+from lmconform.normalize.data_events import read_typed_events
 from lmconform.vocabulary import Failure, Level
 from lmconform.wire.http import HttpExchange
 
@@ -18,7 +18,7 @@ from lmconform.wire.http import HttpExchange
 def _event_types(exchange: HttpExchange) -> list[str]:
     """Responses event types with runs collapsed: how many deltas a proxy regroups into is its own business."""
     collapsed: list[str] = []
-    for event in read_events(exchange):
+    for event in read_typed_events(exchange):
         # An event without a JSON type (`data: [DONE]`) is named by its data.
         kind = event.type or f"data: {event.event.data[:40]}"
         if not collapsed or collapsed[-1] != kind:

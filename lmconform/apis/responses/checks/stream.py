@@ -8,7 +8,7 @@ from typing import Any
 
 from lmconform.apis.responses.checks.scope import responses_streamed
 from lmconform.apis.responses.checks.views import final_response, require_responses_stream
-from lmconform.apis.responses.normalize import TERMINAL_EVENTS, ResponsesEvent
+from lmconform.apis.responses.normalize import TERMINAL_EVENTS
 from lmconform.checks.observed import Observed
 from lmconform.checks.refs import (
     OPEN_RESPONSES_SCHEMAS,
@@ -18,14 +18,15 @@ from lmconform.checks.refs import (
     VLLM_EVENT_STACK,
 )
 from lmconform.checks.registry import check
+from lmconform.normalize.data_events import TypedEvent
 from lmconform.vocabulary import Failure, Level, shown
 
 
-def _is_done_sentinel(event: ResponsesEvent) -> bool:
+def _is_done_sentinel(event: TypedEvent) -> bool:
     return event.event.data.strip() == "[DONE]"
 
 
-def _events(observed: Observed) -> list[ResponsesEvent]:
+def _events(observed: Observed) -> list[TypedEvent]:
     """The stream's events, without a `data: [DONE]` after the last one: no Responses event, but a sentinel some
     servers and proxies append (LiteLLM), which Open Responses' parser and the openai SDK skip."""
     events = require_responses_stream(observed).events
@@ -54,7 +55,7 @@ def lifecycle(observed: Observed) -> Iterator[Failure]:
                       f"last event {shown(types[-1]) if types else 'none'}", last)
 
 
-def _item_events(events: list[ResponsesEvent]) -> Iterator[ResponsesEvent]:
+def _item_events(events: list[TypedEvent]) -> Iterator[TypedEvent]:
     """Events that belong to an output item (everything but the response-level ones)."""
     for event in events:
         if event.type and event.type.startswith("response.") and event.type not in (
