@@ -84,6 +84,13 @@ def outcome_css(selector: str) -> str:
                      for outcome, style in OUTCOME_STYLES.items())
 
 
+# What a check judges: the exchange as sent ("wire"), the answer replayed through a real client ("client"), what a
+# proxy changed against its upstream ("differential"), or what a coding agent did ("agent": from its run, what it
+# showed its user and the exchanges relayed for it, even when an exchange of the run failed, since how the agent copes
+# with that is what the check is about).
+CHECK_KINDS = ("wire", "client", "differential", "agent")
+
+
 class Requirement(StrEnum):
     """What a check may need of a run to be part of it at all."""
 

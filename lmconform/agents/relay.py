@@ -18,14 +18,14 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from lmconform.target import Target
-from lmconform.wire.http import HttpExchange, send
+from lmconform.wire.http import HOP_HEADERS, HttpExchange, send
 from lmconform.wire.redact import SECRET_HEADERS
 
 # The agent's key is a dummy that never leaves the machine: it is what `AGENT_KEY` says.
 AGENT_KEY = "sk-lmconform-relay"
-# Headers of the hop between the agent and the relay (or the relay and the target), not of the request or answer.
-HOP_HEADERS = frozenset({"host", "content-length", "connection", "keep-alive", "transfer-encoding", "te", "upgrade",
-                         "proxy-connection", "accept-encoding", "content-encoding", "expect"})
+# Headers of the hop between the agent and the relay (or the relay and the target), not of the request or answer;
+# the answer's content-encoding too, since the capture decodes the body the relay passes on.
+RELAYED_NOT = HOP_HEADERS | {"content-encoding"}
 MAX_REQUEST_BYTES = 64 * 1024 * 1024
 SHUTDOWN_POLL_S = 0.02
 
@@ -121,7 +121,7 @@ class _RelayHandler(BaseHTTPRequestHandler):
             self._refuse(503, f"lmconform stopped relaying after {self.relay.limit} requests of this agent run")
             return
         forwarded = {name.lower(): value for name, value in self.headers.items()
-                     if name.lower() not in HOP_HEADERS and name.lower() not in SECRET_HEADERS}
+                     if name.lower() not in RELAYED_NOT and name.lower() not in SECRET_HEADERS}
         try:
             shown = json.loads(body) if body else None
         except ValueError:  # kept as the text it is, and sent as the bytes it was
@@ -189,7 +189,7 @@ class _Answer:
     def _head(self, status: int, headers: dict[str, str]) -> None:
         self.handler.send_response_only(status)
         for name, value in headers.items():
-            if name not in HOP_HEADERS and name not in ("date", "server"):
+            if name not in RELAYED_NOT and name not in ("date", "server"):
                 self.handler.send_header(name, value)
         self.handler.send_header("Date", self.handler.date_time_string(time.time()))
         self.handler.send_header("Transfer-Encoding", "chunked")

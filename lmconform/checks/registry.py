@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from lmconform.vocabulary import Failure, Grade, Level, Note, Requirement, surface_of
+from lmconform.vocabulary import CHECK_KINDS, Failure, Grade, Level, Note, Requirement, surface_of
 
 if TYPE_CHECKING:
     from lmconform.cases import Case
@@ -22,9 +22,6 @@ if TYPE_CHECKING:
 
 CheckFunction = Callable[["Observed"], Iterable[Failure | Note | Grade]]
 ID_PATTERN = re.compile(r"^[a-z][a-z0-9_]*(\.[a-z0-9_]+){2,}$")
-# "agent": judged from a coding agent's run (what it showed its user, and the exchanges relayed for it), even when
-# an exchange of the run failed: how the agent copes with that is what the check is about.
-KINDS = ("wire", "client", "differential", "agent")
 
 
 @dataclass(frozen=True)
@@ -36,7 +33,7 @@ class Check:
     applies: Callable[[Case], bool]
     function: CheckFunction
     surface: str  # what part of the API it judges: `chat`, `sse`, `client.void`…, the head of its id
-    kind: str = "wire"  # "wire": the exchange as sent; "client": replayed through a client; "differential"; "agent"
+    kind: str = "wire"  # one of CHECK_KINDS (lmconform.vocabulary)
     requires: frozenset[Requirement] = frozenset()  # what the run must have for the check to be part of it
     judges_cut_bodies: bool = False  # judged on an answer cut at the body cap (other checks then have no verdict)
     # Judged when a process the case talks to (a bridge on stdio) exits or stops answering, which leaves the case's
@@ -66,8 +63,8 @@ def check(id: str, *, level: Level, title: str, ref: str, applies: Callable[[Cas
         raise ValueError(f"check id {id!r} is not <surface>.<area>.<property> in lower case")
     if id in REGISTRY:
         raise ValueError(f"check id {id!r} is registered twice")
-    if kind not in KINDS:
-        raise ValueError(f"check {id!r}: kind is one of {', '.join(KINDS)}")
+    if kind not in CHECK_KINDS:
+        raise ValueError(f"check {id!r}: kind is one of {', '.join(CHECK_KINDS)}")
 
     def register(function: CheckFunction) -> CheckFunction:
         REGISTRY[id] = Check(id=id, level=Level(level), title=title, ref=ref, applies=applies, function=function,

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from lmconform.api_table import APIS
+from lmconform.wire.http import HOP_HEADERS
 from lmconform.wire.redact import FILTERED, SECRET_HEADERS, redact_headers, redact_text
 from lmconform.wire.sse import parse_sse
 
@@ -18,9 +19,6 @@ from lmconform.wire.sse import parse_sse
 ENDPOINTS = {(api.method, api.path): (api.name, api.slug) for api in APIS.values()}
 # A recorder script names what it is doing in this header; it becomes the case's description and is not recorded.
 LABEL_HEADER = "x-lmconform-label"
-# Hop-by-hop and framing headers: the transport's, not the client's.
-TRANSPORT_HEADERS = frozenset({"host", "content-length", "connection", "keep-alive", "transfer-encoding", "te",
-                               "upgrade", "expect", "accept-encoding", "proxy-connection"})
 # Headers whose values differ between machines (OS, CPU, runtime build) or between tries of one request.
 VOLATILE_HEADERS = frozenset({"x-stainless-os", "x-stainless-arch", "x-stainless-runtime-version",
                               "x-stainless-retry-count", "idempotency-key", "traceparent", "tracestate",
@@ -62,7 +60,7 @@ def kept_headers(headers: Mapping[str, str]) -> dict[str, str]:
     kept = {}
     for name, value in headers.items():
         name = name.lower()
-        if name in TRANSPORT_HEADERS | VOLATILE_HEADERS | {LABEL_HEADER}:
+        if name in HOP_HEADERS | VOLATILE_HEADERS | {LABEL_HEADER}:
             continue
         # Only Authorization has a scheme worth keeping; redact_headers would keep a cookie's first pair as one.
         kept[name] = FILTERED if name in SECRET_HEADERS and not name.endswith("authorization") else value

@@ -11,8 +11,9 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.types import Receive, Scope, Send
 
-from lmconform.record.kept import LABEL_HEADER, TRANSPORT_HEADERS
+from lmconform.record.kept import LABEL_HEADER
 from lmconform.target import normalize_base_url
+from lmconform.wire.http import HOP_HEADERS
 
 _UPSTREAM_TIMEOUT = httpx.Timeout(connect=10.0, read=300.0, write=30.0, pool=10.0)
 
@@ -27,7 +28,7 @@ class Upstream:
         request = Request(scope, receive)
         body = await request.body()
         headers = {name: value for name, value in request.headers.items()
-                   if name.lower() not in TRANSPORT_HEADERS | {LABEL_HEADER}}
+                   if name.lower() not in HOP_HEADERS | {LABEL_HEADER}}
         headers["accept-encoding"] = "identity"  # the recorder reads the answer for the response id it carries
         query = scope.get("query_string", b"").decode("latin-1")
         url = self.base_url + request.url.path + (f"?{query}" if query else "")
@@ -37,7 +38,7 @@ class Upstream:
                 async with client.stream(request.method, url, headers=headers, content=body) as response:
                     passed = [(name.encode("latin-1"), value.encode("latin-1"))
                               for name, value in response.headers.items()
-                              if name.lower() not in TRANSPORT_HEADERS - {"content-length"}]
+                              if name.lower() not in HOP_HEADERS - {"content-length"}]
                     await send({"type": "http.response.start", "status": response.status_code, "headers": passed})
                     started = True
                     async for piece in response.aiter_raw():

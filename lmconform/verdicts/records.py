@@ -12,9 +12,8 @@ import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from lmconform.vocabulary import Outcome, surface_of
+from lmconform.vocabulary import CHECK_KINDS, Outcome, surface_of
 
-KINDS = ("wire", "client", "differential", "agent")
 GZIP_MAGIC = b"\x1f\x8b"
 
 
@@ -234,8 +233,8 @@ def case_result(row: object, path: Path, where: str, curls: dict[str, str]) -> C
         raise RecordError(f"{path}: {where}.outcome {outcome!r:.60} is not one of {', '.join(Outcome)}")
     check = text_field(row, "check", path, where)
     kind = text_field(row, "kind", path, where, required=False) or kind_of(check)
-    if kind not in KINDS:
-        raise RecordError(f"{path}: {where}.kind {kind!r:.60} is not one of {', '.join(KINDS)}")
+    if kind not in CHECK_KINDS:
+        raise RecordError(f"{path}: {where}.kind {kind!r:.60} is not one of {', '.join(CHECK_KINDS)}")
     case = text_field(row, "case", path, where)
     return CaseResult(
         case=case,

@@ -24,6 +24,10 @@ USER_AGENT = f"lmconform/{__version__}"
 # Answers that mean "this route does not exist". LM Studio says so with HTTP 200 and an error string.
 MISSING_ROUTE_STATUSES = frozenset({404, 405, 501})
 LMSTUDIO_UNKNOWN_ROUTE = "Unexpected endpoint or method"
+# Headers of the hop (framing, the connection, what the transport negotiates), not of the message a client sent: a
+# relay or a recorder leaves them to its own transport.
+HOP_HEADERS = frozenset({"host", "content-length", "connection", "keep-alive", "transfer-encoding", "te", "upgrade",
+                         "proxy-connection", "accept-encoding", "expect"})
 
 
 @dataclass(frozen=True)
