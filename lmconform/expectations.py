@@ -58,7 +58,8 @@ class Expected:
     @property
     def shown(self) -> str:
         """The outcomes as a person reads them: `FAILED`, or `OK or FAILED (model-dependent)`."""
-        names = " or ".join(sorted(self.outcomes, key=list(Outcome).index))
+        order = [outcome.value for outcome in Outcome]
+        names = " or ".join(sorted(self.outcomes, key=order.index))
         return f"{names} (model-dependent)" if self.model_dependent else names
 
     def record(self, source: str) -> dict:

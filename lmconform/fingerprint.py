@@ -134,8 +134,8 @@ def _lmstudio(probes: Probes) -> dict | None:
 def _lmstudio_runtime(exchange: HttpExchange) -> str | None:
     """`runtime {name, version}` of LM Studio's engine, at the top of the answer or on a model."""
     body = exchange.json if isinstance(exchange.json, dict) else {}
-    data = body.get("data") if isinstance(body.get("data"), list) else []
-    for holder in (body, *data):
+    models = body.get("data")
+    for holder in (body, *(models if isinstance(models, list) else ())):
         runtime = holder.get("runtime") if isinstance(holder, dict) else None
         if isinstance(runtime, dict) and isinstance(runtime.get("name"), str):
             return " ".join(str(runtime[key]) for key in ("name", "version") if runtime.get(key))
@@ -205,7 +205,8 @@ def _llama_cpp(probes: Probes) -> dict | None:
 
 
 def _llama_cpp_build(build: str, engine: str | None, evidence: list[str]) -> dict:
-    number = LLAMA_CPP_BUILD.match(build)[1]
+    matched = LLAMA_CPP_BUILD.match(build)
+    number = matched[1] if matched else build
     return _result("llama.cpp", evidence, f"=={number}", engine or f"llama.cpp {number}")
 
 

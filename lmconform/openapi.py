@@ -101,7 +101,10 @@ def _operation(api: str) -> dict[str, Any]:
 def _stored(api: str) -> dict[str, Any]:
     """Reading back an answer the server keeps, by the id its path names."""
     entry = APIS[api]
-    parameter = re.search(r"\{([a-z_]+)\}", entry.stored_path)[1]
+    found = re.search(r"\{([a-z_]+)\}", entry.stored_path or "")
+    if found is None:
+        raise ValueError(f"{api} keeps no answer to read back by an id in its path")
+    parameter = found[1]
     return {"operationId": f"get_{entry.slug.replace('-', '_')}", "summary": f"{entry.title}: a stored answer, by id",
             "parameters": [{"name": parameter, "in": "path", "required": True, "schema": {"type": "string"}}],
             "responses": {"200": _json(_ref(api, "body"), "The stored answer"),

@@ -33,11 +33,11 @@ from lmconform.options import (
     upstream_from_options,
     usage_error,
 )
-from lmconform.run import RunPlan, TargetUnreachable, discover, results_record
+from lmconform.run import Run, RunPlan, TargetUnreachable, discover, results_record
 from lmconform.vocabulary import Outcome
 from lmconform.wire.redact import FILTERED, redact_text
 
-RUN_KEY = pytest.StashKey["Run | None"]()
+RUN_KEY = pytest.StashKey[Run | None]()
 PLAN_KEY = pytest.StashKey[RunPlan]()
 RECORDS_KEY = pytest.StashKey["VerdictRecords"]()
 FAILURE_TEXT_KEY = pytest.StashKey[str]()
@@ -280,7 +280,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     run = config.stash.get(RUN_KEY, None)
     if hasattr(config, "workerinput"):  # a pytest-xdist worker: the controlling process writes the files
         if run is not None:
-            config.workeroutput["lmconform_target"] = run.target.header_record()
+            config.workeroutput["lmconform_target"] = run.target.header_record()  # type: ignore[attr-defined]
         return
     record = config.stash[RECORDS_KEY].record()
     if record is None:

@@ -128,7 +128,7 @@ def parse_command(text: str) -> tuple[str, ...]:
 
 def shown_command(command: tuple[str, ...], secrets: tuple[str, ...] = ()) -> str:
     """`command` as one shell-safe line, with the value after a credential option and any known secret hidden."""
-    shown = []
+    shown: list[str] = []
     for word in command:
         if shown and shown[-1] in _SECRET_OPTIONS:
             word = "[Filtered]"

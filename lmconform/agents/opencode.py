@@ -74,11 +74,11 @@ class Opencode(Agent):
         for event in events:
             if not isinstance(event, dict):
                 continue
-            part = event.get("part") if isinstance(event.get("part"), dict) else {}
+            part = _table(event, "part")
             if event.get("type") == "text" and part.get("text"):
                 texts.append(str(part["text"]))
             elif event.get("type") == "tool_use":
-                state = part.get("state") if isinstance(part.get("state"), dict) else {}
+                state = _table(part, "state")
                 failed = state.get("status") != "completed"
                 runs.append(ToolRun(str(part.get("tool", "")), state.get("input"),
                                     str(state.get("error") if failed else state.get("output") or ""), failed))
@@ -87,10 +87,15 @@ class Opencode(Agent):
         return AgentOutcome(texts[-1] if texts else None, tuple(runs), tuple(errors))
 
 
+def _table(holder: dict, key: str) -> dict:
+    """The object `holder` keeps under `key`, or an empty one where it keeps something else."""
+    value = holder.get(key)
+    return value if isinstance(value, dict) else {}
+
+
 def _error_text(error: Any) -> str:
     """An opencode error as it shows it: its message, from wherever its kind of error keeps it."""
     if isinstance(error, dict):
-        data = error.get("data") if isinstance(error.get("data"), dict) else {}
-        said = data.get("message") or error.get("message")
+        said = _table(error, "data").get("message") or error.get("message")
         return f"{error.get('name', 'Error')}: {said}" if said else json.dumps(error)[:400]
     return str(error)

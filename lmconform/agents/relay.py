@@ -23,6 +23,8 @@ from lmconform.wire.redact import SECRET_HEADERS
 
 # The agent's key is a dummy that never leaves the machine: it is what `AGENT_KEY` says.
 AGENT_KEY = "sk-lmconform-relay"
+LOOPBACK = "127.0.0.1"  # the relay listens for the agent on this machine only
+
 # Headers of the hop between the agent and the relay (or the relay and the target), not of the request or answer;
 # the answer's content-encoding too, since the capture decodes the body the relay passes on.
 RELAYED_NOT = HOP_HEADERS | {"content-encoding"}
@@ -41,7 +43,7 @@ class Relay:
         self.limit_reached = threading.Event()
         self._exchanges: list[tuple[int, HttpExchange]] = []
         self._lock = threading.Lock()
-        self._server = _Server(("127.0.0.1", 0), _handler(self))
+        self._server = _Server((LOOPBACK, 0), _handler(self))
         # Closing waits for every exchange in flight to be kept (socketserver joins only threads that are not
         # daemons); each ends within the target's read timeout.
         self._server.daemon_threads = False
@@ -52,8 +54,7 @@ class Relay:
 
     @property
     def base_url(self) -> str:
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}"
+        return f"http://{LOOPBACK}:{self._server.server_port}"
 
     @property
     def exchanges(self) -> tuple[HttpExchange, ...]:

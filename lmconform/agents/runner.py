@@ -35,7 +35,8 @@ def run_agent(agent: Agent, target: Target, task: str, secret: str, limits: Limi
     run = AgentRun(agent.name, agent.title, agent.version(node_modules) or pinned_version(agent), task, secret, limits)
     run.unavailable = unavailable(agent, node_modules)
     run.prediction = agent.prediction(run.version)
-    if run.unavailable:
+    binary = agent.binary(node_modules)
+    if run.unavailable or binary is None:
         return run
     sandbox = create_sandbox(secret)
     started = time.monotonic()
@@ -44,7 +45,7 @@ def run_agent(agent: Agent, target: Target, task: str, secret: str, limits: Limi
         run.sandbox = str(sandbox.root)
         run.task = run.shown(asked)
         with Relay(target, limits.requests) as relay:
-            launch = agent.launch(agent.binary(node_modules), sandbox, relay.base_url, target.model, asked)
+            launch = agent.launch(binary, sandbox, relay.base_url, target.model, asked)
             process = start(launch.argv, sandbox, launch.environment)
             why = "exited" if process.start_error else wait(process, limits.seconds, relay.limit_reached.is_set)
             stop(process, ended=why == "exited")

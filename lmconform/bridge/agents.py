@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -49,7 +49,7 @@ class TurnInput:
 
 
 class Agent(Protocol):
-    def answer(self, turn: TurnInput) -> AsyncIterator[Event]: ...
+    def answer(self, turn: TurnInput) -> AsyncGenerator[Event, None]: ...
 
     async def aclose(self) -> None: ...
 
@@ -81,7 +81,7 @@ class EchoAgent:
     async def aclose(self) -> None:
         pass
 
-    async def answer(self, turn: TurnInput) -> AsyncIterator[Event]:
+    async def answer(self, turn: TurnInput) -> AsyncGenerator[Event, None]:
         text = describe(turn.arrival)
         tool = self._tool_to_call(turn)
         if tool is not None:
@@ -158,7 +158,7 @@ class OpenAIAgent:
             self._model = listed[0].id
         return self._model
 
-    async def answer(self, turn: TurnInput) -> AsyncIterator[Event]:
+    async def answer(self, turn: TurnInput) -> AsyncGenerator[Event, None]:
         request: dict[str, Any] = {"messages": openai_messages(turn.arrival.conversation), "stream": True,
                                    **self._sampling}
         if turn.tools:

@@ -83,7 +83,7 @@ class Sessions:
         matches = [(session, found) for session in self._sessions if session.agent == agent
                    for found in [session.match(messages)] if found is not None]
         kept = [(session, found) for session, found in matches if not found[1]]
-        best = (kept or matches or [None])[0]
+        best = (kept or matches)[0] if kept or matches else None
         if best is None:
             session = Session(len(self._sessions) + 1, agent)
             self._sessions.append(session)
@@ -105,9 +105,12 @@ def render(messages: tuple[Message, ...] | list[Message]) -> str:
 
 
 def _render_part(part: dict[str, Any]) -> str:
-    compact = {"ensure_ascii": False, "separators": (",", ":")}
     if part["type"] == "text":
         return part["value"]
     if part["type"] == "tool_call":
-        return f"[tool_call {part['toolName']} {part['toolCallId']} {json.dumps(part['parameters'], **compact)}]"
-    return f"[tool_result {part['toolCallId']} {json.dumps(part['result'], **compact)}]"
+        return f"[tool_call {part['toolName']} {part['toolCallId']} {_compact(part['parameters'])}]"
+    return f"[tool_result {part['toolCallId']} {_compact(part['result'])}]"
+
+
+def _compact(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))

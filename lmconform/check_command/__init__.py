@@ -74,7 +74,7 @@ def run_check(args: argparse.Namespace) -> int:
     api_key = args.api_key or os.environ.get("LMCONFORM_API_KEY") or None
 
     def say(message: str, stream=sys.stdout) -> None:
-        print(redact_text(message, [api_key] if api_key else []), file=stream, flush=True)
+        print(redact_text(message, (api_key,) if api_key else ()), file=stream, flush=True)
 
     offered: set[str] = set()
     try:
@@ -147,9 +147,9 @@ def _suite_options(args: argparse.Namespace, api_key: str | None, say, offered: 
             raise Refused(str(error), USAGE_ERROR) from None
     if agents:  # a gate that asks for an agent must not pass without running it
         chosen = [parse_agent(word) for word in agents.split(",")]
-        missing = not_runnable((at.agent, node_modules(at.agent, at.wanted or None)) for at in chosen)
-        if missing:
-            raise Refused(missing, USAGE_ERROR)
+        not_installed = not_runnable((at.agent, node_modules(at.agent, at.wanted or None)) for at in chosen)
+        if not_installed:
+            raise Refused(not_installed, USAGE_ERROR)
     repeat = _number("--repeat", args.repeat, int, 1)
     read_timeout = None if args.read_timeout is None else _number("--read-timeout", args.read_timeout, *WAIT)
     if args.expect and not Path(args.expect).is_file():

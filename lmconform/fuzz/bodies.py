@@ -164,7 +164,7 @@ def content(draw, text: str, part_type: str) -> str | list[dict]:
         return text
     pieces = [text] if form == "one part" or len(text) < 2 else [text[:len(text) // 2], text[len(text) // 2:]]
     # An output_text part carries its annotations (none), as the output it came from did.
-    extra = {"annotations": []} if part_type == "output_text" else {}
+    extra: dict[str, list] = {"annotations": []} if part_type == "output_text" else {}
     return [{"type": part_type, "text": piece, **extra} for piece in pieces]
 
 

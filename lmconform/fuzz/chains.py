@@ -82,7 +82,8 @@ def _step(draw, program: _Program) -> None:
     elif kind in ("read", "list_input"):
         program.stored(draw(st.sampled_from(program.responses)), "GET", "/input_items" if kind == "list_input" else "")
     elif kind == "delete":
-        name = draw(st.sampled_from([name for name in program.responses if name not in program.calls] or [None]))
+        deletable: list[str | None] = [name for name in program.responses if name not in program.calls]
+        name = draw(st.sampled_from(deletable or [None]))
         if name is not None:  # a call still to answer is kept: its answer would chain to a deleted response
             program.stored(name, "DELETE")
             program.stored(name, "GET")  # read back at once: it must be gone

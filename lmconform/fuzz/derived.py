@@ -12,6 +12,7 @@ others, but the negative mode does not send it: a server may accept it (docs/sch
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
@@ -97,7 +98,7 @@ class SchemaViolation:
         sent = body if api.model_field in body or api.model_field in self.omit else {api.model_field: "m", **body}
         return schema_set(self.profile).findings(f"{api.name}/{api.schemas['request']}", sent)
 
-    def breaks_only(self, body: dict, before: list[SchemaFinding] = ()) -> bool:
+    def breaks_only(self, body: dict, before: Sequence[SchemaFinding] = ()) -> bool:
         """Whether `body` fails this constraint and nothing of any other member beyond what the valid body it was
         made from already did (`before`: a rule graded INFO, as a Responses tool without `strict`): a value of
         another type also falls outside the member's enumeration, and a rule two schemas state (an item's type)

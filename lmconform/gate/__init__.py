@@ -196,7 +196,9 @@ def load_gate_file(path: Path) -> GateFile:
         typos = sorted(check for checks in sets.values() for check in checks if check not in REGISTRY)
         if typos:
             raise ExpectationError(f"{path}: fault {raw['name']}: no check is called {', '.join(typos)}")
-        rows.append(GateRow(raw["name"], reason=raw.get("reason", ""), **sets))
+        rows.append(GateRow(raw["name"], reason=raw.get("reason", ""), repaired=sets["repaired"],
+                            passed_through=sets["passed_through"], introduced=sets["introduced"],
+                            proxy_fails_anyway=sets["proxy_fails_anyway"], varies=sets["varies"]))
     return GateFile(path, data.get("proxy", path.stem), data.get("seen", ""), tuple(rows))
 
 

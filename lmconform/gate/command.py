@@ -107,7 +107,7 @@ def _written(path: Path, text: str, stop: Callable[[str], int]) -> bool:
 
 def run_gate_command(args: argparse.Namespace) -> int:
     def stop(message: str, status: int = USAGE_ERROR) -> int:
-        print(f"lmconform gate: {redact_text(message, [args.api_key] if args.api_key else [])}", file=sys.stderr)
+        print(f"lmconform gate: {redact_text(message, (args.api_key,) if args.api_key else ())}", file=sys.stderr)
         return status
 
     if args.stream_fuzz is not None:
@@ -127,14 +127,16 @@ def run_gate_command(args: argparse.Namespace) -> int:
         return stop(f"no case matches {', '.join(map(repr, unnamed))}; `pytest suites --collect-only -q` lists them")
     try:
         if args.stream_fuzz is not None:
-            expected = load_expected(args.expect) if args.expect else None
-            if args.expect and expected is None:
+            expected_fuzz = load_expected(args.expect) if args.expect else None
+            if args.expect and expected_fuzz is None:
                 return stop(f"{args.expect}: no [stream_fuzz] section to compare the answers with")
-            if expected is not None and (expected.seed, expected.examples) != (args.stream_seed, args.stream_fuzz):
-                return stop(f"{args.expect} holds the rows of {expected.examples} answers drawn with seed "
-                            f"{expected.seed}: run with --stream-fuzz {expected.examples} --stream-seed {expected.seed}")
+            drawn = (expected_fuzz.seed, expected_fuzz.examples) if expected_fuzz is not None else None
+            if drawn is not None and drawn != (args.stream_seed, args.stream_fuzz):
+                seed, examples = drawn
+                return stop(f"{args.expect} holds the rows of {examples} answers drawn with seed {seed}: run with "
+                            f"--stream-fuzz {examples} --stream-seed {seed}")
         else:
-            expected = load_gate_file(args.expect) if args.expect else None
+            expected_rows = load_gate_file(args.expect) if args.expect else None
     except ExpectationError as error:
         return stop(str(error))
     clean_models = {}
@@ -166,16 +168,17 @@ def run_gate_command(args: argparse.Namespace) -> int:
         print(table)
         if result.rows:
             print("\n" + findings_text(result))
-        differences = stream_differences(result, expected) if expected is not None else changed_streams(result)
+        differences = (stream_differences(result, expected_fuzz) if expected_fuzz is not None
+                       else changed_streams(result))
         if args.write_expect and not _written(args.write_expect, stream_toml(result), stop):
             return USAGE_ERROR
     else:
         rows = run_gate(faults, targets, cases=tuple(args.cases) if args.cases else None)
         table = gate_table(rows)
         print(table)
-        differences = (gate_differences(rows, [row for row in expected.rows if row.fault in faults]) if expected
-                       else introduced_failures(rows))
-        kept = expected.rows if expected else ()
+        differences = (gate_differences(rows, [row for row in expected_rows.rows if row.fault in faults])
+                       if expected_rows else introduced_failures(rows))
+        kept = expected_rows.rows if expected_rows else ()
         written = gate_toml(rows, {row.fault: row.reason for row in kept}, {row.fault: row.varies for row in kept})
         if args.write_expect and not _written(args.write_expect, written, stop):
             return USAGE_ERROR

@@ -77,7 +77,7 @@ def _capped(body: dict, cap: str) -> str:
     thinking = body.get("thinking")
     budget = thinking.get("budget_tokens") if isinstance(thinking, dict) else None
     said = ""
-    if isinstance(budget, int) and budget > THINKING_FLOOR:
+    if isinstance(thinking, dict) and isinstance(budget, int) and budget > THINKING_FLOOR:
         said = f"; `thinking.budget_tokens` {budget} as sent, {THINKING_FLOOR} here"
         thinking["budget_tokens"] = THINKING_FLOOR
     least = RECORDED_CAP + (THINKING_FLOOR if isinstance(budget, int) else 0)
@@ -110,6 +110,8 @@ def record(agent: Agent, folder: Path, node_modules: Path, say: Callable[[str], 
 
 def _record_shape(agent: Agent, shape: ModelShape, version: str, folder: Path, node_modules: Path, case: Case,
                   say: Callable[[str], None]) -> Recording:
+    if case.agent is None:
+        raise ValueError(f"{case.id} is no agent's task")
     with RecordingServer(folder, stem=stem(agent, version, shape), report=say) as server:
         run = run_agent(agent, Target(base_url=server.base_url, model=shape.model), case.agent.task,
                         case.agent.secret, RECORDING_LIMITS, node_modules)
@@ -130,7 +132,7 @@ def _record_shape(agent: Agent, shape: ModelShape, version: str, folder: Path, n
                                            f"({shape.meaning}); every text of the request longer than {TRIM_CHARS} "
                                            f"characters is cut there (marked {TRIMMED!r})")
         body = document["request"].get("body")
-        if isinstance(body, dict) and cap in body:
+        if cap and isinstance(body, dict) and cap in body:
             document["provenance"]["note"] += _capped(body, cap)
         # What an agent sends, it sends to every server, and a refusal stops it: its request is to be answered 2xx.
         # Where the reference server's dialect refuses it (Codex's tool types on LM Studio's Responses API), the

@@ -37,7 +37,7 @@ from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from lmconform.api_table import APIS
-from lmconform.cases import HttpTurn, call_answer, cases_folder, chain_probe
+from lmconform.cases import Turn, call_answer, cases_folder, chain_probe
 from lmconform.cases.writer import create, descriptions_in, next_index
 from lmconform.files import write_json_atomically
 from lmconform.record.kept import (
@@ -144,7 +144,7 @@ class Recorder:
         body = parsed_json(captured.body) if captured.body else None
         chain = APIS[api].recorded_chain
         previous = body.get(chain) if chain and isinstance(body, dict) else None
-        if isinstance(previous, str):
+        if isinstance(previous, str) and isinstance(body, dict):
             self._chained(captured, answer, api, endpoint_slug, body, previous)
             return
         path = self._write_case(captured, answer, api, endpoint_slug, body)
@@ -232,7 +232,7 @@ class Recorder:
         return path
 
 
-def _continuation(body: dict) -> tuple[tuple[HttpTurn, ...] | None, str | None]:
+def _continuation(body: dict) -> tuple[tuple[Turn, ...] | None, str | None]:
     """A recorded chained turn as the further turns of the case it continues, or None and why it cannot be."""
     given = body.get("input")
     items = given if isinstance(given, list) else []
@@ -245,7 +245,7 @@ def _continuation(body: dict) -> tuple[tuple[HttpTurn, ...] | None, str | None]:
     return None, "its input answers calls by this recording's call ids, beside other items"
 
 
-def _with_turns(case: dict, turns: tuple[HttpTurn, ...]) -> dict:
+def _with_turns(case: dict, turns: tuple[Turn, ...]) -> dict:
     """The case with its turns right after its request, where a reader looks for what is sent."""
     document = {}
     for key, value in case.items():

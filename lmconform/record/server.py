@@ -10,6 +10,7 @@ from pathlib import Path
 
 from starlette.applications import Starlette
 from starlette.routing import Route
+from starlette.types import ASGIApp
 
 from lmconform.api_table import APIS
 from lmconform.command_line import PORT
@@ -30,12 +31,11 @@ class RecordingServer(ReferenceServer):
     def __init__(self, folder: Path, client: str | None = None, upstream: str | None = None, port: int = 0,
                  report: Callable[[str], None] | None = None, stem: str | None = None) -> None:
         super().__init__(port=port)
-        if upstream is None:
-            answerer, answered_by = self.app, "the embedded reference server"
-        else:
-            answerer, answered_by = Upstream(upstream), "a loopback upstream"
+        reference: Starlette = self.app  # type: ignore[has-type]  # mypy loses the base's type to the reassignment below
+        answerer: ASGIApp = reference if upstream is None else Upstream(upstream)
+        answered_by = "the embedded reference server" if upstream is None else "a loopback upstream"
         self.recorder = Recorder(folder, answerer, client, answered_by, report, stem)
-        stopping = self.app.state.stopping  # set on shutdown, so that the reference app's held-open streams end
+        stopping = reference.state.stopping  # set on shutdown, so that the reference app's held-open streams end
         self.app = Starlette(routes=[Route("/{path:path}", self.recorder)])
         self.app.state.stopping = stopping
 

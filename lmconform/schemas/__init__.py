@@ -88,7 +88,8 @@ def schema_for(api: str, kind: str, payload: Any = None) -> str:
     if by_member is not None:
         member, excluded, then, else_ = by_member
         return then if payload.get(member, None) not in excluded else else_
-    return event_schemas(api).get(payload.get("type"), path) if isinstance(payload.get("type"), str) else path
+    kind_of_event = payload.get("type")
+    return event_schemas(api).get(kind_of_event, path) if isinstance(kind_of_event, str) else path
 
 
 def validate(api: str, kind: str, payload: Any, profile: str | None = None) -> list[SchemaFinding]:

@@ -113,7 +113,7 @@ def _walk(node: Any, resolver: Any, context: _Context) -> Iterator[Constraint]:
     if not isinstance(node, dict) or id(node) in context.trail:
         return
     level = node.get(LEVEL_KEY)
-    if level in Level.__members__ and LENIENCY.index(Level(level)) > LENIENCY.index(context.level):
+    if isinstance(level, str) and level in Level.__members__ and LENIENCY.index(Level(level)) > LENIENCY.index(context.level):
         context = context.at(level=Level(level))
     facts = node.get(FACTS_KEY)
     context = context.at(facts=tuple(facts) if isinstance(facts, list) else context.facts, trail=(*context.trail, id(node)))

@@ -161,7 +161,8 @@ class SchemaSet:
     def _level(self, path: str, root: dict, error: ValidationError) -> Level:
         """The most lenient level on the way from the root to the subschema holding the failing keyword: the
         schema path of the error, walked on the compiled copy, which has no reference to follow."""
-        node, marks = root, []
+        node: Any = root
+        marks: list[Level] = []
         for step in [*error.schema_path][:-1]:  # the last step is the failing keyword
             if isinstance(node, dict) and node.get(LEVEL_KEY) in Level.__members__:
                 marks.append(Level(node[LEVEL_KEY]))

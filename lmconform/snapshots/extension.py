@@ -76,7 +76,8 @@ class ShapeSnapshotExtension(JSONSnapshotExtension):
 
     def serialize(self, data: SerializableData, **options) -> SerializedData:
         """Indented JSON with sorted keys; a shape holds no secret by construction, this makes it certain."""
-        return redact_text(super().serialize(data, **options), self.secrets)
+        text = super().serialize(data, **options)
+        return redact_text(text.decode("utf-8") if isinstance(text, bytes) else text, self.secrets)
 
 
 def shape_extension(folder: Path, secrets: tuple[str, ...] = ()) -> type[ShapeSnapshotExtension]:

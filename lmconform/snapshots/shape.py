@@ -57,6 +57,8 @@ def shape_of(exchange: Exchange, api: str) -> dict:
 def _process_shape(exchange: StdioExchange, enumerations: frozenset[str]) -> dict:
     """Over stdio, the case is one conversation: the shape of every message the process wrote, in order."""
     process = exchange.process
+    if process is None:  # the bridge never started: it wrote nothing
+        return {"messages": []}
     shape: dict[str, Any] = {"messages": _collapse([json_shape(message.value, enumerations)
                                                     for message in process.stdout.messages])}
     if process.stdout.garbage:

@@ -51,6 +51,7 @@ class HttpRequest(Request):
 
 @dataclass
 class HttpExchange(Exchange):
+    request: HttpRequest  # the base's field, narrowed
     status: int | None = None
     headers: dict[str, str] = field(default_factory=dict)  # names in lower case
 

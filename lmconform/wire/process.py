@@ -269,12 +269,15 @@ class StdioProcess:
             reader.join(timeout=2.0)
         for stream in (self.process.stdout, self.process.stderr):
             try:
-                stream.close()
+                if stream is not None:
+                    stream.close()
             except OSError:
                 pass
 
     def _exited_within(self, seconds: float) -> bool:
         """Whether the process has exited (without reaping it, so that its group can still be signalled)."""
+        if self.process is None:
+            return True
         deadline = time.monotonic() + seconds
         while True:
             try:

@@ -249,8 +249,8 @@ class SSEParser:
                 if line[0] == ":":
                     self.stream.comments += 1
                 else:
-                    name, _, value = line.partition(":")
-                    self._field(name, value)
+                    name, _, field_value = line.partition(":")
+                    self._field(name, field_value)
             if self._data:
                 self._dispatch(buf[pos:after], base + pos)
             self._reset_event()

@@ -44,8 +44,8 @@ _set_index, _set_event, _set_data, _set_id, _set_retry, _set_raw, _set_offset = 
 )
 
 
-def make_event(index: int, event: str, data: str, id: str | None, retry: int | None, raw: bytes,
-               offset: int) -> SSEEvent:
+def make_event(index: int, event: str, data: str, id: str | None, retry: int | None,
+               raw: bytes | tuple[bytes, bytes, str], offset: int) -> SSEEvent:
     made = _new(SSEEvent)
     _set_index(made, index)
     _set_event(made, event)
@@ -73,7 +73,8 @@ def _raw(event: SSEEvent) -> bytes:
     return raw
 
 
-SSEEvent.raw = property(_raw, _set_raw, doc="The exact bytes of the lines that made the event, line ends included.")
+# The dataclass declares `raw: bytes`, which is what every reader gets; the slot behind it is this module's.
+SSEEvent.raw = property(_raw, _set_raw, doc="The exact bytes of the lines that made the event, line ends included.")  # type: ignore[misc, assignment]
 # (line start, line ends, line start as text), by line end: shared by every event of that form.
 _FORMS = {sep: ((b"data: ", sep * 2, "data: "), (b"data:", sep * 2, "data:")) for sep in (b"\n", b"\r\n")}
 _FORM_LIST = [form for forms in _FORMS.values() for form in forms]  # a form's number in SSEEvents is its place here

@@ -71,6 +71,7 @@ class StdioExchange(Exchange):
     """One message written and what the process said about it. `chunks` are the stdout lines about its request
     (its parts, its complete, its response), kept once the case is over; `process` has everything else."""
 
+    request: StdioRequest  # the line written: the base's field, narrowed
     process: StdioProcess | None = field(default=None, repr=False, compare=False)
     sent_at: float = 0.0  # on the process's clock
     holds_conversation = True
@@ -149,7 +150,12 @@ class StdioTransport:
         """Write one line: a request when `request_id` is given, else a notification; `raw` text instead of a
         message. Returns at once; `await_answer` waits for a request's answer."""
         process = self._running()
-        line = raw.encode("utf-8") if raw is not None else request_line(method, params, request_id)
+        if raw is not None:
+            line = raw.encode("utf-8")
+        elif method is not None:
+            line = request_line(method, params, request_id)
+        else:
+            raise ValueError("a line written is a message, with its method, or raw text")
         request = StdioRequest(None if raw is not None else method, raw if raw is not None else params,
                                request_id if raw is None else NO_ID, line, process)
         exchange = StdioExchange(request=request, max_body_bytes=self.target.max_body_bytes, process=process,
@@ -194,7 +200,7 @@ class StdioTransport:
             return (f"the bridge wrote more than {self.target.max_body_bytes} bytes on stdout (--max-body-bytes) "
                     f"without answering {request}; reading stopped and the bridge was stopped")
         if why == "exited":
-            stderr = self.process.stderr_text(last=3)
+            stderr = self.process.stderr_text(last=3) if self.process else ""
             return (f"the bridge ended its stdout before answering {request}"
                     + (f"; the end of its stderr: {stderr}" if stderr else ""))
         if why == "deadline":
