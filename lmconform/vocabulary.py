@@ -139,12 +139,15 @@ class Note:
 
 @dataclass(frozen=True)
 class Grade:
-    """What a server did with one JSON Schema keyword family of a request: "enforced" (the answer holds it),
-    "refused" (a 4xx) or "ignored" (accepted, and the answer breaks it), with the evidence in a line."""
+    """A row of a matrix of grades, with the evidence in a line. In the keyword matrix (`matrix`
+    "schema_keyword"), what a server did with one JSON Schema keyword family of a request: "enforced" (the answer
+    holds it), "refused" (a 4xx) or "ignored" (accepted, and the answer breaks it); in the tool-type matrix
+    ("tool_type"), with one Responses tool type: "honoured", "refused" or "dropped"."""
 
-    family: str  # the keywords, as a schema writes them: "pattern", "minimum/maximum", "$ref (recursive)"
+    family: str  # what is graded: the keywords as a schema writes them ("minimum/maximum"), or a tool type
     grade: str
     evidence: str
+    matrix: str = "schema_keyword"  # the member of the results row the grade travels in
 
 
 GRADES = ("enforced", "refused", "ignored")

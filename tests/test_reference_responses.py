@@ -443,6 +443,18 @@ def _(client: httpx.Client) -> None:
     assert create(client, TOOL_REQUEST, "arguments-done-mismatch")["output"][0]["arguments"] == streamed
 
 
+@effect("stream-item-ids-differ")
+def _(client: httpx.Client) -> None:
+    events = stream(client, TWO_CALLS, "stream-item-ids-differ")
+    done = [data["item"] for data in of_type(events, "response.output_item.done")]
+    final = events[-1][1]["response"]["output"]
+    assert len(done) == len(final) == 2
+    assert [(item["id"] + "_final", item["call_id"] + "_final") for item in done] == \
+        [(item["id"], item["call_id"]) for item in final]
+    clean = stream(client, TWO_CALLS)
+    assert [data["item"] for data in of_type(clean, "response.output_item.done")] == clean[-1][1]["response"]["output"]
+
+
 @effect("arguments-done-missing")
 def _(client: httpx.Client) -> None:
     clean = stream(client, TOOL_REQUEST)

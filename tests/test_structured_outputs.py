@@ -1,6 +1,6 @@
 """Answers asked for under a JSON Schema, held to it keyword by keyword, and the keyword matrix: what the reference
 server does with each family (enforced or refused, clean; ignored under its faults), the grade in the results row,
-and the matrix pages reading it (records written before it included)."""
+and the matrix pages reading it (records written before it included) beside the tool-type matrix."""
 
 import json
 
@@ -18,6 +18,7 @@ from lmconform.target import Target
 from lmconform.verdicts.records import load_results
 
 GRADE = "generation.structured_output.keyword_grade"
+TOOL_TYPE = "responses.tools.type_graded"  # the tool-type matrix's check, whose grades the same pages show
 HOUR = {"type": "object", "properties": {"hour": {"type": "integer", "minimum": 0, "maximum": 23}},
         "required": ["hour"], "additionalProperties": False}
 
@@ -97,3 +98,21 @@ def test_the_matrix_shows_each_grade_with_its_evidence_and_reads_older_records(t
     assert "&lt;b&gt;said&lt;/b&gt;" in render_html(matrix) and "<b>said</b>" not in render_html(matrix)
     no_grades = build_matrix(load_results(paths[1:]))
     assert "Does it enforce my schema?" not in render_markdown(no_grades)
+
+
+def test_the_matrix_shows_the_tool_types_beside_the_keywords(tmp_path):
+    def row(check, member, family, grade):
+        return {"case": "responses/x", "check": check, "level": "MUST", "outcome": "OK",
+                member: {"family": family, "grade": grade, "evidence": "<i>why</i>"}}
+
+    rows = [row(GRADE, "schema_keyword", "enum", "enforced"),
+            row(TOOL_TYPE, "tool_type", "namespace", "honoured"), row(TOOL_TYPE, "tool_type", "custom", "refused")]
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps({"lmconform": "0.1.0", "target": {"url": "http://a", "label": "a"}, "results": rows}))
+    matrix = build_matrix(load_results([path]))
+    markdown = render_markdown(matrix)
+    assert markdown.index("Does it enforce my schema?") < markdown.index("Does it take Codex's tool types?")
+    assert "| `namespace` | ✓ honoured |" in markdown and "| `custom` | ⊘ refused |" in markdown
+    assert "| `enum` | ✓ enforced |" in markdown and "| Tool type |" in markdown
+    page = render_html(matrix)
+    assert 'id="tool-types"' in page and "&lt;i&gt;why&lt;/i&gt;" in page and "<i>why</i>" not in page

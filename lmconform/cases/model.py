@@ -145,6 +145,8 @@ class Case:
     agent: AgentTask | None = None  # a case of the `agents` source, and each request its agent sent
     pair: str | None = None  # "stream": the request is sent streamed and not, and the two answers compared
     schema_keyword: str | None = None  # the JSON Schema keyword family its response format is graded on
+    tool_type: str | None = None  # the tool type beside `function` (Responses) its answer is graded on
+    replay: str | None = None  # the form of stateless replay (Responses, `store: false`) its request sends
     plays: int = 1  # the answers it is judged on, at the least (--repeat K asks for K): its verdicts are pass^k
 
     def named_by(self, pattern: str) -> bool:
@@ -198,6 +200,7 @@ class Case:
                    **({"raw_body": self.raw_body} if self.raw_body is not None else {"body": self.body})}
         document = {"description": description or self.description, "provenance": self.provenance,
                     "feature": self.feature, "schema_keyword": self.schema_keyword,
+                    "tool_type": self.tool_type, "replay": self.replay,
                     "plays": self.plays if self.plays != 1 else None, "request": request,
                     "expect": {"status": self.expect_status},
                     "turns": [turn.document() for turn in self.turns] or None, "pair": self.pair,

@@ -74,6 +74,8 @@ def load_case(path: Path) -> Case:
         expect_status=data["expect"]["status"],
         feature=data.get("feature"),
         schema_keyword=data.get("schema_keyword"),
+        tool_type=data.get("tool_type"),
+        replay=data.get("replay"),
         plays=data.get("plays", 1),
         turns=tuple(_turn_type(api)(**turn) for turn in data.get("turns", ())),
         source=data.get("source"),

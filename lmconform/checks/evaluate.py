@@ -30,7 +30,7 @@ class Verdict:
     curl: str = ""
     example: str = ""  # for a generated case: the example judged, and the requests that replay it
     agent: str = ""  # for a case of a coding agent: the agent and its version, `Claude Code 2.1.332`
-    grade: Grade | None = None  # for a check that grades what the target did with a schema keyword
+    grade: Grade | None = None  # for a check that grades what the target did with a schema keyword or a tool type
     secrets: tuple[str, ...] = field(default=(), repr=False)
 
     @property
@@ -86,8 +86,8 @@ class Verdict:
             **({"expected": self.expected} if self.expected else {}),
             **({"pass_k": f"{self.repetitions[0]}/{self.repetitions[1]}"} if self.repetitions else {}),
             **({"agent": self.agent} if self.agent else {}),
-            **({"schema_keyword": {"family": self.grade.family, "grade": self.grade.grade,
-                                   "evidence": redact_text(self.grade.evidence, self.secrets)}} if self.grade else {}),
+            **({self.grade.matrix: {"family": self.grade.family, "grade": self.grade.grade,
+                                    "evidence": redact_text(self.grade.evidence, self.secrets)}} if self.grade else {}),
         }
 
 

@@ -66,7 +66,8 @@ def streamed_ending_with_done(case: Case) -> bool:
 def generates(case: Case) -> bool:
     """A request that may be answered with a generation (valid, or one servers may accept), on any API."""
     api = api_of(case.api)
-    return reading(case.api).generates and not case.invalid and case.method == api.method and case.raw_body is None
+    return (reading(case.api).generates and not case.invalid and case.method == api.method
+            and case.path.partition("?")[0] == api.path and case.raw_body is None)
 
 
 def generates_with_reasoning_channel(case: Case) -> bool:

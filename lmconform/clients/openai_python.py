@@ -15,6 +15,7 @@ event before handing over its final result. Whatever the SDK raises is the verdi
 from __future__ import annotations
 
 import inspect
+import json
 import traceback
 import warnings
 from collections.abc import Callable, Iterator
@@ -127,13 +128,10 @@ def replay_responses_stream(request_body: dict[str, Any], exchange: HttpExchange
         # read of the response raises if one is not a string.
         text = response.output_text
     calls = tuple(
-        SdkFunctionCall(
-            call_id=getattr(item, "call_id", None),
-            name=getattr(item, "name", None),
-            arguments=getattr(item, "arguments", None),
-        )
+        SdkFunctionCall(call_id=getattr(item, "call_id", None), name=getattr(item, "name", None),
+                        arguments=_sdk_arguments(item))
         for item in getattr(response, "output", None) or []
-        if getattr(item, "type", None) == "function_call"
+        if getattr(item, "type", None) in ("function_call", "custom_tool_call")
     )
     return SdkResponsesOutcome(
         sdk_version=openai.__version__,
@@ -144,6 +142,15 @@ def replay_responses_stream(request_body: dict[str, Any], exchange: HttpExchange
         event_types=tuple(event_types),
         warnings=replay.warnings,
     )
+
+
+def _sdk_arguments(item: Any) -> str | None:
+    """A call's arguments as the SDK shows them; a custom tool's `input` as the generation reads it, the one argument
+    of a function of one string (`{"input": …}`), so that both sides compare alike."""
+    if getattr(item, "type", None) != "custom_tool_call":
+        return getattr(item, "arguments", None)
+    given = getattr(item, "input", None)
+    return json.dumps({"input": given}, ensure_ascii=False) if isinstance(given, str) else None
 
 
 @contextmanager

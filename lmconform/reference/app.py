@@ -29,6 +29,7 @@ from lmconform.reference.faults.server import UNKNOWN_ROUTE_200
 from lmconform.reference.faults.transport import ANSWER, ARRIVAL
 from lmconform.reference.store import DEFAULT_STORE_SIZE
 from lmconform.reference.streams import DEFAULT_PAUSE_S, parse_form
+from lmconform.reference.wire import unknown_route
 
 _FAULT_PREFIX = re.compile(r"/faults/([^/]*)(/.*)?")
 ARRIVAL_FAULTS = frozenset(fault.name for fault in ARRIVAL.faults)  # those that may answer before any door
@@ -90,11 +91,7 @@ class _Dispatcher:
             path = streams[2] or "/"
         endpoint = self.routes.endpoint(request.method, path)
         if endpoint is None:
-            message = f"Unexpected endpoint or method. ({request.method} {path})"
-            if UNKNOWN_ROUTE_200 in faults:  # LM Studio's answer, word for word
-                return JSONResponse({"error": message})
-            return JSONResponse({"error": {"message": message, "type": "invalid_request_error", "param": None,
-                                           "code": "not_found"}}, 404)
+            return unknown_route(request.method, path, UNKNOWN_ROUTE_200 in faults)
         early = apply(ARRIVAL, faults, None, request, await request.body()) if ARRIVAL_FAULTS & faults else None
         if early is not None:
             return early

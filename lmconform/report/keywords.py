@@ -1,6 +1,7 @@
-"""The keyword matrix of several runs: for each JSON Schema keyword family a run graded (its results rows'
-`schema_keyword`), what each target did with it (enforced, refused, ignored) over its repetitions, with the evidence
-in a line; as Markdown and as HTML, for the matrix pages."""
+"""The matrices of grades of several runs, as Markdown and as HTML, for the matrix pages: the keyword matrix (for each
+JSON Schema keyword family a run graded, its results rows' `schema_keyword`, what each target did with it: enforced,
+refused, ignored) and the tool-type matrix (for each Responses tool type beside `function`, its rows' `tool_type`:
+honoured, refused, dropped); each over its repetitions, with the evidence in a line."""
 
 from __future__ import annotations
 
@@ -10,14 +11,33 @@ from dataclasses import dataclass
 from lmconform.report.markdown import md
 from lmconform.report.matrix import Matrix
 
-GRADE_MEANINGS = {
-    "enforced": "every answer holds the keyword, though the prompt asks for one that breaks it",
-    "refused": "the request is refused with a 4xx",
-    "ignored": "the request is accepted and an answer breaks the keyword",
-}
-GRADE_SYMBOLS = {"enforced": "✓", "refused": "⊘", "ignored": "✗"}
-SECTION = "Does it enforce my schema?"
-ANCHOR = "schema-keywords"
+
+@dataclass(frozen=True)
+class GradeMatrix:
+    """One matrix of grades: the member of a results row its grades travel in, its section and the meaning and
+    symbol of each of its grades."""
+
+    member: str
+    section: str
+    anchor: str
+    heading: str  # of the column that names what is graded
+    meanings: dict[str, str]
+    symbols: dict[str, str]
+
+
+KEYWORDS = GradeMatrix(
+    "schema_keyword", "Does it enforce my schema?", "schema-keywords", "Keyword",
+    {"enforced": "every answer holds the keyword, though the prompt asks for one that breaks it",
+     "refused": "the request is refused with a 4xx",
+     "ignored": "the request is accepted and an answer breaks the keyword"},
+    {"enforced": "✓", "refused": "⊘", "ignored": "✗"})
+TOOL_TYPES = GradeMatrix(
+    "tool_type", "Does it take Codex's tool types?", "tool-types", "Tool type",
+    {"honoured": "a call of the tool comes back in its own item type; a hosted tool is accepted and echoed",
+     "refused": "the request is refused with a 4xx (a limit: what it costs Codex is in the evidence)",
+     "dropped": "a 200, and the tool can never be called, or its call comes back in the wrong item type"},
+    {"honoured": "✓", "refused": "⊘", "dropped": "✗"})
+MATRICES = (KEYWORDS, TOOL_TYPES)
 
 
 @dataclass(frozen=True)
@@ -26,35 +46,45 @@ class Graded:
     evidence: str
     case: str
     pass_k: str  # "held/sent" with --repeat, else ""
+    symbol: str = ""  # its grade's, in its matrix
 
     @property
     def text(self) -> str:
-        symbol = GRADE_SYMBOLS.get(self.grade, "")
-        return " ".join(filter(None, (symbol, self.grade, f"(pass^k {self.pass_k})" if self.pass_k else "")))
+        return " ".join(filter(None, (self.symbol, self.grade, f"(pass^k {self.pass_k})" if self.pass_k else "")))
 
 
-def keyword_grid(matrix: Matrix) -> list[tuple[str, dict[str, Graded]]]:
+def keyword_grid(matrix: Matrix, grades: GradeMatrix = KEYWORDS) -> list[tuple[str, dict[str, Graded]]]:
     """Each family graded in any column, in the order the runs' cases list them, with its grade by column anchor."""
     grid: dict[str, dict[str, Graded]] = {}
     for column in matrix.columns:
         for result in column.run.results:
-            grade = result.schema_keyword
+            grade = getattr(result, grades.member)
             if grade is not None:
-                grid.setdefault(grade.family, {})[column.anchor] = Graded(grade.grade, grade.evidence, result.case,
-                                                                          result.pass_k)
+                grid.setdefault(grade.family, {})[column.anchor] = Graded(
+                    grade.grade, grade.evidence, result.case, result.pass_k, grades.symbols.get(grade.grade, ""))
     return list(grid.items())
 
 
-def _legend() -> str:
-    return " · ".join(f"{GRADE_SYMBOLS[grade]} {grade}: {meaning}" for grade, meaning in GRADE_MEANINGS.items())
+def _legend(grades: GradeMatrix) -> str:
+    return " · ".join(f"{grades.symbols[grade]} {grade}: {meaning}" for grade, meaning in grades.meanings.items())
 
 
 def keywords_markdown(matrix: Matrix) -> list[str]:
-    grid = keyword_grid(matrix)
+    """Every matrix of grades the runs hold, as Markdown."""
+    return [line for grades in MATRICES for line in _markdown(matrix, grades)]
+
+
+def keywords_html(matrix: Matrix) -> list[str]:
+    """Every matrix of grades the runs hold, as HTML."""
+    return [part for grades in MATRICES for part in _html(matrix, grades)]
+
+
+def _markdown(matrix: Matrix, grades: GradeMatrix) -> list[str]:
+    grid = keyword_grid(matrix, grades)
     if not grid:
         return []
-    lines = ["", f'<a id="{ANCHOR}"></a>', f"## {SECTION}", "", md(_legend()), "",
-             "| Keyword | " + " | ".join(md(column.name) for column in matrix.columns) + " |",
+    lines = ["", f'<a id="{grades.anchor}"></a>', f"## {grades.section}", "", md(_legend(grades)), "",
+             f"| {grades.heading} | " + " | ".join(md(column.name) for column in matrix.columns) + " |",
              "| --- |" + " --- |" * len(matrix.columns)]
     for family, by_column in grid:
         cells = [md(by_column[column.anchor].text) if column.anchor in by_column else "" for column in matrix.columns]
@@ -73,13 +103,13 @@ def _evidence(matrix: Matrix, grid):
                 yield family, column, by_column[column.anchor]
 
 
-def keywords_html(matrix: Matrix) -> list[str]:
-    grid = keyword_grid(matrix)
+def _html(matrix: Matrix, grades: GradeMatrix) -> list[str]:
+    grid = keyword_grid(matrix, grades)
     if not grid:
         return []
     e = html.escape
-    parts = [f'<h2 id="{ANCHOR}">{e(SECTION)}</h2>', f'<p class="legend">{e(_legend())}</p>',
-             '<table class="matrix keywords"><thead><tr><th scope="col">Keyword</th>'
+    parts = [f'<h2 id="{grades.anchor}">{e(grades.section)}</h2>', f'<p class="legend">{e(_legend(grades))}</p>',
+             f'<table class="matrix keywords"><thead><tr><th scope="col">{e(grades.heading)}</th>'
              + "".join(f'<th scope="col"><div class="name">{e(column.name)}</div></th>' for column in matrix.columns)
              + "</tr></thead><tbody>"]
     for family, by_column in grid:

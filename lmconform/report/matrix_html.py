@@ -60,6 +60,8 @@ td.grade { white-space: nowrap; font-weight: bold; }
 td.grade.enforced { background: #dafbe1; }
 td.grade.refused { background: #fff8c5; }
 td.grade.ignored { background: #ffebe9; }
+td.grade.honoured { background: #dafbe1; }
+td.grade.dropped { background: #ffebe9; }
 .why li { margin: .2em 0; }
 .model { background: #ffffff; }
 """ + "\n".join(f"td.status.{status.replace(' ', '-')} {{ background: {background}; color: {colour}; }}"

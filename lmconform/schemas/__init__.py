@@ -4,7 +4,8 @@ messages and stream events, LM Studio's native chat requests, results and stream
 bodies — each requirement graded MUST, SHOULD or INFO by the annotation `x-lmconform-level` (docs/schemas.md).
 
 The documents ship beside this module. `schema_set(profile)` gives them with the profile's overlays applied (LM
-Studio's dialect for `lmstudio` and for the reference server, which answers as LM Studio does), each schema compiled
+Studio's dialect for `lmstudio` and for the reference server, which answers as LM Studio does but for the tool types
+of Responses, which it takes as OpenAI does), each schema compiled
 into a validator once; `schema_for` picks the schema of a payload by API, kind and, for an event of an API whose
 events are told apart by `type`, that type. The `schema.*` checks validate every answer with them, and generated
 requests start from the request schemas.
@@ -28,7 +29,9 @@ PAYLOAD_SCHEMAS: dict[tuple[str, str], str] = {
 }
 KINDS = ("request", "body", "event", "error")
 # Which overlays each profile of lmconform.target.PROFILES applies, in order.
-PROFILE_OVERLAYS: dict[str | None, tuple[str, ...]] = {None: (), "lmstudio": ("lmstudio",), "reference": ("lmstudio",)}
+# The reference server answers as LM Studio does but for the tool types of Responses, which it takes as OpenAI does.
+PROFILE_OVERLAYS: dict[str | None, tuple[str, ...]] = {None: (), "lmstudio": ("lmstudio", "lmstudio-tool-types"),
+                                                       "reference": ("lmstudio",)}
 
 
 @cache

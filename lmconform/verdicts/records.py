@@ -33,10 +33,12 @@ class Known:
 
 @dataclass(frozen=True)
 class KeywordGrade:
-    """What the target did with one JSON Schema keyword family (docs/results-record.md, `schema_keyword`)."""
+    """A row of a matrix of grades (docs/results-record.md): what the target did with one JSON Schema keyword family
+    (`schema_keyword`: enforced, refused or ignored) or one Responses tool type (`tool_type`: honoured, refused or
+    dropped)."""
 
     family: str
-    grade: str  # enforced, refused or ignored
+    grade: str
     evidence: str
 
 
@@ -57,6 +59,7 @@ class CaseResult:
     agent: str = ""  # for a case of a coding agent: the agent and its version, `Claude Code 2.1.332`
     pass_k: str = ""  # with --repeat K: "held/sent"
     schema_keyword: KeywordGrade | None = None  # a row of the keyword matrix
+    tool_type: KeywordGrade | None = None  # a row of the tool-type matrix
 
     @property
     def surface(self) -> str:
@@ -250,11 +253,12 @@ def case_result(row: object, path: Path, where: str, curls: dict[str, str]) -> C
         agent=text_field(row, "agent", path, where, required=False),
         pass_k=row["pass_k"] if isinstance(row.get("pass_k"), str) else "",
         schema_keyword=keyword_grade_of(row.get("schema_keyword")),
+        tool_type=keyword_grade_of(row.get("tool_type")),
     )
 
 
 def keyword_grade_of(entry: object) -> KeywordGrade | None:
-    """The keyword matrix's grade in a row, when it is well formed; records before it had none."""
+    """A matrix's grade in a row, when it is well formed; records before the matrix had none."""
     fields = [entry.get(name) if isinstance(entry, dict) else None for name in ("family", "grade", "evidence")]
     family, grade, evidence = (value if isinstance(value, str) else None for value in fields)
     if family is None or grade is None or evidence is None:

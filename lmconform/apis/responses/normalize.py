@@ -81,6 +81,18 @@ def normalize_responses(exchange: HttpExchange) -> Generation:
     return normalize_responses_body(exchange.json)
 
 
+# The output items that are calls the client runs: a function's (a namespace's functions included) and a custom tool's.
+CALL_ITEMS = ("function_call", "custom_tool_call")
+
+
+def arguments_of(item: dict[str, Any]) -> Any:
+    """A call's arguments as the generation reads them: a function's as sent; a custom tool's free-text `input` as
+    the one argument of a function of one string, `{"input": …}` (what a server that runs it as a function sees)."""
+    if item.get("type") == "custom_tool_call":
+        return json.dumps({"input": item["input"]}, ensure_ascii=False) if isinstance(item.get("input"), str) else None
+    return item.get("arguments")
+
+
 def normalize_responses_stream(exchange: HttpExchange) -> ResponsesStream:
     stream = ResponsesStream(read_typed_events(exchange))
     out = stream.generation.events
@@ -95,7 +107,7 @@ def normalize_responses_stream(exchange: HttpExchange) -> ResponsesStream:
         kind = event.type
         if kind == "response.output_item.added" and isinstance(event.get("item"), dict):
             item = event.get("item")
-            if item.get("type") == "function_call":
+            if item.get("type") in CALL_ITEMS:
                 call = len(call_of_item)
                 call_of_item[item.get("id") or ("output_index", event.get("output_index"))] = call
                 call_of_item.setdefault(("output_index", event.get("output_index")), call)
@@ -116,11 +128,12 @@ def normalize_responses_stream(exchange: HttpExchange) -> ResponsesStream:
             call = call_of_item.get(item.get("id")) if item.get("id") else None
             if call is None:
                 call = call_of_item.get(("output_index", event.get("output_index")))
-            if item.get("type") == "function_call" and call is not None and call in open_calls:
+            if item.get("type") in CALL_ITEMS and call is not None and call in open_calls:
                 # A call whose arguments came whole (no deltas: "a tool with no arguments may send none")
-                # is still one fragment of the generation.
-                if call not in fragments_seen and item.get("arguments") not in (None, ""):
-                    out.append(ToolCallArgumentsFragment(call, item["arguments"], event.source))
+                # is still one fragment of the generation; a custom tool's input is read whole, at its end.
+                arguments = arguments_of(item)
+                if call not in fragments_seen and arguments not in (None, ""):
+                    out.append(ToolCallArgumentsFragment(call, arguments, event.source))
                 out.append(ToolCallEnded(call, event.source))
                 open_calls.remove(call)
         elif kind in TERMINAL_EVENTS:
@@ -153,12 +166,12 @@ def normalize_responses_body(body: Any) -> Generation:
             for part in (item.get("content") or []) + (item.get("summary") or []):
                 if isinstance(part, dict) and isinstance(part.get("text"), str) and part["text"]:
                     out.append(Text(part["text"], "reasoning", source))
-        elif item.get("type") == "function_call":
+        elif item.get("type") in CALL_ITEMS:
             out.append(ToolCallStarted(call, position, item.get("call_id"), item.get("type"), source))
             if item.get("name") not in (None, ""):
                 out.append(ToolCallName(call, item["name"], source))
-            if "arguments" in item:
-                out.append(ToolCallArgumentsFragment(call, item["arguments"], source))
+            if "arguments" in item or item.get("type") == "custom_tool_call":
+                out.append(ToolCallArgumentsFragment(call, arguments_of(item), source))
             out.append(ToolCallEnded(call, source))
             call += 1
     out.append(End(body.get("status"), body.get("usage"), Source("JSON body", f"status {body.get('status')!r}")))

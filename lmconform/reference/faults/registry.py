@@ -105,12 +105,14 @@ def variant(name: str, stage: Stage, *, summary: str, seen_in: str,
 
 
 def flag(name: str, *, summary: str, seen_in: str, api: str | None = None, generated_only: bool = False,
-         no_verdict: frozenset[str] = frozenset(), needs_failing_agent: bool = False) -> str:
+         no_verdict: frozenset[str] = frozenset(), needs_failing_agent: bool = False, variant: bool = False) -> str:
     """Register fault `name` as a flag, which an endpoint (or the reference bridge) tests with `name in faults`;
-    returns the name."""
+    returns the name. With `variant`, what the flag changes is a valid form (a limit the server states), no
+    defect."""
     module = sys._getframe(1).f_globals.get("__name__", "")
-    _add(Fault(name, api or folder_api(module, name), summary, seen_in, generated_only=generated_only,
-               module=module, no_verdict=no_verdict, needs_failing_agent=needs_failing_agent))
+    _add(Fault(name, api or folder_api(module, name), f"variant: {summary}" if variant else summary, seen_in,
+               generated_only=generated_only, module=module, no_verdict=no_verdict,
+               needs_failing_agent=needs_failing_agent, variant=variant))
     return name
 
 

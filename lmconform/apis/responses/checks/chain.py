@@ -15,6 +15,7 @@ from lmconform.apis.responses.checks.scope import (
     responses_chain,
     responses_function_call_output,
     responses_recall,
+    responses_replay,
     responses_unknown_previous,
 )
 from lmconform.apis.responses.normalize import response_object
@@ -23,7 +24,7 @@ from lmconform.checks.observed import Observed, PlayedTurn
 from lmconform.checks.refs import LMSTUDIO_CHAIN_NOT_FOUND, LMSTUDIO_RESPONSES, OPENAI_RESPONSES_CREATE
 from lmconform.checks.registry import check
 from lmconform.normalize.errors import error_object
-from lmconform.vocabulary import Failure, Level, NotApplicable, Requirement, Unsupported, shown
+from lmconform.vocabulary import Failure, Level, NotApplicable, Note, Requirement, Unsupported, shown
 from lmconform.wire.http import HttpExchange
 
 
@@ -261,3 +262,54 @@ def unknown_id_is_400_not_found(observed: Observed) -> Iterator[Failure]:
         if exchange.status != 400 or code != "previous_response_not_found":
             yield Failure("HTTP 400, code 'previous_response_not_found'", f"HTTP {exchange.status}, code {shown(code)}",
                           exchange.body_excerpt())
+
+
+# --- stateless replay: the transcript the client keeps, sent whole with store: false -----------------------------
+
+def _names_the_item(exchange: HttpExchange) -> bool:
+    """A refusal that says what it could not take: `param` or the message points into `input` (a replayed item), or
+    into `tools` (a tool the replay offers, such as the custom tool whose calls it replays)."""
+    error = error_object(exchange)
+    said = f"{error.get('param') or ''} {error.get('message') or ''}"
+    return "input" in said or "tools" in said
+
+
+@check("responses.replay.accepted_or_refused", level=Level.MUST, applies=responses_replay, ref=OPENAI_RESPONSES_CREATE,
+       title="a replayed transcript (`store: false`) is answered, or refused with a 4xx naming the item or tool it "
+             "refuses, never a 5xx", proven_by=("replay-mid-history-system-500",))
+def replay_accepted_or_refused(observed: Observed) -> Iterator[Failure | Note]:
+    # Codex sends its whole transcript every turn with store: false; a server that cannot take one of its items must
+    # say which, so the user can turn off what sends it. A 5xx or an unnamed refusal leaves Codex retrying blind.
+    exchange, form = observed.exchange, observed.case.replay
+    status = exchange.status or 0
+    if 200 <= status < 300:
+        yield Note(f"{form}: accepted")
+    elif 400 <= status < 500 and _names_the_item(exchange):
+        yield Note(f"{form}: refused, HTTP {status} naming what it refuses: {exchange.body_excerpt(200)}")
+    else:
+        yield Failure(f"a 2xx, or a 4xx naming the input item ({form}) or tool it refuses", f"HTTP {status}",
+                      exchange.body_excerpt(300))
+
+
+@check("responses.replay.history_used", level=Level.MUST, applies=responses_replay, ref=OPENAI_RESPONSES_CREATE,
+       title="a replayed transcript (`store: false`) is answered with it in context (more input tokens than its last "
+             "user message alone)", proven_by=("replay-forgotten",))
+def replay_history_used(observed: Observed) -> Iterator[Failure]:
+    # Proof without trusting the model, as responses.chain.history_used: the last message alone costs fewer tokens.
+    if not observed.succeeded:
+        raise NotApplicable("the replay was refused: responses.replay.accepted_or_refused judges that")
+    alone = observed.turns.get("alone")
+    if alone is None:
+        raise NotApplicable("the case sends no turn `alone` to measure the replay against")
+    try:
+        with_history, without = _input_tokens(response_object(observed.exchange)), _input_tokens(
+            _answer(_sent(observed, alone)))
+    except _Refused as refused:
+        yield refused.failure
+        return
+    if with_history is None or without is None:
+        raise Unsupported("the target reports no usage.input_tokens, so the history cannot be measured")
+    if with_history <= without:
+        yield Failure(f"more than {without} input tokens (the last user message alone)",
+                      f"{with_history} input tokens for the whole transcript: a 200 that forgot the history",
+                      observed.exchange.body_excerpt(300))

@@ -5,7 +5,10 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from lmconform.apis.responses import API
 from lmconform.cases import FIRST, Case, Turn
+
+COUNT_PATH, COMPACT_PATH = f"{API.path}/input_tokens", f"{API.path}/compact"
 
 
 def _nested(tool) -> bool:
@@ -13,7 +16,16 @@ def _nested(tool) -> bool:
 
 
 def responses_answer(case: Case) -> bool:
-    return case.api == "responses" and not case.invalid
+    """A request to create a response (not to count or compact one) that is not invalid."""
+    return case.api == "responses" and not case.invalid and case.path.partition("?")[0] == API.path
+
+
+def responses_counts(case: Case) -> bool:
+    return case.api == "responses" and case.valid and case.path == COUNT_PATH
+
+
+def responses_compacts(case: Case) -> bool:
+    return case.api == "responses" and case.valid and case.path == COMPACT_PATH
 
 
 def responses_streamed(case: Case) -> bool:
@@ -67,7 +79,19 @@ def asks_for_a_tool(case: Case) -> bool:
 
 def responses_flattened_tools(case: Case) -> bool:
     return (responses_answer(case) and case.valid and bool(case.tools) and not any(map(_nested, case.tools))
+            and case.tool_type is None
             and not _answers_a_call(case) and asks_for_a_tool(case))
+
+
+def responses_tool_type(case: Case) -> bool:
+    """A case of the tool-type matrix: a Responses tool type beside `function`, graded."""
+    return responses_answer(case) and case.tool_type is not None
+
+
+def responses_replay(case: Case) -> bool:
+    """A stateless replay: the whole transcript in `input` with `store: false`, and its last user message sent alone
+    in the turn `alone`."""
+    return responses_answer(case) and case.replay is not None
 
 
 def responses_nested_tools(case: Case) -> bool:

@@ -16,6 +16,7 @@ from lmconform.checks.refs import (
     OPENAI_PYTHON_RESPONSES_HELPER,
     OPENAI_RESPONSES_STREAMING,
     VLLM_EVENT_STACK,
+    VLLM_STREAM_ITEM_IDS,
 )
 from lmconform.checks.registry import check
 from lmconform.normalize.data_events import TypedEvent
@@ -142,6 +143,24 @@ def deltas_match_done(observed: Observed) -> Iterator[Failure]:
             if item is not None and item.get("arguments") != event.get("arguments"):
                 yield Failure(f"final arguments {shown(event.get('arguments'))} (as done)"[:200],
                               f"{shown(item.get('arguments'))}"[:200], str(event.source))
+
+
+@check("responses.stream.item_ids_match_final", level=Level.MUST, applies=responses_streamed, ref=VLLM_STREAM_ITEM_IDS,
+       title="each item's `id` and `call_id` in `response.output_item.done` are those of the terminal response",
+       proven_by=("stream-item-ids-differ",))
+def item_ids_match_final(observed: Observed) -> Iterator[Failure]:
+    # Codex keys a call by the call_id it streamed and replays the terminal response's items (store: false): two ids
+    # for one call leave its result answering a call the server never made.
+    final = final_response(observed).get("output") or []
+    for event in _events(observed):
+        item, index = event.get("item"), event.get("output_index")
+        if event.type != "response.output_item.done" or not isinstance(item, dict) or not isinstance(index, int) \
+                or not 0 <= index < len(final) or not isinstance(final[index], dict):
+            continue
+        for key in ("id", "call_id"):
+            if key in item and item.get(key) != final[index].get(key):
+                yield Failure(f"{key} {shown(item.get(key))} at output[{index}] of the terminal response, as streamed",
+                              f"{shown(final[index].get(key))}", str(event.source))
 
 
 @check("responses.stream.function_call_arguments_done", level=Level.SHOULD, applies=responses_streamed,

@@ -21,6 +21,11 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 
 from lmconform.apis.responses import API
 from lmconform.apis.responses.reference import stages
+from lmconform.apis.responses.reference.faults.compaction import (
+    COMPACT_AS_RESPONSE,
+    COMPACTION_NOT_OFFERED,
+    INPUT_TOKENS_LAST_ITEM,
+)
 from lmconform.apis.responses.reference.faults.coverage import RESPONSES_OUTPUT_OFF_SCHEMA, STRUCTURED_OUTPUT_IGNORED
 from lmconform.apis.responses.reference.faults.defects import (
     CHAIN_IGNORED,
@@ -29,6 +34,7 @@ from lmconform.apis.responses.reference.faults.defects import (
     UNKNOWN_PREVIOUS_404,
 )
 from lmconform.apis.responses.reference.faults.reasoning import effort_crashes, refused_reasoning_item
+from lmconform.apis.responses.reference.faults.replay import mid_history_crashes, remembered
 from lmconform.apis.responses.reference.faults.store import (
     DELETE_KEEPS_RESPONSE,
     DELETION_BARE,
@@ -38,6 +44,7 @@ from lmconform.apis.responses.reference.faults.store import (
 )
 from lmconform.apis.responses.reference.render import (
     as_json,
+    compaction_object,
     frame,
     input_items,
     numbered,
@@ -46,14 +53,16 @@ from lmconform.apis.responses.reference.render import (
     stream_events,
 )
 from lmconform.apis.responses.reference.streams import render
-from lmconform.apis.responses.reference.validation import Rejected, Turn, call_message, json_body, turn_of
+from lmconform.apis.responses.reference.tool_types import as_tool_items, call_of, chat_functions
+from lmconform.apis.responses.reference.validation import Rejected, Turn, json_body, turn_of
 from lmconform.reference.faults.registry import apply
-from lmconform.reference.model import content_text, decide, off_schema, recall, usage
+from lmconform.reference.faults.server import UNKNOWN_ROUTE_200
+from lmconform.reference.model import content_text, decide, off_schema, prompt_words, recall, usage
 from lmconform.reference.refusal import refusal_message, schema_refusal
 from lmconform.reference.store import ResponseStore, store_of
 from lmconform.reference.streams import Form, requested_form, streamed, untagged
 from lmconform.reference.streams import thought as generated_thought
-from lmconform.reference.wire import SSE_HEADERS
+from lmconform.reference.wire import SSE_HEADERS, unknown_route
 
 
 async def create_response(request: Request, faults: frozenset[str]) -> Response:
@@ -67,7 +76,7 @@ async def create_response(request: Request, faults: frozenset[str]) -> Response:
         refused = refused_reasoning_item(body, faults)
         if refused is not None:
             raise Rejected(*refused, "invalid_value")
-        if effort_crashes(body, faults):
+        if effort_crashes(body, faults) or mid_history_crashes(body, faults):
             raise Rejected("Internal server error", None, None, 500)
         earlier, root = _chain(store, turn.previous_id, faults)
         _check_call_ids(earlier, turn.input)
@@ -76,12 +85,10 @@ async def create_response(request: Request, faults: frozenset[str]) -> Response:
         rejected.error = apply(stages.ERROR, faults, rejected.error)
         return apply(stages.REFUSAL, faults, rejected.response())
 
-    conversation = turn.input if CHAIN_IGNORED in faults else [*earlier, *turn.input]
+    conversation = remembered(turn.input if CHAIN_IGNORED in faults else [*earlier, *turn.input], turn.store, faults)
     if form is not None:
         conversation = untagged(conversation)
-    instructions = [{"role": "system", "content": turn.instructions}] if turn.instructions else []
-    # An input of reasoning items alone leaves the model nothing to read: it answers as to an empty prompt.
-    chat_body = _chat_body(turn, [*instructions, *conversation] or [{"role": "user", "content": ""}])
+    chat_body = _chat_body(turn, _prompt(turn, conversation))
     if STRUCTURED_OUTPUT_IGNORED in faults:
         chat_body.pop("response_format", None)
     plan = recall(chat_body["messages"]) or decide(chat_body)
@@ -90,7 +97,7 @@ async def create_response(request: Request, faults: frozenset[str]) -> Response:
     prompt = _last_user_text(chat_body["messages"])
     # A generated form's answer also reasons when the prompt asks it to think (lmconform.reference.streams).
     thought = f"Thinking about: {prompt}" if turn.reasoning else generated_thought(prompt) if form else None
-    output = output_items(plan, thought, turn.logprobs, turn.alternatives)
+    output = as_tool_items(output_items(plan, thought, turn.logprobs, turn.alternatives), turn.tools)
     truncated = plan.finish_reason == "length"
     response = apply(stages.OBJECT, faults, response_object(turn, output, usage(chat_body, plan), truncated))
     if turn.store or STORE_FALSE_IGNORED in faults:
@@ -107,6 +114,43 @@ async def create_response(request: Request, faults: frozenset[str]) -> Response:
     frames = apply(stages.FRAMES, faults, numbered(events))
     sent = apply(stages.SSE, faults, [frame(name, data) for name, data in frames])
     return StreamingResponse(iter(sent), headers=SSE_HEADERS)
+
+
+async def count_input_tokens(request: Request, faults: frozenset[str]) -> Response:
+    """`POST /v1/responses/input_tokens`: the input tokens the same request to `POST /v1/responses` is charged."""
+    if COMPACTION_NOT_OFFERED in faults:
+        return unknown_route("POST", COUNT_PATH, UNKNOWN_ROUTE_200 in faults)
+    try:
+        turn = turn_of(await json_body(request), faults)
+        earlier, _ = _chain(store_of(request, API.name), turn.previous_id, faults)
+    except Rejected as rejected:
+        return rejected.response()
+    conversation = [*earlier, *turn.input][-1:] if INPUT_TOKENS_LAST_ITEM in faults else [*earlier, *turn.input]
+    return JSONResponse({"object": "response.input_tokens", "input_tokens": prompt_words(_prompt(turn, conversation))})
+
+
+async def compact(request: Request, faults: frozenset[str]) -> Response:
+    """`POST /v1/responses/compact`: the conversation so far as one `compaction` item, which a later request sends
+    back in place of the items it stands for."""
+    if COMPACTION_NOT_OFFERED in faults:
+        return unknown_route("POST", COMPACT_PATH, UNKNOWN_ROUTE_200 in faults)
+    if COMPACT_AS_RESPONSE in faults:
+        return await create_response(request, faults)
+    try:
+        turn = turn_of(await json_body(request), faults)
+        earlier, _ = _chain(store_of(request, API.name), turn.previous_id, faults)
+    except Rejected as rejected:
+        return rejected.response()
+    conversation = [*earlier, *turn.input]
+    return Response(as_json(compaction_object(conversation, prompt_words(_prompt(turn, conversation)))),
+                    media_type="application/json")
+
+
+def _prompt(turn: Turn, conversation: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The messages the model reads: the instructions, then the conversation."""
+    instructions = [{"role": "system", "content": turn.instructions}] if turn.instructions else []
+    # An input of reasoning items alone leaves the model nothing to read: it answers as to an empty prompt.
+    return [*instructions, *conversation] or [{"role": "user", "content": ""}]
 
 
 def _not_found(response_id: str) -> Response:
@@ -182,9 +226,9 @@ def _chat_body(turn: Turn, messages: list[dict[str, Any]]) -> dict[str, Any]:
     required (the chat model knows no forced function)."""
     tools, choice = turn.tools, turn.tool_choice
     if isinstance(choice, dict):
-        tools, choice = [tool for tool in tools if tool["name"] == choice["name"]], "required"
-    functions = [{key: tool[key] for key in ("name", "description", "parameters") if key in tool} for tool in tools]
-    body = {"messages": messages, "tools": [{"type": "function", "function": function} for function in functions],
+        tools, choice = [tool for tool in tools if tool.get("name") == choice["name"]], "required"
+    body = {"messages": messages,
+            "tools": [{"type": "function", "function": function} for function in chat_functions(tools)],
             "tool_choice": choice, "parallel_tool_calls": turn.parallel_tool_calls,
             "max_tokens": turn.max_output_tokens}
     if turn.text_format is not None:  # the chat model knows the same formats as `response_format`
@@ -209,10 +253,11 @@ def _as_messages(output: list[dict[str, Any]]) -> list[dict[str, Any]]:
         if item["type"] == "message":
             part = item["content"][0]
             messages.append({"role": "assistant", "content": part.get("text", part.get("refusal", ""))})
-        elif item["type"] == "function_call":
-            messages.append(call_message(item["call_id"], item["name"], item["arguments"]))
+        elif (call := call_of(item)) is not None:
+            messages.append(call)
     return messages
 
 
-ROUTES = {(API.method, API.path): create_response, ("GET", API.stored_path): get_response,
+COUNT_PATH, COMPACT_PATH = f"{API.path}/input_tokens", f"{API.path}/compact"
+ROUTES = {(API.method, API.path): create_response, ("POST", COUNT_PATH): count_input_tokens, ("POST", COMPACT_PATH): compact, ("GET", API.stored_path): get_response,
           ("DELETE", API.stored_path): delete_response, ("GET", f"{API.stored_path}/input_items"): list_input_items}

@@ -3,6 +3,7 @@ and its event stream: the events in order, numbered, each framed as an SSE event
 
 from __future__ import annotations
 
+import base64
 import re
 import secrets
 import time
@@ -89,6 +90,15 @@ def response_object(turn: Turn, output: list[dict[str, Any]], counts: dict[str, 
     }
 
 
+def compaction_object(conversation: list[dict[str, Any]], input_tokens: int) -> dict[str, Any]:
+    """OpenAI's answer to `POST /v1/responses/compact`: the conversation as one opaque `compaction` item."""
+    opaque = base64.b64encode(as_json(conversation)).decode()
+    return {"id": new_id("resp"), "object": "response.compaction", "created_at": int(time.time()),
+            "output": [{"id": new_id("cmp"), "type": "compaction", "encrypted_content": opaque}],
+            "usage": {"input_tokens": input_tokens, "input_tokens_details": {"cached_tokens": 0}, "output_tokens": 0,
+                      "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": input_tokens}}
+
+
 def _echoed(tool: dict[str, Any]) -> dict[str, Any]:
     return {"parameters": None, "strict": None, **tool} if tool.get("type") == "function" else tool
 
@@ -128,19 +138,26 @@ def _words(text: str) -> list[str]:
 
 def _opened(item: dict[str, Any]) -> dict[str, Any]:
     """The item as `response.output_item.added` announces it: in progress, with nothing generated yet."""
-    empty = {"arguments": ""} if item["type"] == "function_call" else {"content": []}
+    empty = {"function_call": {"arguments": ""}, "custom_tool_call": {"input": ""}}.get(item["type"], {"content": []})
     return {**item, **empty, **({"status": "in_progress"} if "status" in item else {})}
+
+
+def _deltas(kind: str, where: dict[str, Any], streamed: str) -> list[dict[str, Any]]:
+    """A call's arguments or input in pieces, as its `.delta` events carry them."""
+    pieces = (streamed[start:start + FRAGMENT_CHARS] for start in range(0, len(streamed), FRAGMENT_CHARS))
+    return [{"type": f"{kind}.delta", **where, "delta": piece} for piece in pieces]
 
 
 def _content_events(item: dict[str, Any], index: int) -> list[dict[str, Any]]:
     """The events between an item's added and done: its deltas, then what they add up to."""
     where: dict[str, Any] = {"item_id": item["id"], "output_index": index}
     if item["type"] == "function_call":
-        streamed = item["arguments"]
-        pieces = (streamed[start:start + FRAGMENT_CHARS] for start in range(0, len(streamed), FRAGMENT_CHARS))
-        deltas = [{"type": "response.function_call_arguments.delta", **where, "delta": piece} for piece in pieces]
-        return [*deltas, {"type": "response.function_call_arguments.done", **where, "arguments": streamed,
-                          "name": item["name"]}]
+        return [*_deltas("response.function_call_arguments", where, item["arguments"]),
+                {"type": "response.function_call_arguments.done", **where, "arguments": item["arguments"],
+                 "name": item["name"]}]
+    if item["type"] == "custom_tool_call":
+        return [*_deltas("response.custom_tool_call_input", where, item["input"]),
+                {"type": "response.custom_tool_call_input.done", **where, "input": item["input"]}]
     if not item["content"]:  # a message a fault emptied: added and done, nothing between
         return []
     where["content_index"] = 0

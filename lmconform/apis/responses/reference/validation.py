@@ -1,6 +1,9 @@
 """A `POST /v1/responses` request as LM Studio reads it: the body, capped and parsed, then validated as Zod
 validates it, the first issue reported in an OpenAI-style error object.
 
+Its tool types are OpenAI's (a function, a namespace of functions, a custom tool, the hosted tools Codex sends):
+LM Studio's refusal of all but `function` and `mcp` is the variant responses-function-tools-only.
+
 LM Studio reports Zod's message, code and dotted path. Its wording is on record for a nested tool (see `_tool`);
 the other messages are Zod's defaults for the same kinds of issue. Two faults are flags asked about here, not
 functions over the body, because each adds a rule at one point of that order: which issue a request with several
@@ -28,6 +31,7 @@ from lmconform.apis.responses.reference.faults.defects import (
     is_nested_tool,
 )
 from lmconform.apis.responses.reference.faults.generated import UNKNOWN_TOOL_CHOICE_ACCEPTED
+from lmconform.apis.responses.reference.faults.tool_types import FUNCTION_TOOLS_ONLY
 from lmconform.reference.model import alternatives_of, content_text
 from lmconform.reference.store import MAX_BODY_BYTES
 from lmconform.reference.wire import DEFAULT_MODEL, reject_json_constant
@@ -36,7 +40,14 @@ ROLES = ("user", "system", "developer", "assistant")
 TOOL_CHOICES = ("none", "auto", "required")
 EFFORTS = ("low", "medium", "high")
 TEXT_PARTS = ("input_text", "output_text")
-ITEM_TYPES = ("message", "function_call", "function_call_output", "reasoning")
+ITEM_TYPES = ("message", "function_call", "function_call_output", "custom_tool_call", "custom_tool_call_output",
+              "reasoning")
+# OpenAI's tool types beside `function`: a namespace of functions and a custom (freeform or grammar) tool, which the
+# model calls, and the hosted tools Codex sends, which OpenAI runs itself and are accepted and echoed here.
+CALLED_TOOL_TYPES = ("function", "namespace", "custom")
+HOSTED_TOOL_TYPES = ("web_search", "tool_search", "local_shell", "image_generation", "mcp")
+CUSTOM_FORMATS = ("text", "grammar")
+GRAMMAR_SYNTAXES = ("lark", "regex")
 TEXT_FORMATS = ("text", "json_object", "json_schema")
 
 _ABSENT = object()  # a key not in the body, which Zod reports as "Required" where null is a wrong type
@@ -204,10 +215,15 @@ def _input_item(i: int, item: Any, faults: frozenset[str]) -> dict[str, Any] | N
     if kind == "function_call":
         call_id, name, arguments = (_field(item, key, "string", f"{param}.{key}", required=True)
                                     for key in ("call_id", "name", "arguments"))
-        return call_message(call_id, name, arguments)
-    if kind == "function_call_output":
+        return call_message(call_id, chat_name(_field(item, "namespace", "string", f"{param}.namespace"), name),
+                            arguments)
+    if kind == "custom_tool_call":
+        call_id, name, given = (_field(item, key, "string", f"{param}.{key}", required=True)
+                                for key in ("call_id", "name", "input"))
+        return call_message(call_id, name, json.dumps({"input": given}))
+    if kind in ("function_call_output", "custom_tool_call_output"):
         if FUNCTION_CALL_OUTPUT_REJECTED in faults:
-            raise Rejected("Unsupported input item type: 'function_call_output'.", "input", "unsupported_value")
+            raise Rejected(f"Unsupported input item type: '{kind}'.", "input", "unsupported_value")
         call_id = _field(item, "call_id", "string", f"{param}.call_id", required=True)
         return {"role": "tool", "tool_call_id": call_id,
                 "content": _field(item, "output", "string", f"{param}.output", required=True)}
@@ -230,18 +246,60 @@ def _message_text(content: Any, param: str) -> str:
     return content_text(content)
 
 
+def chat_name(namespace: str | None, name: str) -> str:
+    """The name the chat model knows a function by: a namespace's functions are one list of tools to it."""
+    return f"{namespace}__{name}" if namespace else name
+
+
 def _tool(i: int, tool: Any, faults: frozenset[str]) -> dict[str, Any]:
-    """A valid flattened tool. The chat form fails at the missing `name`, word for word as LM Studio reports it."""
+    """A valid tool of a type OpenAI takes: a flattened function (the chat form fails at the missing `name`, word for
+    word as LM Studio reports it), a namespace of them, a custom tool, or a hosted one."""
     param = f"tools.{i}"
     if not isinstance(tool, dict):
         raise Rejected(f"Expected object, received {_zod_type(tool)}", param, "invalid_type")
-    if tool.get("type") != "function":
-        raise Rejected("Invalid discriminator value. Expected 'function'", f"{param}.type",
+    kind = tool.get("type")
+    known = ("function", "mcp") if FUNCTION_TOOLS_ONLY in faults else (*CALLED_TOOL_TYPES, *HOSTED_TOOL_TYPES)
+    if kind not in known:
+        expected = " | ".join(f"'{option}'" for option in known)
+        raise Rejected(f"Invalid discriminator value. Expected {expected}", f"{param}.type",
                        "invalid_union_discriminator")
-    if FLATTENED_TOOLS_REJECTED in faults and not is_nested_tool(tool):
-        raise Rejected("Required", f"{param}.function", "invalid_type")
+    if kind == "namespace":
+        _named(tool, param)
+        functions = _field(tool, "tools", "array", f"{param}.tools", required=True)
+        for j, function in enumerate(functions):
+            if not isinstance(function, dict) or function.get("type") != "function":
+                raise Rejected("Invalid discriminator value. Expected 'function'", f"{param}.tools.{j}.type",
+                               "invalid_union_discriminator")
+            _function(f"{param}.tools.{j}", function, faults)
+        return tool
+    if kind == "custom":
+        _named(tool, param)
+        _custom_format(_field(tool, "format", "object", f"{param}.format"), f"{param}.format")
+        return tool
+    if kind == "mcp":
+        _field(tool, "server_label", "string", f"{param}.server_label", required=True)
+    if kind in HOSTED_TOOL_TYPES:
+        return tool
+    return _function(param, tool, faults)
+
+
+def _named(tool: dict[str, Any], param: str) -> None:
     if not _field(tool, "name", "string", f"{param}.name", required=True):
         raise Rejected("String must contain at least 1 character(s)", f"{param}.name", "too_small")
+
+
+def _custom_format(given: dict[str, Any] | None, param: str) -> None:
+    """A custom tool's input is free text, or text of a grammar (Lark or a regular expression) given whole."""
+    if given is None or _enum(given.get("type", _ABSENT), CUSTOM_FORMATS, f"{param}.type") == "text":
+        return
+    _enum(given.get("syntax", _ABSENT), GRAMMAR_SYNTAXES, f"{param}.syntax")
+    _field(given, "definition", "string", f"{param}.definition", required=True)
+
+
+def _function(param: str, tool: dict[str, Any], faults: frozenset[str]) -> dict[str, Any]:
+    if FLATTENED_TOOLS_REJECTED in faults and not is_nested_tool(tool):
+        raise Rejected("Required", f"{param}.function", "invalid_type")
+    _named(tool, param)
     _field(tool, "description", "string", f"{param}.description")
     parameters = _field(tool, "parameters", "object", f"{param}.parameters")
     if parameters == {} and EMPTY_PARAMETERS_REJECTED in faults:

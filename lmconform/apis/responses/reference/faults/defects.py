@@ -132,6 +132,19 @@ def arguments_done_mismatch(events: list[Event]) -> list[Event]:
     return [finished(event) for event in events]
 
 
+@fault("stream-item-ids-differ", stages.EVENTS, api="responses",
+       summary="the terminal event's response gives each output item another `id`, and each call another `call_id`, "
+               "than its `response.output_item.done` (stream only)",
+       seen_in="vllm PR #56285 (ids made again when the final response is built)")
+def stream_item_ids_differ(events: list[Event]) -> list[Event]:
+    def renamed(item: dict[str, Any]) -> dict[str, Any]:
+        again = {key: f"{item[key]}_final" for key in ("id", "call_id") if key in item}
+        return {**item, **again}
+
+    return [{**event, "response": {**event["response"], "output": [renamed(item) for item in event["response"]["output"]]}}
+            if event["type"] in ("response.completed", "response.incomplete") else event for event in events]
+
+
 @fault("arguments-done-missing", stages.EVENTS, api="responses",
        summary="function calls stream their argument deltas but no `response.function_call_arguments.done` "
                "(stream only)",

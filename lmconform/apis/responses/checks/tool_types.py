@@ -1,0 +1,111 @@
+"""The tool-type matrix of `/v1/responses`: what a server does with each tool type beside `function` that Codex
+sends. Honoured: a call of a namespace's function comes back as a `function_call` naming its `namespace`, a custom
+tool's as a `custom_tool_call` with its `input`, and a hosted tool is accepted and echoed. Refused: a 4xx, a limit
+that costs Codex what the tool does. Dropped: a 200 and the tool can never be called, or its call comes back in an
+item Codex does not route to it."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+from lmconform.apis.responses.checks.scope import responses_tool_type
+from lmconform.apis.responses.checks.views import final_response
+from lmconform.checks.observed import Observed
+from lmconform.checks.refs import OPENAI_RESPONSES_TOOL_TYPES
+from lmconform.checks.registry import check
+from lmconform.vocabulary import Failure, Grade, Level
+
+EVIDENCE_CHARS = 240
+MATRIX = "tool_type"  # the member of a results row the grade travels in
+# What Codex loses when a server refuses the type, in the words of its users.
+COSTS = {
+    "namespace": "Codex cannot call its MCP servers' tools nor its sub-agents",
+    "custom": "Codex cannot edit a file: apply_patch is a custom tool",
+    "web_search": "Codex cannot search the web (`web_search` off in its config)",
+    "tool_search": "Codex cannot find its deferred tools",
+    "local_shell": "Codex's older models cannot run a command",
+    "image_generation": "Codex cannot make an image",
+    "mcp": "Codex cannot reach a remote MCP server through the provider",
+}
+
+
+def _type_of(family: str) -> str:
+    """The `type` of the tool a family grades: "custom (grammar)" is a custom tool."""
+    return family.split(" ", 1)[0]
+
+
+def _items(response: dict[str, Any]) -> list[dict[str, Any]]:
+    return [item for item in response.get("output") or [] if isinstance(item, dict)]
+
+
+def _namespace_dropped(tool: dict[str, Any], response: dict[str, Any]) -> tuple[str | None, str]:
+    """Why a namespace's function cannot be called through this answer (None: it was), and the evidence."""
+    namespace = tool.get("name")
+    names = {function.get("name") for function in tool.get("tools") or [] if isinstance(function, dict)}
+    calls = [item for item in _items(response) if item.get("type") == "function_call"]
+    for call in calls:
+        if call.get("namespace") == namespace and call.get("name") in names:
+            return None, json.dumps(call)[:EVIDENCE_CHARS]
+    leaked = next((call for call in calls if any(str(call.get("name", "")).endswith(str(name)) for name in names)),
+                  None)
+    if leaked is not None:
+        lost = "the namespace lost" if leaked.get("name") in names else "the namespace flattened into the name"
+        return (f"a function_call named {leaked.get('name')!r} with namespace {leaked.get('namespace')!r}: {lost}, "
+                "so no tool of the request answers to it"), json.dumps(leaked)
+    return "no call of the namespace's functions: the tool was dropped", json.dumps(_items(response))
+
+
+def _custom_dropped(tool: dict[str, Any], response: dict[str, Any]) -> tuple[str | None, str]:
+    name = tool.get("name")
+    for item in _items(response):
+        if item.get("name") != name:
+            continue
+        if item.get("type") == "custom_tool_call" and isinstance(item.get("input"), str):
+            return None, json.dumps(item)[:EVIDENCE_CHARS]
+        return (f"a {item.get('type')} item, not a custom_tool_call with a string `input`: the call in the wrong "
+                "item type"), json.dumps(item)
+    return "no call of the custom tool: the tool was dropped", json.dumps(_items(response))
+
+
+def _hosted_dropped(tool: dict[str, Any], response: dict[str, Any]) -> tuple[str | None, str]:
+    echoed = [entry for entry in response.get("tools") or [] if isinstance(entry, dict)]
+    if any(entry.get("type") == tool.get("type") for entry in echoed):
+        return None, f"accepted and echoed in `tools`: {json.dumps(echoed)[:EVIDENCE_CHARS]}"
+    return "the response's `tools` does not echo it: the tool was dropped", json.dumps(response.get("tools"))
+
+
+def _dropped(tool: dict[str, Any], response: dict[str, Any]) -> tuple[str | None, str]:
+    judge = {"namespace": _namespace_dropped, "custom": _custom_dropped}.get(tool.get("type"), _hosted_dropped)
+    return judge(tool, response)
+
+
+@check("responses.tools.type_graded", level=Level.MUST, applies=responses_tool_type, ref=OPENAI_RESPONSES_TOOL_TYPES,
+       title="a tool type beside `function` is honoured (its call in its own item type, a hosted tool echoed) or "
+             "refused with a 4xx, never dropped behind a 200",
+       proven_by=("tool-types-dropped", "custom-call-as-function-call", "namespace-flattened"))
+def type_graded(observed: Observed) -> Iterator[Failure | Grade]:
+    # A refusal is a limit the server states, graded and not failed: Codex then says what it cannot do. A 200 that
+    # drops the tool is a failure: Codex waits for a call that never comes, or gets prose where a patch was due.
+    family, exchange = observed.case.tool_type or "", observed.exchange
+    kind = _type_of(family)
+    status = exchange.status or 0
+    if 400 <= status < 500:
+        said = exchange.body_excerpt(EVIDENCE_CHARS)
+        named = "names" if kind in said or "tools." in said or "tools[" in said else "does not name"
+        yield Grade(family, "refused", f"HTTP {status}, which {named} the tool: {said}. {COSTS[kind]}", MATRIX)
+        return
+    if not observed.succeeded:
+        yield Failure("a 200 that honours the tool, or a 4xx that refuses it", f"HTTP {status}",
+                      exchange.body_excerpt())
+        return
+    body = observed.request_body if isinstance(observed.request_body, dict) else {}
+    tool = next((tool for tool in body.get("tools") or [] if isinstance(tool, dict) and tool.get("type") == kind), {})
+    problem, evidence = _dropped(tool, final_response(observed))
+    if problem is None:
+        yield Grade(family, "honoured", evidence, MATRIX)
+        return
+    yield Grade(family, "dropped", problem, MATRIX)
+    yield Failure(f"the {kind} tool honoured, or the request refused with a 4xx", f"HTTP {status} and {problem}",
+                  evidence[:400])
