@@ -139,12 +139,14 @@ class Note:
 
 @dataclass(frozen=True)
 class Grade:
-    """What a server did with one JSON Schema keyword family of a request: "enforced" (the answer holds it),
-    "refused" (a 4xx) or "ignored" (accepted, and the answer breaks it), with the evidence in a line."""
+    """What a server did with one thing a request asks of it, a row of one of the graded matrices, with the evidence
+    in a line: a JSON Schema keyword family of its format ("enforced": the answer holds it, "refused": a 4xx,
+    "ignored": accepted, and the answer breaks it), or a field a client sends ("honoured", "refused", "ignored")."""
 
-    family: str  # the keywords, as a schema writes them: "pattern", "minimum/maximum", "$ref (recursive)"
+    family: str  # what is graded: keywords as a schema writes them ("minimum/maximum"), or a field ("output_config")
     grade: str
     evidence: str
+    matrix: str = "schema_keyword"  # the results record's key for its matrix: schema_keyword, request_field
 
 
 GRADES = ("enforced", "refused", "ignored")

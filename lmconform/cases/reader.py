@@ -75,6 +75,8 @@ def load_case(path: Path) -> Case:
         feature=data.get("feature"),
         schema_keyword=data.get("schema_keyword"),
         plays=data.get("plays", 1),
+        overflows_context=data.get("overflows_context", False),
+        request_field=data.get("request_field"),
         turns=tuple(_turn_type(api)(**turn) for turn in data.get("turns", ())),
         source=data.get("source"),
         notification=request.get("notification", False),

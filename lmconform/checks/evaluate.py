@@ -86,8 +86,8 @@ class Verdict:
             **({"expected": self.expected} if self.expected else {}),
             **({"pass_k": f"{self.repetitions[0]}/{self.repetitions[1]}"} if self.repetitions else {}),
             **({"agent": self.agent} if self.agent else {}),
-            **({"schema_keyword": {"family": self.grade.family, "grade": self.grade.grade,
-                                   "evidence": redact_text(self.grade.evidence, self.secrets)}} if self.grade else {}),
+            **({self.grade.matrix: {"family": self.grade.family, "grade": self.grade.grade,
+                                    "evidence": redact_text(self.grade.evidence, self.secrets)}} if self.grade else {}),
         }
 
 

@@ -25,7 +25,7 @@ from starlette.types import Receive, Scope, Send
 
 from lmconform.api_table import APIS
 from lmconform.reference.faults import apply, parse_faults
-from lmconform.reference.faults.server import UNKNOWN_ROUTE_200
+from lmconform.reference.faults.server import unknown_route
 from lmconform.reference.faults.transport import ANSWER, ARRIVAL
 from lmconform.reference.store import DEFAULT_STORE_SIZE
 from lmconform.reference.streams import DEFAULT_PAUSE_S, parse_form
@@ -90,11 +90,7 @@ class _Dispatcher:
             path = streams[2] or "/"
         endpoint = self.routes.endpoint(request.method, path)
         if endpoint is None:
-            message = f"Unexpected endpoint or method. ({request.method} {path})"
-            if UNKNOWN_ROUTE_200 in faults:  # LM Studio's answer, word for word
-                return JSONResponse({"error": message})
-            return JSONResponse({"error": {"message": message, "type": "invalid_request_error", "param": None,
-                                           "code": "not_found"}}, 404)
+            return unknown_route(request.method, path, faults)
         early = apply(ARRIVAL, faults, None, request, await request.body()) if ARRIVAL_FAULTS & faults else None
         if early is not None:
             return early

@@ -33,10 +33,11 @@ class Known:
 
 @dataclass(frozen=True)
 class KeywordGrade:
-    """What the target did with one JSON Schema keyword family (docs/results-record.md, `schema_keyword`)."""
+    """What the target did with one row of a graded matrix (docs/results-record.md, `schema_keyword` and
+    `request_field`): a JSON Schema keyword family, or a field a client sends."""
 
     family: str
-    grade: str  # enforced, refused or ignored
+    grade: str  # enforced, refused or ignored; a field's honoured, refused or ignored
     evidence: str
 
 
@@ -57,6 +58,7 @@ class CaseResult:
     agent: str = ""  # for a case of a coding agent: the agent and its version, `Claude Code 2.1.332`
     pass_k: str = ""  # with --repeat K: "held/sent"
     schema_keyword: KeywordGrade | None = None  # a row of the keyword matrix
+    request_field: KeywordGrade | None = None  # a row of the matrix of the fields a client sends
 
     @property
     def surface(self) -> str:
@@ -250,11 +252,12 @@ def case_result(row: object, path: Path, where: str, curls: dict[str, str]) -> C
         agent=text_field(row, "agent", path, where, required=False),
         pass_k=row["pass_k"] if isinstance(row.get("pass_k"), str) else "",
         schema_keyword=keyword_grade_of(row.get("schema_keyword")),
+        request_field=keyword_grade_of(row.get("request_field")),
     )
 
 
 def keyword_grade_of(entry: object) -> KeywordGrade | None:
-    """The keyword matrix's grade in a row, when it is well formed; records before it had none."""
+    """A graded matrix's grade in a row, when it is well formed; records before the matrix had none."""
     fields = [entry.get(name) if isinstance(entry, dict) else None for name in ("family", "grade", "evidence")]
     family, grade, evidence = (value if isinstance(value, str) else None for value in fields)
     if family is None or grade is None or evidence is None:
