@@ -139,15 +139,15 @@ class Note:
 
 @dataclass(frozen=True)
 class Grade:
-    """A row of a matrix of grades, with the evidence in a line. In the keyword matrix (`matrix`
-    "schema_keyword"), what a server did with one JSON Schema keyword family of a request: "enforced" (the answer
-    holds it), "refused" (a 4xx) or "ignored" (accepted, and the answer breaks it); in the tool-type matrix
-    ("tool_type"), with one Responses tool type: "honoured", "refused" or "dropped"."""
+    """What a server did with one thing a request asks of it, a row of one of the graded matrices, with the evidence
+    in a line: a JSON Schema keyword family of its format ("enforced": the answer holds it, "refused": a 4xx,
+    "ignored": accepted, and the answer breaks it), a Responses tool type ("honoured", "refused", "dropped"), or a
+    field a client sends ("honoured", "refused", "ignored")."""
 
-    family: str  # what is graded: the keywords as a schema writes them ("minimum/maximum"), or a tool type
+    family: str  # what is graded: keywords as a schema writes them ("minimum/maximum"), a tool type, or a field
     grade: str
     evidence: str
-    matrix: str = "schema_keyword"  # the member of the results row the grade travels in
+    matrix: str = "schema_keyword"  # the results record's key for its matrix: schema_keyword, tool_type, request_field
 
 
 GRADES = ("enforced", "refused", "ignored")

@@ -189,24 +189,15 @@ def test_litellm_relays_the_upstreams_messages_events_as_they_are_but_refuses_a_
 # answer when the close reaches it depends on the timing of its reads, so their rows differ from run to run.
 NOT_GATED_APIS_AND_MODULES = {"native_chat", "generated"}
 TIMING_DEPENDENT = {"connection-reset", "content-length-long"}
-# Faults newer than the gate file's run through LiteLLM: their rows are what LiteLLM does with them, which only such a
-# run can say. Taken out of this set, LMCONFORM_WRITE_GATE=1 writes their rows.
-NOT_YET_THROUGH_THE_PROXY = {"tool-types-dropped", "custom-call-as-function-call", "namespace-flattened",
-                             "stream-item-ids-differ", "replay-mid-history-system-500", "replay-forgotten",
-                             "input-tokens-last-item", "compact-as-response"}
-
-
 def gated(fault: str) -> bool:
     """Whether the gate plays `fault`: a defect, of a gated API and kind of module
     (lmconform/apis/<api>/reference/faults/<kind>)."""
     api, kind = FAULTS[fault].module.split(".")[2], FAULTS[fault].module.rsplit(".", 1)[-1]
-    return (fault in GATE_FAULTS and fault not in TIMING_DEPENDENT | NOT_YET_THROUGH_THE_PROXY and not FAULTS[fault].variant
+    return (fault in GATE_FAULTS and fault not in TIMING_DEPENDENT and not FAULTS[fault].variant
             and not FAULTS[fault].generated_only and not {api, kind} & NOT_GATED_APIS_AND_MODULES)
 
 
 GATED = [fault for fault in FAULTS if gated(fault)]
-
-
 def test_the_gate_covers_every_fault_of_its_modules_but_those_that_only_test_a_clients_limits():
     assert [row.fault for row in load_gate_file(GATE_FILE).rows] == GATED
     assert set(FAULTS) - set(GATE_FAULTS) == {"stall", "body-too-large", "model-loading-once"}

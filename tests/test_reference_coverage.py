@@ -55,6 +55,13 @@ def test_max_tokens_cuts_the_answer_and_says_length(client: httpx.Client) -> Non
     assert post(client, {**ask(LONG), "max_tokens": -1}).json()["choices"][0]["finish_reason"] == "stop"
 
 
+def test_a_messages_answer_cut_by_max_tokens_says_so(client: httpx.Client) -> None:
+    body = {"model": "test-model", "max_tokens": 3, "messages": [{"role": "user", "content": LONG}]}
+    answer = client.post("/v1/messages", json=body).json()
+    assert answer["stop_reason"] == "max_tokens" and answer["usage"]["output_tokens"] == 3
+    assert client.post("/faults/messages-end-turn-at-max-tokens/v1/messages", json=body).json()["stop_reason"] == "end_turn"
+
+
 def test_reasoning_effort_brings_reasoning_first(client: httpx.Client) -> None:
     streamed = deltas(post(client, {**TEXT_REQUEST, "reasoning_effort": "low"}))
     assert "".join(delta.get("reasoning", "") for delta in streamed) == "Thinking about: Hello there, friend"
@@ -208,10 +215,68 @@ def _(client: httpx.Client) -> None:
     assert json.loads(answer["content"])["name"] == "get_weather" and answer["tool_calls"]
 
 
+OVERFLOW = "word " * 5000  # over the reference server's context of 4096 words
+# Each door's request with a prompt of `text`: chat completions, Responses, Messages, LM Studio's native chat.
+DOOR_REQUESTS = {
+    "/v1/chat/completions": lambda text: ask(text),
+    "/v1/responses": lambda text: {"model": "test-model", "input": text},
+    "/v1/messages": lambda text: {"model": "test-model", "max_tokens": 64, "messages": [{"role": "user", "content": text}]},
+    "/api/v1/chat": lambda text: {"model": "test-model", "input": text},
+}
+# What each door answers an overflow with: its error shape, in words agents read as an overflow.
+OVERFLOW_REFUSALS = {
+    "/v1/chat/completions": lambda body: "context length of only 4096 tokens" in body["error"],
+    "/v1/responses": lambda body: body["error"]["code"] == "context_length_exceeded",
+    "/v1/messages": lambda body: body["type"] == "error" and body["error"]["type"] == "invalid_request_error"
+    and body["error"]["message"] == "prompt is too long: 5000 tokens > 4096 maximum",
+    "/api/v1/chat": lambda body: "context length of only 4096 tokens" in body["error"]["message"],
+}
+
+
+def overflow_at(client: httpx.Client, path: str, fault: str | None = None, **extra: Any) -> httpx.Response:
+    prefix = f"/faults/{fault}" if fault else ""
+    return client.post(f"{prefix}{path}", json={**DOOR_REQUESTS[path](OVERFLOW), **extra})
+
+
+@pytest.mark.parametrize("path", sorted(DOOR_REQUESTS))
+def test_every_door_refuses_an_overflow_in_its_own_shape(client: httpx.Client, path: str) -> None:
+    for streamed in (False, True):
+        response = overflow_at(client, path, stream=streamed)
+        assert response.status_code == 400 and OVERFLOW_REFUSALS[path](response.json()), response.text
+    assert client.post(path, json=DOOR_REQUESTS[path]("Hi")).status_code == 200
+
+
 @effect("context-overflow-500")
 def _(client: httpx.Client) -> None:
-    response = post(client, ask("word " * 5000), "context-overflow-500")
-    assert response.status_code == 500 and post(client, ask("Hi"), "context-overflow-500").status_code == 200
+    for path in DOOR_REQUESTS:
+        assert overflow_at(client, path, "context-overflow-500").status_code == 500
+    assert post(client, ask("Hi"), "context-overflow-500").status_code == 200
+
+
+@effect("context-overflow-detail")
+def _(client: httpx.Client) -> None:
+    for path in DOOR_REQUESTS:
+        response = overflow_at(client, path, "context-overflow-detail")
+        assert response.status_code == 400 and response.json() == {"detail": "Prompt too long"}
+
+
+@effect("context-overflow-as-text")
+def _(client: httpx.Client) -> None:
+    for path in DOOR_REQUESTS:
+        response = overflow_at(client, path, "context-overflow-as-text")
+        assert response.status_code == 200 and "context the overflows" in response.text
+    streamed = overflow_at(client, "/v1/messages", "context-overflow-as-text", stream=True)
+    assert streamed.status_code == 200 and "message_stop" in streamed.text  # the words cut into deltas
+
+
+@effect("context-overflow-stream-cut")
+def _(client: httpx.Client) -> None:
+    ends = {"/v1/chat/completions": "[DONE]", "/v1/responses": "response.completed", "/v1/messages": "message_stop",
+            "/api/v1/chat": "chat.end"}
+    for path, end in ends.items():
+        response = overflow_at(client, path, "context-overflow-stream-cut", stream=True)
+        assert response.status_code == 200 and response.text.count("data: ") == 2 and end not in response.text
+        assert overflow_at(client, path, "context-overflow-stream-cut").status_code == 400  # not streamed: refused
 
 
 @effect("models-bare-list")
@@ -357,6 +422,18 @@ def _(client: httpx.Client) -> None:
 def _(client: httpx.Client) -> None:
     error = post(client, {"model": "x"}, "error-object-integer-code").json()["error"]
     assert error["code"] == 400 and error["message"] == "'messages' field is required"
+
+
+@effect("models-context-length-vllm")
+def _(client: httpx.Client) -> None:
+    (model,) = client.get("/faults/models-context-length-vllm/v1/models").json()["data"]
+    assert model["max_model_len"] == 4096 and "max_context_length" not in model
+
+
+@effect("models-context-length-llama-cpp")
+def _(client: httpx.Client) -> None:
+    (model,) = client.get("/faults/models-context-length-llama-cpp/v1/models").json()["data"]
+    assert model["meta"]["n_ctx_train"] == 4096 and "max_context_length" not in model
 
 
 @effect("models-extra-keys")

@@ -219,7 +219,8 @@ def test_unknown_route_answers_404_in_lm_studios_words_as_an_openai_error(client
 
 
 def test_models(client: httpx.Client) -> None:
-    model = {"id": "lmconform-reference", "object": "model", "owned_by": "organization_owner"}
+    model = {"id": "lmconform-reference", "object": "model", "owned_by": "organization_owner",
+             "max_context_length": 4096}
     expected = {"object": "list", "data": [model]}
     assert client.get("/v1/models").json() == expected
     assert client.get("/faults/stall,no-done/v1/models").json() == expected
@@ -387,6 +388,12 @@ def _(client: httpx.Client) -> None:
     assert response.status_code == 500 and response.text == "Internal Server Error"
     assert response.headers["content-type"].startswith("text/plain")
     assert post(client, TEXT_REQUEST, "server-error-on-bad-input").status_code == 200
+
+
+@effect("models-context-length-string")
+def _(client: httpx.Client) -> None:
+    (model,) = client.get("/faults/models-context-length-string/v1/models").json()["data"]
+    assert model["max_context_length"] == "4096"
 
 
 @effect("models-missing")

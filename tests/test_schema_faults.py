@@ -170,7 +170,7 @@ def _(client: httpx.Client) -> None:
 @effect("model-owned-by-missing")
 def _(client: httpx.Client) -> None:
     body = models(client, "model-owned-by-missing")
-    assert all(set(model) == {"id", "object"} for model in body["data"])
+    assert all(set(model) == {"id", "object", "max_context_length"} for model in body["data"])
     assert levels("models", "body", [body]) == {("/data/0/owned_by", Level.SHOULD)}
 
 

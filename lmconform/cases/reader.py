@@ -77,6 +77,8 @@ def load_case(path: Path) -> Case:
         tool_type=data.get("tool_type"),
         replay=data.get("replay"),
         plays=data.get("plays", 1),
+        overflows_context=data.get("overflows_context", False),
+        request_field=data.get("request_field"),
         turns=tuple(_turn_type(api)(**turn) for turn in data.get("turns", ())),
         source=data.get("source"),
         notification=request.get("notification", False),

@@ -2,12 +2,21 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
+from typing import Any
 
 from lmconform.checks.observed import Observed
 from lmconform.checks.refs import LMSTUDIO_TOOL_CHOICE, OPENAI_CHAT_CREATE, OPENAI_ERRORS
 from lmconform.checks.registry import check
-from lmconform.checks.scope import invalid_request, may_be_refused, refusal_advised, refusal_level, refusal_required
+from lmconform.checks.scope import (
+    context_overflow,
+    invalid_request,
+    may_be_refused,
+    refusal_advised,
+    refusal_level,
+    refusal_required,
+)
 from lmconform.vocabulary import Failure, Level, NotApplicable, Note
 
 
@@ -89,3 +98,52 @@ def openai_error_object(observed: Observed) -> Iterator[Failure | Note]:
     else:
         yield Failure('{"error": {"message": "…", "type": …, "code": …}}', '{"error": "<a bare string>"}',
                       observed.exchange.body_excerpt())
+
+
+# How the agents' own readers tell an overflow from any other refusal (opencode's, pi-ai's, Claude Code's "prompt is
+# too long"): OpenAI's code and words, Anthropic's, llama.cpp's ("exceeds the available context size") and LM Studio's
+# ("context length of only N tokens"). An agent that reads one compacts its history and goes on; any other error
+# stops it.
+OVERFLOW_WORDS = re.compile(
+    r"context[_ ]length[_ ]exceeded|prompt is too long|maximum context length|exceeds? the (available )?context "
+    r"(window|size)|context length of only|greater than the context length|reduce the length of the messages",
+    re.IGNORECASE)
+
+
+def _error_said(body: Any) -> str | None:
+    """An error body's message and code, in OpenAI's or Anthropic's object or LM Studio's bare string; None for a
+    body that is no such error (`{"detail": …}`, plain text)."""
+    error = body.get("error") if isinstance(body, dict) else None
+    if isinstance(error, str):
+        return error
+    if isinstance(error, dict) and isinstance(error.get("message"), str):
+        return " ".join(str(error[key]) for key in ("message", "code", "type") if error.get(key))
+    return None
+
+
+@check("errors.context_overflow.refused_as_overflow", level=Level.MUST, applies=context_overflow, ref=OPENAI_ERRORS,
+       title="a prompt longer than the context is refused with a 4xx whose error, in the API's shape, says so in "
+             "words agents read as an overflow (`context_length_exceeded`, `prompt is too long`)",
+       proven_by=("context-overflow-500", "context-overflow-detail", "context-overflow-as-text",
+                  "context-overflow-stream-cut"))
+def refused_as_overflow(observed: Observed) -> Iterator[Failure]:
+    # MUST: an agent compacts its history on an overflow it recognises and goes on; on a 200 whose text is the error,
+    # a 5xx, a stream cut without an error or an error it cannot read, it stops or asks again until its limit.
+    exchange = observed.exchange
+    status = exchange.status or 0
+    expected = "HTTP 4xx with an error saying the prompt overflowed the context"
+    if status < 400:
+        generation = observed.generation
+        if observed.case.streamed and generation.end is None:
+            yield Failure(expected, f"HTTP {status}, and a stream that ends without an error or an end",
+                          exchange.body_excerpt(300))
+        else:
+            yield Failure(expected, f"HTTP {status} answering {generation.text()[:160]!r}", exchange.body_excerpt(300))
+        return
+    said = _error_said(exchange.json)
+    if status >= 500 or said is None:
+        yield Failure(expected, f"HTTP {status}, {exchange.content_type or 'untyped'} body with no error object",
+                      exchange.body_excerpt(300))
+    elif not OVERFLOW_WORDS.search(said):
+        yield Failure(f"{expected} (context_length_exceeded, prompt is too long…)", f"HTTP {status}: {said[:200]}",
+                      exchange.body_excerpt(300))

@@ -79,6 +79,11 @@ def generates_with_tools(case: Case) -> bool:
     return generates(case) and bool(case.tools)
 
 
+def context_overflow(case: Case) -> bool:
+    """A request whose prompt is longer than the target's context."""
+    return over_http(case) and case.overflows_context
+
+
 def may_be_refused(case: Case) -> bool:
     """A request servers legitimately answer either way (a 2xx, or a 4xx for what they do not support)."""
     return case.expect_status == "success_or_client_error"

@@ -7,7 +7,7 @@ import html
 
 from lmconform.report.document import html_document
 from lmconform.report.headline import legend, status_colours
-from lmconform.report.keywords import keywords_html
+from lmconform.report.keywords import graded_html
 from lmconform.report.matrix import (
     MODEL_MEANING,
     MODEL_SYMBOL,
@@ -57,7 +57,7 @@ pre.curl { background: #f2f5f9; }
 td.status { white-space: nowrap; font-weight: bold; }
 td.status a { color: inherit; }
 td.grade { white-space: nowrap; font-weight: bold; }
-td.grade.enforced { background: #dafbe1; }
+td.grade.enforced, td.grade.honoured { background: #dafbe1; }
 td.grade.refused { background: #fff8c5; }
 td.grade.ignored { background: #ffebe9; }
 td.grade.honoured { background: #dafbe1; }
@@ -76,7 +76,7 @@ def render_html(matrix: Matrix, title: str = DEFAULT_TITLE, intro: str = "") -> 
         f"<h1>{e(title)}</h1>",
         intro,
         *html_headline(matrix),
-        *keywords_html(matrix),
+        *graded_html(matrix),
         "<h2>Checks</h2>",
         f"<p>{len(matrix.rows)} checks &times; {len(matrix.columns)} targets. A cell shows the worst outcome of "
         "the check over the target's cases; a cell that is not OK links to its cases below.</p>",

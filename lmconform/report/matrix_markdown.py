@@ -4,7 +4,7 @@ page: will it work (per client and surface, per target) first, then the targets,
 from __future__ import annotations
 
 from lmconform.report.headline import legend
-from lmconform.report.keywords import keywords_markdown
+from lmconform.report.keywords import graded_markdown
 from lmconform.report.markdown import md
 from lmconform.report.matrix import (
     MODEL_MEANING,
@@ -34,7 +34,7 @@ def render_markdown(matrix: Matrix, title: str = DEFAULT_TITLE, intro: str = "")
     if intro:
         lines += [intro, ""]
     lines += headline_markdown(matrix)
-    lines += keywords_markdown(matrix)
+    lines += graded_markdown(matrix)
     lines += ["", "## Targets", "", "| | " + " | ".join(md(column.name) for column in matrix.columns) + " |",
               "| --- |" + " --- |" * len(matrix.columns)]
     facts = [dict(target_facts(column, matrix.stable)) for column in matrix.columns]

@@ -33,9 +33,9 @@ class Known:
 
 @dataclass(frozen=True)
 class KeywordGrade:
-    """A row of a matrix of grades (docs/results-record.md): what the target did with one JSON Schema keyword family
-    (`schema_keyword`: enforced, refused or ignored) or one Responses tool type (`tool_type`: honoured, refused or
-    dropped)."""
+    """What the target did with one row of a graded matrix (docs/results-record.md): a JSON Schema keyword family
+    (`schema_keyword`: enforced, refused or ignored), a Responses tool type (`tool_type`: honoured, refused or
+    dropped), or a field a client sends (`request_field`: honoured, refused or ignored)."""
 
     family: str
     grade: str
@@ -60,6 +60,7 @@ class CaseResult:
     pass_k: str = ""  # with --repeat K: "held/sent"
     schema_keyword: KeywordGrade | None = None  # a row of the keyword matrix
     tool_type: KeywordGrade | None = None  # a row of the tool-type matrix
+    request_field: KeywordGrade | None = None  # a row of the matrix of the fields a client sends
 
     @property
     def surface(self) -> str:
@@ -254,11 +255,12 @@ def case_result(row: object, path: Path, where: str, curls: dict[str, str]) -> C
         pass_k=row["pass_k"] if isinstance(row.get("pass_k"), str) else "",
         schema_keyword=keyword_grade_of(row.get("schema_keyword")),
         tool_type=keyword_grade_of(row.get("tool_type")),
+        request_field=keyword_grade_of(row.get("request_field")),
     )
 
 
 def keyword_grade_of(entry: object) -> KeywordGrade | None:
-    """A matrix's grade in a row, when it is well formed; records before the matrix had none."""
+    """A graded matrix's grade in a row, when it is well formed; records before the matrix had none."""
     fields = [entry.get(name) if isinstance(entry, dict) else None for name in ("family", "grade", "evidence")]
     family, grade, evidence = (value if isinstance(value, str) else None for value in fields)
     if family is None or grade is None or evidence is None:

@@ -27,7 +27,6 @@ from lmconform.apis.chat.reference.streams import render
 from lmconform.reference.faults.registry import apply
 from lmconform.reference.instances import BOUNDS
 from lmconform.reference.model import (
-    CONTEXT_WORDS,
     MAX_TOP_LOGPROBS,
     Plan,
     ToolCall,
@@ -37,12 +36,12 @@ from lmconform.reference.model import (
     decide,
     off_schema,
     piece_logprobs,
-    prompt_words,
     request_seed,
     stopped,
     unanswerable,
     usage,
 )
+from lmconform.reference.overflow import lmstudio_words, overflow_answered, overflow_cut, overflow_refusal
 from lmconform.reference.refusal import refusal_message, schema_refusal
 from lmconform.reference.streams import last_user_text, requested_form, streamed, thought, untagged
 from lmconform.reference.wire import DEFAULT_MODEL, FRAGMENT_CHARS, SSE_HEADERS, reject_json_constant
@@ -70,10 +69,10 @@ async def chat_completions(request: Request, faults: frozenset[str]) -> Response
     error = error if error is not None else apply(stages.UNSUPPORTED, faults, None, body)
     if error is not None:
         return apply(stages.REFUSAL, faults, JSONResponse({"error": error}, status_code=400))
-    if prompt_words(body["messages"]) > CONTEXT_WORDS:
-        refusal = JSONResponse({"error": f"The prompt ({prompt_words(body['messages'])} tokens) does not fit the "
-                                         f"context of {CONTEXT_WORDS} tokens"}, status_code=400)
-        return apply(stages.CONTEXT_OVERFLOW, faults, refusal)
+    overflow = overflow_refusal(body["messages"], body.get("stream") is True, faults,
+                                lambda words: JSONResponse({"error": lmstudio_words(words)}, status_code=400))
+    if overflow is not None:
+        return overflow
     crashed = crash(body, faults) or effort_crash(body, faults)
     if crashed is not None:
         return crashed
@@ -86,8 +85,9 @@ async def chat_completions(request: Request, faults: frozenset[str]) -> Response
     except ValueError as error:
         return JSONResponse({"error": str(error)}, status_code=400)
     read = untagged(body) if form is not None else body  # what the model reads
-    plan, _ = apply(stages.STOP, faults, stopped(apply(stages.PLAN, faults, _held_to_schemas(read, decide(read), faults)),
-                                                 body.get("stop")), body.get("stream") is True)
+    planned = overflow_answered(_held_to_schemas(read, decide(read), faults), read["messages"], faults)
+    plan, _ = apply(stages.STOP, faults, stopped(apply(stages.PLAN, faults, planned), body.get("stop")),
+                    body.get("stream") is True)
     counts = usage(read, plan)
     model = body["model"] if isinstance(body.get("model"), str) and body["model"] else DEFAULT_MODEL
     envelope = _Envelope(request_seed(body), int(time.time()), model)
@@ -103,7 +103,7 @@ async def chat_completions(request: Request, faults: frozenset[str]) -> Response
         reasoning = thought(last_user_text(read["messages"]))
         return streamed(render(chunks, reasoning, form), SSE_HEADERS, request)
     chunks = [apply(stages.OBJECT, faults, chunk) for chunk in chunks]
-    lines = apply(stages.STREAM, faults, [*chunks, "[DONE]"])
+    lines = apply(stages.STREAM, faults, overflow_cut([*chunks, "[DONE]"], read["messages"], faults))
     frames = apply(stages.SSE, faults, _sent([_data(line) for line in lines]), request.app.state.stopping)
     return StreamingResponse(frames, headers=SSE_HEADERS)
 

@@ -6,7 +6,6 @@ REQUEST = Stage("the chat request body as parsed, before validation")
 REFUSAL = Stage("the 400 response to an invalid chat request")
 UNSUPPORTED = Stage("the 400 message for an option of a valid chat request the server does not take (None: it takes "
                     "them all), given the request body")
-CONTEXT_OVERFLOW = Stage("the 400 response to a chat request whose prompt does not fit the context")
 PLAN = Stage("the model's Plan, before its tokens are counted")
 STOP = Stage("the plan cut at the request's first stop string, with that string (None when none was hit); also "
              "given whether the answer is streamed")

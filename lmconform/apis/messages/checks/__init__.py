@@ -2,4 +2,12 @@
 the `messages.*` checks, the anthropic SDK's verdicts and the schema checks of its objects. Importing this package
 registers them."""
 
-from lmconform.apis.messages.checks import clients, message, requests, schema, stream  # noqa: F401  (registration)
+from lmconform.apis.messages.checks import (  # noqa: F401  (registration)
+    clients,
+    fields,
+    message,
+    requests,
+    routes,
+    schema,
+    stream,
+)

@@ -123,6 +123,22 @@ def tool_use_iff_tool_block(observed: Observed) -> Iterator[Failure]:
         yield Failure("another stop reason: no tool_use block was sent", repr(reason), where)
 
 
+@check("messages.stop_reason.max_tokens_at_cap", level=Level.SHOULD, applies=messages_answer, ref=ANTHROPIC_MESSAGES,
+       title='an answer that used up `max_tokens` says `stop_reason: "max_tokens"`',
+       proven_by=("messages-end-turn-at-max-tokens",))
+def max_tokens_at_cap(observed: Observed) -> Iterator[Failure]:
+    # SHOULD, as chat's finish_reason "length": Claude Code asks again with a larger cap on "max_tokens" and takes
+    # "end_turn" for a finished answer; measured with the server's own count, so a short answer is never judged.
+    reason, where = _stop_reason(observed)
+    cap = observed.request_body.get("max_tokens") if isinstance(observed.request_body, dict) else None
+    usage = final_message(observed).get("usage")
+    used = usage.get("output_tokens") if isinstance(usage, dict) else None
+    if not isinstance(cap, int) or not isinstance(used, int) or used < cap or reason == "tool_use":
+        raise NotApplicable("the answer did not reach the request's max_tokens")
+    if reason != "max_tokens":
+        yield Failure(f'stop_reason "max_tokens" ({used} of {cap} tokens used)', f"stop_reason {reason!r}", where)
+
+
 @check("messages.stop_reason.stop_sequence_reported", level=Level.SHOULD, applies=messages_with_stop_sequences,
        ref=ANTHROPIC_MESSAGES, title='an answer a stop sequence ended says "stop_sequence" and which one',
        proven_by=("messages-stop-sequence-as-end-turn",))

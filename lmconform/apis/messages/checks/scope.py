@@ -55,3 +55,16 @@ def messages_refusable(case: Case) -> bool:
 def messages_without_max_tokens(case: Case) -> bool:
     return case.api == "messages" and "max_tokens" in case.omit \
         and not (isinstance(case.body, dict) and "max_tokens" in case.body)
+
+
+COUNT_TOKENS_PATH = "/v1/messages/count_tokens"
+
+
+def messages_counted(case: Case) -> bool:
+    """A Messages request whose turns send it again to `count_tokens`."""
+    return messages_answer(case) and any(getattr(turn, "path", None) == COUNT_TOKENS_PATH for turn in case.turns)
+
+
+def messages_grading_field(case: Case) -> bool:
+    """A Messages request that sends one field of Claude Code's requests, to grade what the server does with it."""
+    return case.api == "messages" and case.request_field is not None

@@ -10,8 +10,9 @@ from typing import Any
 
 from starlette.responses import JSONResponse, Response
 
-from lmconform.apis.messages.reference import stages
+from lmconform.apis.messages.reference import fields, stages  # noqa: F401  (fields: its faults registered)
 from lmconform.reference.faults.registry import fault, flag
+from lmconform.reference.model import prompt_words
 
 Event = dict[str, Any]
 Frame = tuple[Any, Event]  # the name an event's SSE `event:` line gives it (None: no such line), and its data
@@ -173,6 +174,30 @@ def stop_reason_openai(message: dict[str, Any]) -> dict[str, Any]:
        seen_in="llama.cpp's llama-server")
 def stop_sequence_as_end_turn(message: dict[str, Any]) -> dict[str, Any]:
     return {**message, "stop_reason": "end_turn"} if message.get("stop_reason") == "stop_sequence" else message
+
+
+@fault("messages-end-turn-at-max-tokens", stages.OBJECT, api="messages",
+       summary='an answer cut by `max_tokens` says "end_turn" (stream and non-stream)',
+       seen_in="Anthropic-compatible adapters over chat completions that read every finish_reason but `tool_calls` "
+               "as end_turn")
+def end_turn_at_max_tokens(message: dict[str, Any]) -> dict[str, Any]:
+    return {**message, "stop_reason": "end_turn"} if message.get("stop_reason") == "max_tokens" else message
+
+
+COUNT_TOKENS_MISSING = flag(
+    "messages-count-tokens-missing", api="messages",
+    summary="`POST /v1/messages/count_tokens` is answered as a route the server does not serve: a 404 in OpenAI's "
+            "error shape, not Anthropic's (HTTP 200 with LM Studio's words under unknown-route-200)",
+    seen_in="LM Studio (lmstudio-bug-tracker #2055: \"Unexpected endpoint or method\", answered 200); servers with "
+            "the Messages API and no count route")
+
+
+@fault("messages-count-tokens-under", stages.COUNT, api="messages",
+       summary="`count_tokens` counts the last message alone: fewer `input_tokens` than the same request is answered "
+               "with",
+       seen_in="proxies that estimate the count from the newest message instead of the whole request")
+def count_tokens_under(count: int, messages: list[dict[str, Any]]) -> int:
+    return prompt_words(messages[-1:])
 
 
 @fault("messages-usage-missing", stages.OBJECT, api="messages",

@@ -177,10 +177,14 @@ class Conversation:
     has_tool_results: bool
 
 
-def conversation(body: dict[str, Any]) -> Conversation:
+THINKING_ON = ("enabled", "adaptive")  # the thinking types that bring a thinking block
+
+
+def conversation(body: dict[str, Any], adaptive: bool = True) -> Conversation:
     """The request in the chat model's words: the system prompt, each turn's text, tool_use blocks as tool calls
     and tool_result blocks as tool messages; the tools as functions, `any` as required, a named tool as the only
-    tool (required), and `disable_parallel_tool_use` as no parallel calls."""
+    tool (required), and `disable_parallel_tool_use` as no parallel calls. Thinking is on when the request enables
+    it, or asks for it adaptive (unless `adaptive` is false: a server that knows `enabled` only)."""
     messages: list[dict[str, Any]] = []
     system = body.get("system")
     if system:
@@ -212,7 +216,7 @@ def conversation(body: dict[str, Any]) -> Conversation:
     chat_choice = {"auto": "auto", "any": "required", "tool": "required", "none": "none"}[choice["type"]]
     if choice["type"] == "tool":
         tools = [tool for tool in tools if tool["function"]["name"] == choice["name"]]
-    chat_body = {"messages": messages, "tools": tools, "tool_choice": chat_choice,
+    chat_body = {"messages": messages, "tools": tools, "tool_choice": chat_choice, "max_tokens": body.get("max_tokens"),
                  "parallel_tool_calls": not choice.get("disable_parallel_tool_use", False)}
-    thinking = isinstance(body.get("thinking"), dict) and body["thinking"]["type"] in ("enabled", "adaptive")
+    thinking = isinstance(body.get("thinking"), dict) and body["thinking"]["type"] in THINKING_ON[:1 + adaptive]
     return Conversation(chat_body, thinking, tuple(body.get("stop_sequences", [])), has_results)

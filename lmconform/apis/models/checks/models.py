@@ -8,7 +8,12 @@ from lmconform.apis.models.checks.scope import models_list
 from lmconform.checks.observed import Observed
 from lmconform.checks.refs import OPENAI_MODELS
 from lmconform.checks.registry import check
-from lmconform.vocabulary import Failure, Level, shown
+from lmconform.checks.scope import member_at
+from lmconform.vocabulary import Failure, Level, NotApplicable, Note, shown
+
+# Where servers state a model's context length in its entry: vLLM, LM Studio's REST API, others' plain name, and
+# llama.cpp's llama-server (the context the model was trained on).
+CONTEXT_LENGTH_AT = (("max_model_len",), ("max_context_length",), ("context_length",), ("meta", "n_ctx_train"))
 
 
 @check("models.list.openai_shape", level=Level.MUST, applies=models_list, ref=OPENAI_MODELS,
@@ -33,3 +38,31 @@ def openai_shape(observed: Observed) -> Iterator[Failure]:
                 or model.get("object") != "model":
             yield Failure('{"id": "<non-empty>", "object": "model"}', f"data[{position}] = {shown(model)}"[:200],
                           exchange.body_excerpt())
+
+
+@check("models.list.context_length_readable", level=Level.SHOULD, applies=models_list, ref=OPENAI_MODELS,
+       title="a context length a model entry states (`max_model_len`, `max_context_length`, `context_length`, "
+             "`meta.n_ctx_train`) is a positive whole number",
+       proven_by=("models-context-length-string",))
+def context_length_readable(observed: Observed) -> Iterator[Failure | Note]:
+    # SHOULD: OpenAI's list states none, and agents then take the user's setting; one they read from the list
+    # (opencode, Codex) sizes their history by it, and a value that is no number leaves them to guess.
+    observed.require_success()
+    body = observed.exchange.json
+    data = body.get("data") if isinstance(body, dict) else None
+    if not isinstance(data, list):
+        raise NotApplicable("no list of models: models.list.openai_shape reports it")
+    for model in (entry for entry in data if isinstance(entry, dict)):
+        for path in CONTEXT_LENGTH_AT:
+            stated = member_at(model, path)
+            if stated is None:
+                continue
+            where = f"{model.get('id')}: {'.'.join(path)}"
+            if isinstance(stated, int) and not isinstance(stated, bool) and stated > 0:
+                yield Note(f"context length {stated} ({where})")
+            else:
+                yield Failure("a positive whole number of tokens", f"{where} = {shown(stated)}"[:200],
+                              observed.exchange.body_excerpt())
+    if not any(member_at(model, path) is not None for model in data if isinstance(model, dict)
+               for path in CONTEXT_LENGTH_AT):
+        yield Note("the list states no model's context length")

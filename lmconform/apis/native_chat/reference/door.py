@@ -23,6 +23,7 @@ from lmconform.apis.native_chat.reference.faults import CHAIN_IGNORED
 from lmconform.apis.native_chat.reference.render import frame, new_response_id, result_object, stream_events
 from lmconform.reference.faults.registry import apply
 from lmconform.reference.model import decide, recall, usage
+from lmconform.reference.overflow import lmstudio_words, overflow_answered, overflow_cut, overflow_refusal
 from lmconform.reference.refusal import refusal_message, schema_refusal
 from lmconform.reference.store import ResponseStore, store_of
 from lmconform.reference.wire import SSE_HEADERS, reject_json_constant
@@ -64,7 +65,11 @@ async def native_chat(request: Request, faults: frozenset[str]) -> Response:
     conversation = [user] if CHAIN_IGNORED in faults else [*earlier, user]
     system = [{"role": "system", "content": body["system_prompt"]}] if body.get("system_prompt") else []
     chat_body = {"messages": [*system, *conversation], "tools": tools, "tool_choice": "auto"}
-    plan = recall(chat_body["messages"]) or decide(chat_body)
+    overflow = overflow_refusal(chat_body["messages"], body.get("stream") is True, faults,
+                                lambda words: Refused(lmstudio_words(words), "input").response())
+    if overflow is not None:
+        return overflow
+    plan = overflow_answered(recall(chat_body["messages"]) or decide(chat_body), chat_body["messages"], faults)
     output: list[dict[str, Any]] = []
     if body.get("reasoning") not in (None, "off"):
         output.append({"type": "reasoning", "content": f"Thinking about: {user['content']}"})
@@ -87,7 +92,8 @@ async def native_chat(request: Request, faults: frozenset[str]) -> Response:
     if body.get("stream") is not True:
         return JSONResponse(result)
     events = apply(stages.EVENTS, faults, stream_events(result))
-    frames = apply(stages.FRAMES, faults, [(event["type"], event) for event in events])
+    frames = apply(stages.FRAMES, faults, overflow_cut([(event["type"], event) for event in events],
+                                                       chat_body["messages"], faults))
     return StreamingResponse(iter([frame(name, data) for name, data in frames]), headers=SSE_HEADERS)
 
 

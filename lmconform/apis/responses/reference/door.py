@@ -58,6 +58,7 @@ from lmconform.apis.responses.reference.validation import Rejected, Turn, json_b
 from lmconform.reference.faults.registry import apply
 from lmconform.reference.faults.server import UNKNOWN_ROUTE_200
 from lmconform.reference.model import content_text, decide, off_schema, prompt_words, recall, usage
+from lmconform.reference.overflow import overflow_answered, overflow_cut, overflow_refusal
 from lmconform.reference.refusal import refusal_message, schema_refusal
 from lmconform.reference.store import ResponseStore, store_of
 from lmconform.reference.streams import Form, requested_form, streamed, untagged
@@ -91,7 +92,12 @@ async def create_response(request: Request, faults: frozenset[str]) -> Response:
     chat_body = _chat_body(turn, _prompt(turn, conversation))
     if STRUCTURED_OUTPUT_IGNORED in faults:
         chat_body.pop("response_format", None)
-    plan = recall(chat_body["messages"]) or decide(chat_body)
+    overflow = overflow_refusal(chat_body["messages"], turn.stream, faults, lambda words: Rejected(
+        "Your input exceeds the context window of this model. Please adjust your input and try again.", "input",
+        "context_length_exceeded").response())
+    if overflow is not None:
+        return overflow
+    plan = overflow_answered(recall(chat_body["messages"]) or decide(chat_body), chat_body["messages"], faults)
     if RESPONSES_OUTPUT_OFF_SCHEMA in faults:
         plan = off_schema(chat_body, plan)
     prompt = _last_user_text(chat_body["messages"])
@@ -111,7 +117,7 @@ async def create_response(request: Request, faults: frozenset[str]) -> Response:
     if form is not None:
         return streamed(render(stream_events(response), form), SSE_HEADERS, request)
     events = apply(stages.EVENTS, faults, stream_events(response))
-    frames = apply(stages.FRAMES, faults, numbered(events))
+    frames = apply(stages.FRAMES, faults, overflow_cut(numbered(events), chat_body["messages"], faults))
     sent = apply(stages.SSE, faults, [frame(name, data) for name, data in frames])
     return StreamingResponse(iter(sent), headers=SSE_HEADERS)
 

@@ -10,8 +10,6 @@ import threading
 from dataclasses import replace
 from typing import Any
 
-from starlette.responses import PlainTextResponse, Response
-
 from lmconform.apis.chat.reference import stages
 from lmconform.apis.chat.reference.faults.defects import (
     Entry,
@@ -177,13 +175,6 @@ def tool_call_echoed(plan: Plan) -> Plan:
     echoed = "".join(json.dumps({"name": call.name, "arguments": json.loads(arguments_json(call.arguments))})
                      for call in plan.tool_calls)
     return replace(plan, text=echoed) if echoed else plan
-
-
-@fault("context-overflow-500", stages.CONTEXT_OVERFLOW, api="http",
-       summary="a prompt longer than the context is answered HTTP 500 text/plain, not 400",
-       seen_in="servers that let the engine's overflow escape; llama.cpp answers 400 exceed_context_size_error")
-def context_overflow_500(refusal: Response) -> Response:
-    return PlainTextResponse("Internal Server Error", status_code=500)
 
 
 STOP_HANDLING = "stop handling of local servers (mlx-knife#68, mlx-vlm#1044, llama.cpp PR#15007)"

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from starlette.responses import PlainTextResponse, Response
+import json
+
+from starlette.responses import JSONResponse, PlainTextResponse, Response
 
 from lmconform.apis.models.reference import stages
 from lmconform.reference.faults.registry import fault
@@ -13,3 +15,13 @@ from lmconform.reference.faults.registry import fault
        seen_in="mock servers")
 def models_missing(reply: Response) -> Response:
     return PlainTextResponse("Not Found", status_code=404)
+
+
+@fault("models-context-length-string", stages.REPLY, api="models",
+       summary='the context length a model entry states is a string (`"max_context_length": "4096"`)',
+       seen_in="servers that pass a loader's settings through as text; opencode and Codex size their history by "
+               "the number")
+def models_context_length_string(reply: Response) -> Response:
+    body = json.loads(reply.body)
+    return JSONResponse({**body, "data": [{**entry, "max_context_length": str(entry["max_context_length"])}
+                                          for entry in body["data"]]})

@@ -20,3 +20,23 @@ def models_extra_keys(reply: Response) -> Response:
     first = {**body["data"][0], "aliases": [], "tags": [], "status": {"value": "loaded"}}
     embedding = {"id": "text-embedding-nomic-embed-text-v1.5", "object": "model", "owned_by": "organization_owner"}
     return JSONResponse({**body, "data": [first, embedding]})
+
+
+def _context_length_as(reply: Response, stated: dict) -> Response:
+    body = json.loads(reply.body)
+    entries = [{**{key: value for key, value in entry.items() if key != "max_context_length"}, **stated}
+               for entry in body["data"]]
+    return JSONResponse({**body, "data": entries})
+
+
+@variant("models-context-length-vllm", stages.REPLY, api="models",
+         summary="the context length as vLLM lists it: `max_model_len`", seen_in="vLLM's /v1/models")
+def models_context_length_vllm(reply: Response) -> Response:
+    return _context_length_as(reply, {"max_model_len": 4096})
+
+
+@variant("models-context-length-llama-cpp", stages.REPLY, api="models",
+         summary="the context length as llama.cpp lists it: `meta.n_ctx_train`, the context the model was trained on",
+         seen_in="llama.cpp's llama-server /v1/models")
+def models_context_length_llama_cpp(reply: Response) -> Response:
+    return _context_length_as(reply, {"meta": {"vocab_type": 2, "n_ctx_train": 4096}})
