@@ -177,7 +177,10 @@ def test_litellm_relays_the_upstreams_messages_events_as_they_are_but_refuses_a_
     assert "messages.stop_reason.known_value" in found["messages-stop-reason-openai"].passed_through
     answers = [fault for fault in found if FAULTS[fault].stage in (messages_stages.OBJECT, messages_stages.EVENTS,
                                                                    messages_stages.FRAMES)]
-    assert len(answers) > 15 and not any(found[fault].repaired for fault in answers)
+    # One check aside: under messages-end-turn-after-tool-use, the answer cut at max_tokens comes through LiteLLM with
+    # stop_reason max_tokens, which the upstream replaced by end_turn (fixtures/gates/litellm.toml).
+    repaired = {fault: found[fault].repaired - {"messages.stop_reason.max_tokens_at_cap"} for fault in answers}
+    assert len(answers) > 15 and not any(repaired.values())
     assert "messages.request.max_tokens_required" in found["messages-max-tokens-defaulted"].repaired
 
 

@@ -21,6 +21,7 @@ from lmconform.verdicts.grades import (
     fragment,
     judged_rows,
     offered_cases,
+    reason_of,
     worst_finding,
 )
 from lmconform.verdicts.profiles import Prediction, Profile, agent_profiles, predict
@@ -71,8 +72,8 @@ def live_line(name: str, rows: list[CaseResult], others: list[CaseResult], stabl
     worst_cases = (worst.case,) if worst is not None and worst.outcome != Outcome.OK else ()
     findings = [row for row in rows if row.outcome != Outcome.OK and row.outcome != Outcome.UNSUPPORTED]
     cause, way_round = cause_and_way_round(refused + broken + findings, name) if status != WORKS else (None, "")
-    limits = tuple(row.reason for row in refused) + tuple(f"it retried: {retry}" for retry in retried)
-    said = f"refused: {worst.reason}" if broken and refused and worst is not None else ""
+    limits = tuple(reason_of(row, stable) for row in refused) + tuple(f"it retried: {retry}" for retry in retried)
+    said = f"refused: {reason_of(worst, stable)}" if broken and refused and worst is not None else ""
     differs = ""
     if profile is not None and status in (WORKS, LIMITED, BREAKS):
         prediction = predict(profile, judged_rows([row for row in others if row.api == api], stable))

@@ -81,7 +81,7 @@ class Line:
         if self.worst is None:
             return ""
         worst = self.worst
-        reason = worst.known.reason if self.stable and worst.known and not self.cause else worst.reason
+        reason = reason_of(worst, self.stable)
         text = f"{worst.title or worst.check}: {reason}" if reason and reason != worst.title else worst.title
         if not self.stable and self.worst_cases:
             shown = "case" if len(self.worst_cases) == 1 else "cases"
@@ -117,6 +117,15 @@ def _cut(text: str) -> str:
 
 def fragment(text: str) -> str:
     return "".join(character if character.isalnum() else "-" for character in text.lower()).strip("-")
+
+
+def reason_of(row: CaseResult, stable: bool) -> str:
+    """Why a row is as it is: in a stable line (the published matrix), the reason of the row of the target's file
+    that expected it, which reads the same on every run, where the finding's own words may count what differs from
+    run to run (the tokens of an agent's request); else the finding's own."""
+    if stable and row.known and not row.known.file.startswith(CAUSES):
+        return row.known.reason
+    return row.reason
 
 
 def judged_rows(rows: list[CaseResult], stable: bool) -> list[CaseResult]:

@@ -30,6 +30,14 @@ COSTS = {
     "mcp": "Codex cannot reach a remote MCP server through the provider",
 }
 
+# The ids an answer draws afresh each time: a grade's evidence, which the matrix pages publish, leaves them out.
+RUN_IDS = ("id", "call_id")
+
+
+def _shown(item: dict) -> str:
+    """An honoured call as evidence: the item without the ids it draws each time."""
+    return json.dumps({key: value for key, value in item.items() if key not in RUN_IDS})[:EVIDENCE_CHARS]
+
 
 def _type_of(family: str) -> str:
     """The `type` of the tool a family grades: "custom (grammar)" is a custom tool."""
@@ -47,7 +55,7 @@ def _namespace_dropped(tool: dict[str, Any], response: dict[str, Any]) -> tuple[
     calls = [item for item in _items(response) if item.get("type") == "function_call"]
     for call in calls:
         if call.get("namespace") == namespace and call.get("name") in names:
-            return None, json.dumps(call)[:EVIDENCE_CHARS]
+            return None, _shown(call)
     leaked = next((call for call in calls if any(str(call.get("name", "")).endswith(str(name)) for name in names)),
                   None)
     if leaked is not None:
@@ -63,7 +71,7 @@ def _custom_dropped(tool: dict[str, Any], response: dict[str, Any]) -> tuple[str
         if item.get("name") != name:
             continue
         if item.get("type") == "custom_tool_call" and isinstance(item.get("input"), str):
-            return None, json.dumps(item)[:EVIDENCE_CHARS]
+            return None, _shown(item)
         return (f"a {item.get('type')} item, not a custom_tool_call with a string `input`: the call in the wrong "
                 "item type"), json.dumps(item)
     return "no call of the custom tool: the tool was dropped", json.dumps(_items(response))
