@@ -75,8 +75,9 @@ class _Dispatcher:
 
     async def respond(self, request: Request) -> Response:
         path, faults = request.url.path, self.faults
-        prefix = _FAULT_PREFIX.fullmatch(path)
-        if prefix is not None:
+        # `/faults/A/faults/B/…` serves A and B: a gate in front of a variant of the server (LM Studio's dialect at
+        # `/faults/responses-function-tools-only`) reaches each fault under the variant's prefix.
+        while (prefix := _FAULT_PREFIX.fullmatch(path)) is not None:
             try:
                 faults = faults | parse_faults(prefix[1].split(","))
             except ValueError as error:

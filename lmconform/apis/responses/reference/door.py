@@ -51,6 +51,7 @@ from lmconform.apis.responses.reference.render import (
     output_items,
     response_object,
     stream_events,
+    with_encrypted_content,
 )
 from lmconform.apis.responses.reference.streams import render
 from lmconform.apis.responses.reference.tool_types import as_tool_items, call_of, chat_functions
@@ -104,6 +105,8 @@ async def create_response(request: Request, faults: frozenset[str]) -> Response:
     # A generated form's answer also reasons when the prompt asks it to think (lmconform.reference.streams).
     thought = f"Thinking about: {prompt}" if turn.reasoning else generated_thought(prompt) if form else None
     output = as_tool_items(output_items(plan, thought, turn.logprobs, turn.alternatives), turn.tools)
+    if turn.encrypted_reasoning:
+        output = [with_encrypted_content(item) for item in output]
     truncated = plan.finish_reason == "length"
     response = apply(stages.OBJECT, faults, response_object(turn, output, usage(chat_body, plan), truncated))
     if turn.store or STORE_FALSE_IGNORED in faults:

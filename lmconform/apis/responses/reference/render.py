@@ -38,6 +38,15 @@ def input_items(body: dict[str, Any], response_id: str) -> list[dict[str, Any]]:
     return listed
 
 
+def with_encrypted_content(item: dict[str, Any]) -> dict[str, Any]:
+    """A reasoning item with an opaque token for its thought, as `include: ["reasoning.encrypted_content"]` asks.
+    OpenAI's token is the thought encrypted; a client sends it back as it came and reads nothing in it, so this one is
+    random bytes: a recorded replay then carries nothing of the prompt (a path, a user) in a form no scrubber reads."""
+    if item["type"] != "reasoning":
+        return item
+    return {**item, "encrypted_content": base64.b64encode(secrets.token_bytes(48)).decode()}
+
+
 def output_items(plan: Plan, thought: str | None, logprobs: bool = False,
                  alternatives: int = 0) -> list[dict[str, Any]]:
     """The output of a plan; with `logprobs`, its text's log probabilities, one entry a streamed word, each with

@@ -66,6 +66,9 @@ class Rejected(Exception):
 
 
 OUTPUT_LOGPROBS = "message.output_text.logprobs"  # what `include` names to get them
+# What `include` names to get each reasoning item's thought back as an opaque token: a client that stores nothing
+# (`store: false`, as Codex CLI) replays it on its next turn.
+ENCRYPTED_REASONING = "reasoning.encrypted_content"
 
 
 @dataclass(frozen=True)
@@ -89,6 +92,7 @@ class Turn:
     text_format: dict[str, Any] | None = None  # `text.format`, when it asks for more than text
     logprobs: bool = False  # `include` asks for the output text's log probabilities
     alternatives: int = 0  # … and `top_logprobs` this many alternatives to each token
+    encrypted_reasoning: bool = False  # `include` asks for the reasoning items' encrypted_content
 
 
 async def json_body(request: Request) -> Any:
@@ -128,9 +132,11 @@ def turn_of(body: Any, faults: frozenset[str]) -> Turn:
     else:
         raise Rejected("Invalid input", "input", "invalid_union")
     tools = [_tool(i, tool, faults) for i, tool in enumerate(_field(body, "tools", "array", "tools") or [])]
-    effort = (_field(body, "reasoning", "object", "reasoning") or {}).get("effort")
+    reasoning = _field(body, "reasoning", "object", "reasoning") or {}
+    effort = reasoning.get("effort")
     if effort is not None:
         _enum(effort, EFFORTS, "reasoning.effort")
+    include = _field(body, "include", "array", "include") or []
     return Turn(
         input=messages,
         instructions=_field(body, "instructions", "string", "instructions"),
@@ -141,13 +147,16 @@ def turn_of(body: Any, faults: frozenset[str]) -> Turn:
         top_p=_field(body, "top_p", "number", "top_p"),
         metadata=_field(body, "metadata", "object", "metadata"),
         previous_id=_field(body, "previous_response_id", "string", "previous_response_id"),
-        reasoning=effort is not None,
+        # A reasoning model thinks whether the request sets an effort or only asks for a summary (Codex CLI sends
+        # `reasoning: {summary: "auto"}` alone).
+        reasoning=effort is not None or reasoning.get("summary") is not None,
         store=_field(body, "store", "boolean", "store") is not False,
         stream=_field(body, "stream", "boolean", "stream") is True,
         model=_field(body, "model", "string", "model") or DEFAULT_MODEL,
         max_output_tokens=_field(body, "max_output_tokens", "number", "max_output_tokens"),
         text_format=_text_format(_field(body, "text", "object", "text"), faults),
-        logprobs=OUTPUT_LOGPROBS in (_field(body, "include", "array", "include") or []),
+        logprobs=OUTPUT_LOGPROBS in include,
+        encrypted_reasoning=ENCRYPTED_REASONING in include,
         alternatives=alternatives_of(body),
     )
 
