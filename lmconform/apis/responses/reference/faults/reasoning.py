@@ -45,9 +45,10 @@ def reasoning_in_text(response: dict[str, Any]) -> dict[str, Any]:
         return response
 
     def tagged(item: dict[str, Any]) -> dict[str, Any]:
-        parts = [{**part, "text": f"<think>{' '.join(thoughts)}</think>{part['text']}"}
-                 if part.get("type") == "output_text" else part for part in item["content"]]
-        return {**item, "content": parts} if item["type"] == "message" else item
+        if item["type"] != "message":
+            return item  # a call carries no text to tag
+        return {**item, "content": [{**part, "text": f"<think>{' '.join(thoughts)}</think>{part['text']}"}
+                                    if part.get("type") == "output_text" else part for part in item["content"]]}
 
     return {**response, "output": [tagged(item) for item in output if item["type"] != "reasoning"]}
 
