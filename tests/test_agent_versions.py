@@ -108,9 +108,10 @@ def test_a_run_runs_the_version_its_settings_name(server, tmp_path, monkeypatch)
         verdicts = [run.judge(case, check) for case, check in plan.pairs("messages") if case.agent is not None]
     finally:
         run.close()
-    assert [verdict.outcome for verdict in verdicts] == [Outcome.UNSUPPORTED]
-    assert verdicts[0].detail == ("Claude Code is not installed: `lmconform agents install claude-code@2.1.999` "
-                                  "installs it")
+    # One verdict per case of Claude Code's: given the target's model id, and given a `claude-*` one.
+    assert [verdict.outcome for verdict in verdicts] == [Outcome.UNSUPPORTED] * 2
+    assert {verdict.detail for verdict in verdicts} == {
+        "Claude Code is not installed: `lmconform agents install claude-code@2.1.999` installs it"}
 
 
 # --- installing a version -------------------------------------------------------------------------------------------

@@ -438,6 +438,18 @@ def test_the_recorded_agent_cases_hold_nothing_of_the_recording_machine():
 
 # --- the relay -----------------------------------------------------------------------------------------------------
 
+def test_the_relay_sends_the_targets_model_in_place_of_the_alias_the_agent_asks_for(server):
+    target = Target(base_url=server.base_url, model="lmconform-reference")
+    asked = {"model": "claude-sonnet-4-5", "max_tokens": 8, "messages": [{"role": "user", "content": "Hello"}]}
+    with Relay(target, limit=5, alias="claude-sonnet-4-5") as relay, httpx.Client(timeout=10) as client:
+        answered = client.post(relay.base_url + "/v1/messages", json=asked)
+        other = client.post(relay.base_url + "/v1/messages", json={**asked, "model": "another-model"})
+    assert answered.status_code == other.status_code == 200
+    sent = [exchange.request.body["model"] for exchange in relay.exchanges]
+    assert sent == ["lmconform-reference", "another-model"]  # only the alias is replaced
+    assert Relay(target, limit=1, alias="lmconform-reference").alias is None  # the target's own id is no alias
+
+
 def test_the_relay_passes_an_answer_on_as_it_arrives_with_the_targets_key(server):
     # The `stall` fault sends a stream's first events, then nothing: through the relay, they arrive all the same.
     target = Target(base_url=server.base_url + "/faults/stall", api_key="sk-target", read_timeout=3)

@@ -89,6 +89,16 @@ class Agent(ABC):
                     return found
         return None
 
+    def model_shape(self, name: str | None) -> ModelShape:
+        """The shape of model id called `name`; its first (the target's own id) for None."""
+        if name is None:
+            return self.model_shapes[0]
+        found = next((shape for shape in self.model_shapes if shape.name == name), None)
+        if found is None:
+            raise ValueError(f"{self.title} has no model id shape {name!r}: its shapes are "
+                             f"{', '.join(shape.name for shape in self.model_shapes)}")
+        return found
+
     def prediction(self, version: str) -> str:
         """What lmconform says of a run of `version` that its profile was not measured on ("" when it was)."""
         if not version or version == self.measured:

@@ -7,6 +7,10 @@ The agent is given a dummy key; the relay sends the target's own (the agent's cr
 target). The path and query are kept as the agent sent them (`/v1/messages?beta=true`). Each request is kept as an
 `HttpExchange`, in the order the agent sent them. Past `limit` requests the relay stops forwarding: the next
 request is refused, and the run is over as a loop.
+
+With an `alias`, the agent asks for a model id the target does not serve (Claude Code's `claude-*` id): the relay
+sends the target's own model id in its place in a JSON body's `model`, as a server serving its model under that
+alias (LiteLLM's `model_name`, LM Studio's identifier) takes it; the exchange keeps the body the target got.
 """
 
 from __future__ import annotations
@@ -36,9 +40,10 @@ class Relay:
     """`with Relay(target, limit) as relay:` the agent's base URL is `relay.base_url`; afterwards
     `relay.exchanges` holds what was relayed, and `relay.limit_reached` whether the agent asked for more."""
 
-    def __init__(self, target: Target, limit: int) -> None:
+    def __init__(self, target: Target, limit: int, alias: str | None = None) -> None:
         self.target = target
         self.limit = limit
+        self.alias = alias if alias != target.model else None
         self.requests = 0  # every request the agent sent, the refused one past the limit included
         self.limit_reached = threading.Event()
         self._exchanges: list[tuple[int, HttpExchange]] = []
@@ -127,6 +132,9 @@ class _RelayHandler(BaseHTTPRequestHandler):
             shown = json.loads(body) if body else None
         except ValueError:  # kept as the text it is, and sent as the bytes it was
             shown = body.decode("utf-8", errors="replace")
+        if isinstance(shown, dict) and self.relay.alias is not None and shown.get("model") == self.relay.alias:
+            shown = {**shown, "model": self.relay.target.model}
+            body = json.dumps(shown).encode()
         answer = _Answer(self)
         exchange = send(self.relay.target, self.command, self.path, shown, body or None, forwarded=forwarded,
                         listener=answer)

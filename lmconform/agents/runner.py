@@ -29,8 +29,9 @@ ENDINGS = {"exited": EXITED, "deadline": TIME_LIMIT, "stopped": REQUEST_LIMIT, "
 
 
 def run_agent(agent: Agent, target: Target, task: str, secret: str, limits: Limits,
-              node_modules: Path | None = None) -> AgentRun:
-    """`agent` asked to do `task` (its `{file}` the sandbox's file, which holds `secret`) against `target`."""
+              node_modules: Path | None = None, model: str | None = None) -> AgentRun:
+    """`agent` asked to do `task` (its `{file}` the sandbox's file, which holds `secret`) against `target`, given
+    the model id `model` (an alias the relay sends the target's own id for) or the target's own."""
     node_modules = node_modules or default_node_modules()
     run = AgentRun(agent.name, agent.title, agent.version(node_modules) or pinned_version(agent), task, secret, limits)
     run.unavailable = unavailable(agent, node_modules)
@@ -44,8 +45,8 @@ def run_agent(agent: Agent, target: Target, task: str, secret: str, limits: Limi
         asked = task.replace(FILE_PLACEHOLDER, str(sandbox.secret_file))
         run.sandbox = str(sandbox.root)
         run.task = run.shown(asked)
-        with Relay(target, limits.requests) as relay:
-            launch = agent.launch(binary, sandbox, relay.base_url, target.model, asked)
+        with Relay(target, limits.requests, alias=model) as relay:
+            launch = agent.launch(binary, sandbox, relay.base_url, model or target.model, asked)
             process = start(launch.argv, sandbox, launch.environment)
             why = "exited" if process.start_error else wait(process, limits.seconds, relay.limit_reached.is_set)
             stop(process, ended=why == "exited")

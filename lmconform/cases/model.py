@@ -111,14 +111,17 @@ def call_answer(output: str) -> tuple[Turn, ...]:
 @dataclass(frozen=True)
 class AgentTask:
     """What the `agents` source asks a coding agent to do: `task`, whose `{file}` is a file of the agent's sandbox
-    holding `secret`, which its answer must quote."""
+    holding `secret`, which its answer must quote; given the model id of `model_shape` (one of its profile's
+    Agent.model_shapes) in place of the target's, or the target's own when None."""
 
     name: str  # the agent (lmconform.agents)
     task: str
     secret: str
+    model_shape: str | None = None
 
     def document(self) -> dict:
-        return {"name": self.name, "task": self.task, "secret": self.secret}
+        return {"name": self.name, "task": self.task, "secret": self.secret,
+                **({"model_shape": self.model_shape} if self.model_shape else {})}
 
 
 @dataclass(frozen=True)

@@ -33,11 +33,14 @@ def takes_part(case: Case, settings: RunSettings) -> bool:
 
 
 def representatives(case: Case) -> list[Case]:
-    """The requests the agent is on record as sending (its recorded cases), as examples of this case; the case's own
-    request when none is recorded."""
-    client = AGENTS[case.agent.name].client  # recorded cases name it by its user agent: `claude-cli 2.1.332`
+    """The requests the agent is on record as sending given the case's shape of model id (its recorded cases), as
+    examples of this case; the case's own request when none is recorded."""
+    agent = AGENTS[case.agent.name]
+    client = agent.client  # recorded cases name it by its user agent: `claude-cli 2.1.332`
+    shape = agent.model_shape(case.agent.model_shape).name
     recorded = [other for other in load_cases(case.api)
-                if str(other.provenance.get("client", "")).startswith(client + " ")]
+                if str(other.provenance.get("client", "")).startswith(client + " ")
+                and other.provenance.get("model_shape", shape) == shape]
     return [_example(case, other.method, other.path, other.body) for other in recorded] or [
         _example(case, case.method, case.path, case.body)]
 
@@ -52,7 +55,8 @@ def examples(case: Case, context: SourceContext) -> list[Observed]:
     installed = node_modules(agent, dict(settings.agent_versions).get(agent.name))
     found: list[Observed] = []
     for repetition in range(settings.repeat):
-        run = run_agent(agent, context.target, case.agent.task, case.agent.secret, limits, installed)
+        run = run_agent(agent, context.target, case.agent.task, case.agent.secret, limits, installed,
+                        model=agent.model_shape(case.agent.model_shape).model if case.agent.model_shape else None)
         found += observations(case, run, context.target, repetition)
     return found
 

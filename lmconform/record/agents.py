@@ -87,8 +87,9 @@ def _capped(body: dict, cap: str) -> str:
 
 
 def agent_case(agent: Agent) -> Case:
-    """The agent's case of the `agents` source: the task it is recorded doing."""
-    return next(case for case in load_cases(agent.api) if case.agent is not None and case.agent.name == agent.name)
+    """The agent's case of the `agents` source given the target's own model id: the task it is recorded doing."""
+    return next(case for case in load_cases(agent.api)
+                if case.agent is not None and case.agent.name == agent.name and case.agent.model_shape is None)
 
 
 def stem(agent: Agent, version: str, shape: ModelShape) -> str:
