@@ -9,6 +9,7 @@ from lmconform.cases import FIRST, Case, HttpTurn
 from lmconform.cases.model import PLACEHOLDER
 from lmconform.checks.observed import Observed, PlayedTurn, generation_of
 from lmconform.normalize.reading import reading
+from lmconform.run.overflow import sized, stated_context
 from lmconform.settings import RunSettings
 from lmconform.target import Target
 from lmconform.vocabulary import NotApplicable
@@ -22,8 +23,9 @@ class _NotSendable(Exception):
 
 def request_body(case: Case, target: Target, settings: RunSettings):
     """The case's body as sent to `target`: the target's model, and the run's output cap and temperature, where the
-    case has none."""
-    return case.body_for(target.model, settings.max_tokens, settings.temperature)
+    case has none; a prompt that is to overflow the context sized over the context `target` states."""
+    body = case.body_for(target.model, settings.max_tokens, settings.temperature)
+    return sized(body, stated_context(target).prompt_words) if case.overflows_context else body
 
 
 def play(case: Case, target: Target, upstream: Target | None = None, settings: RunSettings = RunSettings()) -> Observed:
