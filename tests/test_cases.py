@@ -55,6 +55,17 @@ def test_a_broken_case_is_refused_with_the_reason(tmp_path, broken, complaint):
         load_case(path)
 
 
+@pytest.mark.parametrize("name", ["x-api-key", "Authorization", "cookie"])
+def test_a_case_never_carries_a_credential_among_its_headers(tmp_path, name):
+    path = tmp_path / "messages" / "credential.json"
+    path.parent.mkdir()
+    path.write_text(json.dumps({"description": "a valid description", "provenance": {"source": "doc"},
+                                "request": {"method": "POST", "path": "/v1/messages", "headers": {name: "sk-1"},
+                                            "body": {}}, "expect": {"status": "success"}}))
+    with pytest.raises(CaseError, match=f"a case never carries a credential \\({name}\\)"):
+        load_case(path)
+
+
 def test_a_case_file_that_is_not_json_is_refused(tmp_path):
     path = tmp_path / "chat" / "broken.json"
     path.parent.mkdir()

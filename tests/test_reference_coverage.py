@@ -433,7 +433,10 @@ def _(client: httpx.Client) -> None:
 @effect("models-context-length-llama-cpp")
 def _(client: httpx.Client) -> None:
     (model,) = client.get("/faults/models-context-length-llama-cpp/v1/models").json()["data"]
-    assert model["meta"]["n_ctx_train"] == 4096 and "max_context_length" not in model
+    assert model["meta"]["n_ctx_train"] == 32768 and "max_context_length" not in model
+    props = client.get("/faults/models-context-length-llama-cpp/props").json()
+    assert props["default_generation_settings"]["n_ctx"] == 4096
+    assert client.get("/props").status_code == 404
 
 
 @effect("models-extra-keys")

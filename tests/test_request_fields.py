@@ -15,6 +15,7 @@ from lmconform.report.matrix import build_matrix
 from lmconform.report.matrix_html import render_html
 from lmconform.report.matrix_markdown import render_markdown
 from lmconform.run import run_suite
+from lmconform.run.play import play
 from lmconform.settings import RunSettings
 from lmconform.target import Target
 from lmconform.verdicts.records import load_results
@@ -44,7 +45,7 @@ def server():
 
 
 def test_every_field_of_the_matrix_has_its_case():
-    assert len(FIELDS) == 9
+    assert len(FIELDS) == 10
 
 
 def test_the_clean_reference_server_honours_every_field(server):
@@ -61,6 +62,16 @@ def test_each_refusal_fault_refuses_its_field_alone(server, fault):
     assert len(refused) == 1 and refused == {REFUSED_BY.get(fault, next(iter(refused)))}
     (case,) = {FIELDS[family] for family in refused}
     assert [row["case"] for row in found if row["check"] == STATUS and row["outcome"] == "FAILED"] == [case]
+
+
+def test_the_beta_flags_go_in_the_header_and_their_refusal_is_litellms(server):
+    (case,) = [case for case in load_cases("messages") if case.id == FIELDS["anthropic-beta header"]]
+    clean = play(case, Target(base_url=server.base_url, model="lmconform-reference"))
+    assert "mid-conversation-tool-changes-2026-07-01" in clean.exchange.request.headers["anthropic-beta"]
+    assert clean.exchange.status == 200
+    refused = play(case, Target(base_url=f"{server.base_url}/faults/messages-beta-header-refused",
+                                model="lmconform-reference"))
+    assert refused.exchange.status == 400 and refused.exchange.json["error"]["message"] == "invalid beta flag"
 
 
 def test_adaptive_thinking_read_as_off_is_graded_ignored(server):

@@ -153,6 +153,7 @@ class Case:
     plays: int = 1  # the answers it is judged on, at the least (--repeat K asks for K): its verdicts are pass^k
     overflows_context: bool = False  # its prompt is longer than the target's context: an overflow to refuse
     request_field: str | None = None  # the field of a client's requests it is graded on (honoured, refused, ignored)
+    headers: tuple[tuple[str, str], ...] = ()  # request headers of its own, beside lmconform's (never a credential)
 
     def named_by(self, pattern: str) -> bool:
         """Whether a glob names this case, by its id (`chat/void-weather-tool`, `chat/*`) or its name alone
@@ -202,6 +203,7 @@ class Case:
     def document(self, description: str | None = None) -> dict:
         """The case as a case file holds it (lmconform/cases/case.schema.json)."""
         request = {"method": self.method, "path": self.path,
+                   **({"headers": dict(self.headers)} if self.headers else {}),
                    **({"raw_body": self.raw_body} if self.raw_body is not None else {"body": self.body})}
         document = {"description": description or self.description, "provenance": self.provenance,
                     "feature": self.feature, "schema_keyword": self.schema_keyword,

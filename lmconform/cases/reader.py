@@ -13,6 +13,7 @@ import jsonschema
 
 from lmconform.api_table import APIS, HTTP, STDIO, api_of
 from lmconform.cases.model import FIRST, PLACEHOLDER, AgentTask, Case, HttpTurn, StdioTurn
+from lmconform.wire.redact import SECRET_HEADERS
 
 CASE_SCHEMA = Path(__file__).resolve().parent / "case.schema.json"
 # The cases lmconform ships: each API's in the `cases/` folder of the API's own folder.
@@ -79,6 +80,7 @@ def load_case(path: Path) -> Case:
         plays=data.get("plays", 1),
         overflows_context=data.get("overflows_context", False),
         request_field=data.get("request_field"),
+        headers=tuple(request.get("headers", {}).items()),
         turns=tuple(_turn_type(api)(**turn) for turn in data.get("turns", ())),
         source=data.get("source"),
         notification=request.get("notification", False),
@@ -106,6 +108,10 @@ def _fits_its_transport(path: Path, data: dict) -> None:
     lm/cancel, no path), and what its turns name must be earlier turns."""
     api = api_of(api_of_file(path))
     request, turns = data["request"], data.get("turns", ())
+    credentials = sorted(name for name in request.get("headers", {}) if name.lower() in SECRET_HEADERS)
+    if credentials:
+        raise CaseError(f"{path}: a case never carries a credential ({', '.join(credentials)}): the target's key is "
+                        "the run's (--api-key)")
     if api.transport == HTTP:
         stray = sorted((_STDIO_REQUEST_KEYS & set(request)) | {key for turn in turns for key in _STDIO_TURN_KEYS & set(turn)})
         methods = [request.get("method", "POST"), *(turn.get("method", "POST") for turn in turns)]
@@ -119,8 +125,9 @@ def _fits_its_transport(path: Path, data: dict) -> None:
                                 "earlier turn")
             names.append(turn["name"])
         return
-    if "path" in request or request.get("method", api.method) in _HTTP_METHODS or "pair" in data:
-        raise CaseError(f"{path}: a {api.transport} case names a JSON-RPC method, no path and no pair")
+    if "path" in request or "headers" in request or request.get("method", api.method) in _HTTP_METHODS \
+            or "pair" in data:
+        raise CaseError(f"{path}: a {api.transport} case names a JSON-RPC method, no path, no headers and no pair")
     stray = sorted({key for turn in turns for key in _HTTP_TURN_KEYS & set(turn)}
                    | {"an HTTP method" for turn in turns if turn.get("method") in _HTTP_METHODS})
     if stray:

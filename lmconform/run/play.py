@@ -9,6 +9,7 @@ from lmconform.cases import FIRST, Case, HttpTurn
 from lmconform.cases.model import PLACEHOLDER
 from lmconform.checks.observed import Observed, PlayedTurn, generation_of
 from lmconform.normalize.reading import reading
+from lmconform.run.overflow import sized, stated_context
 from lmconform.settings import RunSettings
 from lmconform.target import Target
 from lmconform.vocabulary import NotApplicable
@@ -22,8 +23,9 @@ class _NotSendable(Exception):
 
 def request_body(case: Case, target: Target, settings: RunSettings):
     """The case's body as sent to `target`: the target's model, and the run's output cap and temperature, where the
-    case has none."""
-    return case.body_for(target.model, settings.max_tokens, settings.temperature)
+    case has none; a prompt that is to overflow the context sized over the context `target` states."""
+    body = case.body_for(target.model, settings.max_tokens, settings.temperature)
+    return sized(body, stated_context(target).prompt_words) if case.overflows_context else body
 
 
 def play(case: Case, target: Target, upstream: Target | None = None, settings: RunSettings = RunSettings()) -> Observed:
@@ -35,7 +37,7 @@ def play(case: Case, target: Target, upstream: Target | None = None, settings: R
     transport = open_transport(target)
     try:
         body = request_body(case, target, settings)
-        exchange = transport.send(case.method, case.path, body, case.raw_body)
+        exchange = transport.send(case.method, case.path, body, case.raw_body, dict(case.headers))
         answers: dict[str, HttpExchange] = {FIRST: exchange}
         turns: dict[str, PlayedTurn] = {}
         for turn in case.turns:
@@ -56,7 +58,7 @@ def play(case: Case, target: Target, upstream: Target | None = None, settings: R
         upstream_transport = open_transport(upstream)
         try:
             sent_upstream = upstream_transport.send(case.method, case.path, request_body(case, upstream, settings),
-                                                    case.raw_body)
+                                                    case.raw_body, dict(case.headers))
         finally:
             upstream_transport.close()
     return Observed(case, target, exchange, turns, upstream_exchange=sent_upstream, upstream_target=upstream,
@@ -66,7 +68,8 @@ def play(case: Case, target: Target, upstream: Target | None = None, settings: R
 def _pair(case: Case, body: dict, first: HttpExchange, transport: Transport) -> dict[str, HttpExchange]:
     """The request in its other form, and, where the API's server keeps its answers and was not asked to forget
     this one (`store: false`), the unstreamed answer fetched by its id."""
-    other: HttpExchange = transport.send(case.method, case.path, case.paired_body(body))  # type: ignore[assignment]
+    other: HttpExchange = transport.send(case.method, case.path, case.paired_body(body),  # type: ignore[assignment]
+                                         headers=dict(case.headers))
     paired = {"body" if case.streamed else "streamed": other}
     unstreamed = other if case.streamed else first
     stored_path, answer_id = api_of(case.api).stored_path, reading(case.api).answer_id

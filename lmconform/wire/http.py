@@ -7,6 +7,7 @@ import atexit
 import json
 import re
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Protocol
@@ -228,8 +229,10 @@ class HttpTransport:
     def __init__(self, target: Target) -> None:
         self.target = target
 
-    def send(self, method: str, path: str | None, body: Any = None, raw_body: str | None = None) -> HttpExchange:
-        return send(self.target, method, path or "", body, raw_body)
+    def send(self, method: str, path: str | None, body: Any = None, raw_body: str | None = None,
+             headers: Mapping[str, str] | None = None) -> HttpExchange:
+        # A case's own headers take the place of lmconform's of the same name, as a relayed client's do.
+        return send(self.target, method, path or "", body, raw_body, forwarded=dict(headers) if headers else None)
 
     def close(self) -> None:
         """Nothing to end: the connection of each request was closed with its answer."""

@@ -12,6 +12,7 @@ timeout, never a hang.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -211,8 +212,10 @@ class StdioTransport:
         stderr = self.process.stderr_text(last=3) if self.process else ""
         return "its stdin is closed" + (f"; the end of its stderr: {stderr}" if stderr else "")
 
-    def send(self, method: str, path: str | None, body: Any = None, raw_body: str | None = None) -> StdioExchange:
-        """The transport protocol's send: a request with the next id, or a raw line, answered before it returns."""
+    def send(self, method: str, path: str | None, body: Any = None, raw_body: str | None = None,
+             headers: Mapping[str, str] | None = None) -> StdioExchange:
+        """The transport protocol's send: a request with the next id, or a raw line, answered before it returns. A
+        message has no headers (the case reader refuses a stdio case that names some)."""
         if raw_body is not None:
             return self.write(None, raw=raw_body)
         exchange = self.write(method, body, self.next_id())

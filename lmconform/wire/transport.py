@@ -10,6 +10,7 @@ which address it goes to, the target's (`Target.base_url`, `Target.bridge_comman
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, Protocol
 
 from lmconform.api_table import HTTP, STDIO
@@ -20,8 +21,10 @@ from lmconform.wire.stdio import StdioTransport
 
 
 class Transport(Protocol):
-    def send(self, method: str, path: str | None, body: Any = None, raw_body: str | None = None) -> Exchange:
-        """Never raises for what the target does: a refusal, a timeout or a broken answer is in the Exchange."""
+    def send(self, method: str, path: str | None, body: Any = None, raw_body: str | None = None,
+             headers: Mapping[str, str] | None = None) -> Exchange:
+        """Never raises for what the target does: a refusal, a timeout or a broken answer is in the Exchange.
+        `headers`: a case's own request headers, beside lmconform's (over HTTP; a stdio case has none)."""
 
     def close(self) -> None:
         """End whatever the transport holds for the case (a process, a session)."""

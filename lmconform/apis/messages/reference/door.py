@@ -62,7 +62,7 @@ async def create_message(request: Request, faults: frozenset[str]) -> Response:
         thinking_refused = refused_thinking_block(body, faults)
         if thinking_refused is not None:
             raise Refused(thinking_refused)
-        field_refused = refused_field(body, request.query_params, faults)
+        field_refused = refused_field(body, request.query_params, request.headers, faults)
         if field_refused is not None:
             raise Refused(*field_refused)
     except Refused as refused:

@@ -9,11 +9,8 @@ from lmconform.checks.observed import Observed
 from lmconform.checks.refs import OPENAI_MODELS
 from lmconform.checks.registry import check
 from lmconform.checks.scope import member_at
+from lmconform.normalize.context_length import CONTEXT_LENGTH_AT
 from lmconform.vocabulary import Failure, Level, NotApplicable, Note, shown
-
-# Where servers state a model's context length in its entry: vLLM, LM Studio's REST API, others' plain name, and
-# llama.cpp's llama-server (the context the model was trained on).
-CONTEXT_LENGTH_AT = (("max_model_len",), ("max_context_length",), ("context_length",), ("meta", "n_ctx_train"))
 
 
 @check("models.list.openai_shape", level=Level.MUST, applies=models_list, ref=OPENAI_MODELS,

@@ -7,9 +7,11 @@ from starlette.responses import JSONResponse, Response
 
 from lmconform.apis.models import API
 from lmconform.apis.models.reference import stages
+from lmconform.apis.models.reference.faults.variants import LLAMA_CPP_CONTEXT
 from lmconform.reference.faults.registry import apply
+from lmconform.reference.faults.server import UNKNOWN_ROUTE_200
 from lmconform.reference.model import CONTEXT_WORDS
-from lmconform.reference.wire import DEFAULT_MODEL
+from lmconform.reference.wire import DEFAULT_MODEL, unknown_route
 
 
 async def list_models(request: Request, faults: frozenset[str]) -> Response:
@@ -21,4 +23,13 @@ async def list_models(request: Request, faults: frozenset[str]) -> Response:
     return apply(stages.REPLY, faults, JSONResponse({"object": "list", "data": models}))
 
 
-ROUTES = {(API.method, API.path): list_models}
+async def props(request: Request, faults: frozenset[str]) -> Response:
+    # llama-server's properties, the context a request gets among them (the context of one slot); a route only
+    # llama.cpp offers, so the server answers it only as llama.cpp.
+    if LLAMA_CPP_CONTEXT not in faults:
+        return unknown_route(request.method, "/props", UNKNOWN_ROUTE_200 in faults)
+    return JSONResponse({"default_generation_settings": {"n_ctx": CONTEXT_WORDS}, "total_slots": 1,
+                         "model_path": f"{DEFAULT_MODEL}.gguf"})
+
+
+ROUTES = {(API.method, API.path): list_models, ("GET", "/props"): props}

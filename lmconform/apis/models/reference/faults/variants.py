@@ -35,8 +35,15 @@ def models_context_length_vllm(reply: Response) -> Response:
     return _context_length_as(reply, {"max_model_len": 4096})
 
 
-@variant("models-context-length-llama-cpp", stages.REPLY, api="models",
-         summary="the context length as llama.cpp lists it: `meta.n_ctx_train`, the context the model was trained on",
-         seen_in="llama.cpp's llama-server /v1/models")
+# llama-server's way: the list states the context the model was trained on, far more than the one it is loaded with,
+# which `GET /props` states (the door answers it only under this variant).
+LLAMA_CPP_CONTEXT = "models-context-length-llama-cpp"
+TRAINED_CONTEXT = 32768
+
+
+@variant(LLAMA_CPP_CONTEXT, stages.REPLY, api="models",
+         summary="the context length as llama.cpp states it: `meta.n_ctx_train` in the list, the context the model "
+                 "was trained on, and the loaded one as `default_generation_settings.n_ctx` of `GET /props`",
+         seen_in="llama.cpp's llama-server /v1/models and /props (test_basic.py::test_server_props)")
 def models_context_length_llama_cpp(reply: Response) -> Response:
-    return _context_length_as(reply, {"meta": {"vocab_type": 2, "n_ctx_train": 4096}})
+    return _context_length_as(reply, {"meta": {"vocab_type": 2, "n_ctx_train": TRAINED_CONTEXT}})
