@@ -7,6 +7,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import re
+import tomllib
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -75,6 +76,11 @@ class Api:
         return FOLDER / self.name
 
     @property
+    def refs(self) -> dict[str, str]:
+        """The public sources its checks cite, by name (its folder's `refs.toml`; none when it has none)."""
+        return _refs(self.folder / "refs.toml")
+
+    @property
     def slug(self) -> str:
         """The endpoint in a file name: `/v1/chat/completions` → `chat-completions`, `/api/v1/chat` → `chat`."""
         return re.sub(r"^/(api/)?v1/", "", self.path).replace("/", "-")
@@ -84,6 +90,11 @@ class Api:
         on first use; None when it brings none. The caller stands on the room's floor or above it:
         tests/test_architecture.py reads every call, so `room` takes the room's name as written, never computed."""
         return _module(f"lmconform.apis.{self.name}.{room}")
+
+
+@cache
+def _refs(path: Path) -> dict[str, str]:
+    return tomllib.loads(path.read_text()) if path.is_file() else {}
 
 
 @cache

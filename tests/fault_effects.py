@@ -1,18 +1,30 @@
-"""A registry of per-fault effect tests: each reference-server test module registers, under a fault's name, the
-test that shows the fault changes what it names, then asserts that every fault of its API has one."""
+"""What each fault is shown to do, decided by the fault itself rather than by where it is declared.
+
+Every fault of every transport whose catalogue row names findings gets its effect test from the registry
+(tests/test_fault_effects.py): the checks it proves, played on the one case its row says they show on, fail under
+the fault and pass on the clean server. A fault no check fails (a variant: a legal form no check may report; the
+stall, which leaves no verdict) shows its effect on the wire instead, in a test written for it and registered here
+under its name (`FaultEffects.of`); a test module may register such wire-level tests for other faults too."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-import httpx
+from lmconform.checks import REGISTRY
+from lmconform.reference.faults import registered
+from tools.catalogue import load
 
-from lmconform.reference.faults import FAULTS
-
-EffectTest = Callable[[httpx.Client], None]
+EffectTest = Callable[..., None]
+TABLE = load()
+# Every table of written effect tests, as its module registers it.
+WRITTEN: list[FaultEffects] = []
 
 
 class FaultEffects(dict[str, EffectTest]):
+    def __init__(self) -> None:
+        super().__init__()
+        WRITTEN.append(self)
+
     def of(self, name: str) -> Callable[[EffectTest], EffectTest]:
         """Register the decorated function as the effect test of fault `name`."""
         def register(test: EffectTest) -> EffectTest:
@@ -22,13 +34,19 @@ class FaultEffects(dict[str, EffectTest]):
         return register
 
 
-def faults_of_kind(kind: str, apis: tuple[str, ...] | None = None) -> list[str]:
-    """The faults the modules of one kind declare (`defects`, `coverage`, `variants`, `schema`, `generated`: the
-    module of that name in an API's `reference/faults/`), of every API or of `apis`, in catalogue order; each kind's
-    tests show their effects."""
-    found = []
-    for name, fault in FAULTS.items():
-        parts = fault.module.split(".")
-        if parts[:2] == ["lmconform", "apis"] and parts[-1] == kind and (apis is None or parts[2] in apis):
-            found.append(name)
-    return found
+def proven_checks(fault: str) -> list[str]:
+    """The checks a fault is shown to fail: those that name it as their proof (`proven_by`) among those its row
+    finds, else every check its row finds (a fault that proves no check of its own, only a break others prove)."""
+    found = TABLE.row(fault).findings
+    named = sorted(check for check in found if fault in REGISTRY[check].proven_by)
+    return named or sorted(found)
+
+
+def faults_with_findings() -> list[str]:
+    """Every fault of every transport whose row names findings: each has its effect test from the registry."""
+    return [name for name in registered() if TABLE.row(name).findings]
+
+
+def faults_without_findings() -> list[str]:
+    """The faults no check fails: each needs an effect test written for it."""
+    return [name for name in registered() if not TABLE.row(name).findings]

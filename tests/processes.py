@@ -157,7 +157,7 @@ def _serve(listener: socket.socket) -> tuple[dict, list[int]] | None:
         for pid, connection in list(waiting.items()):
             # A client sends nothing after its request: readable, its connection is closed, the client gone (a
             # forwarding process killed, say, which cannot pass SIGKILL on). The process it asked for goes too.
-            if connection in readable and not connection.recv(1):
+            if connection in readable and not _received(connection):
                 _kill(pid, waiting)
         if listener in readable:
             connection, _ = listener.accept()
@@ -211,6 +211,15 @@ def _after_options(arguments: list[str]) -> list[str]:
 def _kill(pid: int, waiting: dict[int, socket.socket]) -> None:
     os.kill(pid, signal.SIGKILL)
     _ended(waiting.pop(pid), os.waitpid(pid, 0)[1])
+
+
+def _received(connection: socket.socket) -> bytes:
+    """What a readable client connection holds: nothing when the client is gone, closed or reset (a client killed
+    with a reply unread resets its connection: the server, which serves the whole session, must not end with it)."""
+    try:
+        return connection.recv(1)
+    except ConnectionResetError:
+        return b""
 
 
 def _ended(connection: socket.socket, status: int) -> None:

@@ -7,6 +7,7 @@ import json
 import os
 import shutil
 import sys
+from collections import Counter
 from pathlib import Path
 
 import budget
@@ -15,7 +16,7 @@ import pytest
 
 from lmconform.api_table import APIS, STDIO
 from lmconform.cases import CASES_DIR, cases_folder, load_cases
-from lmconform.checks import REGISTRY
+from lmconform.checks import REGISTRY, refs
 from lmconform.normalize.events import Generation, Text, ToolCallStarted
 from lmconform.normalize.reading import reading
 from lmconform.run import Run
@@ -67,12 +68,20 @@ def test_a_target_without_the_route_gets_unsupported_not_failed(server, api, whe
 FAKE_API = Path(__file__).resolve().parent / "fake_api"
 
 
+def test_each_source_is_declared_once_in_the_shared_module_or_one_api_folder():
+    declared = Counter(name for api in APIS.values() for name in api.refs)
+    assert [name for name, count in declared.items() if count > 1] == []
+    assert not set(declared) & {name for name in vars(refs) if name.isupper()}
+    assert all(isinstance(source, str) and source for api in APIS.values() for source in api.refs.values())
+
+
 @pytest.mark.slow
 def test_an_api_added_as_a_folder_and_one_line_of_the_table_runs_end_to_end(tmp_path):
     """A copy of lmconform with a made-up API (tests/fake_api: its entry, a case, schemas, a check, the reference
-    server's door and a fault) in `apis/echo/` and `"echo",` in the table, and no other edit: the suite plays its case
-    against the reference server, judges it by its check and the schema checks its entry names, its fault fails its
-    check, and the headline has a line for it."""
+    server's door and a fault, the sources its check cites, the changes its schema rejects) in `apis/echo/` and
+    `"echo",` in the table, and no other edit: the suite plays its case against the reference server, judges it by
+    its check and the schema checks its entry names, its fault fails its check, and the headline has a line for it;
+    its check's reference and its schema's mutations are read from its folder."""
     copy = tmp_path / "lmconform"
     shutil.copytree(ROOT / "lmconform", copy, ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copytree(FAKE_API, copy / "apis" / "echo", ignore=shutil.ignore_patterns("__pycache__"))
@@ -98,3 +107,15 @@ def test_an_api_added_as_a_folder_and_one_line_of_the_table_runs_end_to_end(tmp_
         "echo.body.text_echoed"}
     assert {check for check, outcome in outcomes["echo-object-missing"].items() if outcome != "OK"} == {
         "schema.echo.answer.must"}
+    # tests/test_schemas.py in the copy: the mutations of every API of its table, the echo API's among them.
+    read = ("import copy, json\n"
+            "from test_schemas import MUTATIONS, graded_change\n"
+            "from lmconform.checks import REGISTRY\n"
+            "echo = [mutation for mutation in MUTATIONS if mutation.api == 'echo']\n"
+            "print(json.dumps([REGISTRY['echo.body.text_echoed'].ref, [(mutation.test['description'], sorted(\n"
+            "    str(level) for _, _, level in graded_change(mutation, copy.deepcopy(mutation.test['data']))[1]))\n"
+            "    for mutation in echo]]))\n")
+    finished = processes.run([sys.executable, "-c", read], cwd=tmp_path, timeout=120,
+                             env={**os.environ, "PYTHONPATH": os.pathsep.join(map(str, (tmp_path, ROOT / "tests", ROOT)))})
+    assert finished.returncode == 0, finished.stderr[-3000:]
+    assert json.loads(finished.stdout) == ["tests/fake_api/checks/echo.py", [["text is a number", ["MUST"]]]]

@@ -9,7 +9,7 @@ import json
 
 import httpx
 import pytest
-from fault_effects import FaultEffects, faults_of_kind
+from fault_effects import FaultEffects
 
 ITEMS = [{"role": "user", "content": "Remember the word 'saffron' for later."},
          {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "I will."}]},
@@ -69,13 +69,6 @@ def _(client: httpx.Client) -> None:
     assert answered["object"] == "response" and answered["output"][0]["type"] == "message"
 
 
-COMPACTION_FAULTS = faults_of_kind("compaction")
-
-
-def test_every_compaction_fault_has_an_effect_test() -> None:
-    assert sorted(FAULT_EFFECTS) == sorted(COMPACTION_FAULTS)
-
-
-@pytest.mark.parametrize("fault", COMPACTION_FAULTS)
+@pytest.mark.parametrize("fault", sorted(FAULT_EFFECTS))
 def test_fault(client: httpx.Client, fault: str) -> None:
     FAULT_EFFECTS[fault](client)

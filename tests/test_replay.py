@@ -10,7 +10,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from fault_effects import FaultEffects, faults_of_kind
+from fault_effects import FaultEffects
 
 from lmconform.run import run_suite
 from lmconform.settings import RunSettings
@@ -59,14 +59,7 @@ def _(client: httpx.Client) -> None:
     assert text(answer(client, {**body, "store": True}, "replay-forgotten")) == 'You asked me to remember "saffron".'
 
 
-REPLAY_FAULTS = faults_of_kind("replay")
-
-
-def test_every_replay_fault_has_an_effect_test() -> None:
-    assert sorted(FAULT_EFFECTS) == sorted(REPLAY_FAULTS)
-
-
-@pytest.mark.parametrize("fault", REPLAY_FAULTS)
+@pytest.mark.parametrize("fault", sorted(FAULT_EFFECTS))
 def test_fault(client: httpx.Client, fault: str) -> None:
     FAULT_EFFECTS[fault](client)
 

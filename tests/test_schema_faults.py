@@ -8,7 +8,7 @@ from typing import Any
 
 import httpx
 import pytest
-from fault_effects import FaultEffects, faults_of_kind
+from fault_effects import FaultEffects
 
 from lmconform.schemas import validate
 from lmconform.vocabulary import Level
@@ -20,7 +20,6 @@ RESPONSES = {"model": "m", "input": "Calculate 2+2 using the calculate tool", "t
 MESSAGES = {"model": "m", "max_tokens": 64, "messages": [{"role": "user", "content": "Say hello to Alan Turing."}]}
 NATIVE_CHAT = {"model": "m", "input": "Use the get_time tool: what time is it in Tokyo?",
                "integrations": [{"type": "plugin", "id": "mcp/lmconform"}]}
-SCHEMA_FAULTS = sorted(faults_of_kind("schema"))
 
 
 def chat(client: httpx.Client, fault: str | None, **extra: Any) -> httpx.Response:
@@ -174,11 +173,7 @@ def _(client: httpx.Client) -> None:
     assert levels("models", "body", [body]) == {("/data/0/owned_by", Level.SHOULD)}
 
 
-def test_every_schema_fault_has_an_effect_test() -> None:
-    assert sorted(FAULT_EFFECTS) == SCHEMA_FAULTS
-
-
-@pytest.mark.parametrize("fault", SCHEMA_FAULTS)
+@pytest.mark.parametrize("fault", sorted(FAULT_EFFECTS))
 def test_fault(client: httpx.Client, fault: str) -> None:
     FAULT_EFFECTS[fault](client)
 

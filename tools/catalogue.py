@@ -143,15 +143,15 @@ def cases_judged_by(checks: Iterable[str], apis: Iterable[str] = APIS) -> set[st
 
 
 def server_run(base_url: str, fault: str | None, apis: tuple[str, ...] | None = None,
-               cases: set[str] | None = None, settings: RunSettings = RunSettings()) -> Run:
+               cases: set[str] | None = None, settings: RunSettings = RunSettings(), checks: Iterable[str] = ()) -> Run:
     """The suite against the reference server at `base_url` with `fault` (None: clean), on the cases of `apis` (all
-    by default), or only those of them `cases` names. Generated requests (200 a run with the default `settings`)
+    by default), or only those of them `cases` names, with every check or only `checks`. Generated requests (200 a run with the default `settings`)
     are played against the clean server and the faults only they reach; a fault the written cases and the chain
     programs find is proven on those, which keeps the catalogue to minutes."""
     # A 1 MiB cap proves the body-cap finding as well as the default would, without reading 32 MiB per case.
     target = Target(base_url=base_url + (f"/faults/{fault}" if fault else ""), read_timeout=5, profile="reference",
                     max_body_bytes=1 << 20)
-    plan = RunPlan(target, probe=True, settings=settings)
+    plan = RunPlan(target, include=tuple(checks), probe=True, settings=settings)
     requests_too = fault is None or FAULTS[fault].generated_only
     run = plan.start()
     try:
@@ -200,15 +200,15 @@ def _refused_endpoint() -> str:
         return f"http://127.0.0.1:{sock.getsockname()[1]}"
 
 
-def bridge_run(fault: str | None, profile: str, cases: set[str] | None = None) -> Run:
-    """The vscodelm cases (or only those `cases` names) against the reference bridge with `fault`, as the embedded
+def bridge_run(fault: str | None, profile: str, cases: set[str] | None = None, checks: Iterable[str] = ()) -> Run:
+    """The vscodelm cases (or only those `cases` names), with every check or only `checks`, against the reference bridge with `fault`, as the embedded
     run starts it; a fault shown only by an agent failure runs the openai agent in front of an endpoint that refuses
     connections."""
     command = embedded_bridge((fault,) if fault else (), profile)
     if fault and BRIDGE_FAULTS[fault].needs_failing_agent:
         command += ("--agent", "openai", "--endpoint", _refused_endpoint(), "--model", "m")
     return run_suite(Target(base_url="", bridge_command=command, bridge_profile=profile, read_timeout=10),
-                     apis=("vscodelm",), cases=None if cases is None else tuple(sorted(cases)))
+                     apis=("vscodelm",), include=checks, cases=None if cases is None else tuple(sorted(cases)))
 
 
 _SERVER: ReferenceServer | None = None

@@ -177,7 +177,8 @@ class Case:
         """Over stdio: the method of each message the case sends, request first ('' for a raw line)."""
         default = api_of(self.api).method
         first = "" if self.raw_body is not None else self.method
-        return (first, *("" if turn.raw_body is not None else turn.method or default for turn in self.turns))
+        return (first, *("" if isinstance(turn, StdioTurn) and turn.raw_body is not None else turn.method or default
+                         for turn in self.turns))
 
     @property
     def tool_choice(self) -> Any:

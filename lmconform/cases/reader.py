@@ -81,7 +81,7 @@ def load_case(path: Path) -> Case:
         overflows_context=data.get("overflows_context", False),
         request_field=data.get("request_field"),
         headers=tuple(request.get("headers", {}).items()),
-        turns=tuple(_turn_type(api)(**turn) for turn in data.get("turns", ())),
+        turns=_turns(api, data.get("turns", ())),
         source=data.get("source"),
         notification=request.get("notification", False),
         request_id=request.get("id"),
@@ -92,8 +92,11 @@ def load_case(path: Path) -> Case:
     )
 
 
-def _turn_type(api: str) -> type[HttpTurn] | type[StdioTurn]:
-    return StdioTurn if api_of(api).transport == STDIO else HttpTurn
+def _turns(api: str, documents: Iterable[dict]) -> tuple[HttpTurn, ...] | tuple[StdioTurn, ...]:
+    """A case's further turns, of its API's transport."""
+    if api_of(api).transport == STDIO:
+        return tuple(StdioTurn(**turn) for turn in documents)
+    return tuple(HttpTurn(**turn) for turn in documents)
 
 
 # What only one transport's cases may say.

@@ -14,7 +14,7 @@ from lmconform.files import write_json_atomically
 
 
 def descriptions_in(folder: Path) -> set[str]:
-    return {_description_of(path) for path in folder.glob("*.json")} - {None}
+    return {description for path in folder.glob("*.json") if (description := _description_of(path)) is not None}
 
 
 def next_index(folder: Path, stem: str) -> int:

@@ -1,100 +1,36 @@
-"""Public sources the checks enforce. A check's `ref` is one of these, so a user can read the rule itself."""
+"""Public sources the checks enforce. A check's `ref` is one of these, so a user can read the rule itself: those
+several APIs' checks cite are below; those of one API's checks only are in its folder (`lmconform/apis/<api>/
+refs.toml`, read through the API table), and are read from here by the same name."""
+
+from lmconform.api_table import APIS
 
 OPENAI_CHAT_STREAMING = "https://platform.openai.com/docs/api-reference/chat-streaming"
 OPENAI_CHAT_CREATE = "https://platform.openai.com/docs/api-reference/chat/create"
-OPENAI_CHAT_STOP = "https://platform.openai.com/docs/api-reference/chat/create#chat-create-stop"
 OPENAI_CHAT_LOGPROBS = "https://platform.openai.com/docs/api-reference/chat/create#chat-create-logprobs"
 OPENAI_CHAT_USAGE = "https://platform.openai.com/docs/api-reference/chat/object#chat/object-usage"
 OPENAI_RESPONSES_INCLUDE = "https://platform.openai.com/docs/api-reference/responses/create#responses-create-include"
 OPENAI_RESPONSES_GET = "https://platform.openai.com/docs/api-reference/responses/get"
-OPENAI_MODELS = "https://platform.openai.com/docs/api-reference/models/list"
-OPENAI_COMPLETIONS_CREATE = "https://platform.openai.com/docs/api-reference/completions/create"
-OPENAI_COMPLETIONS_OBJECT = "https://platform.openai.com/docs/api-reference/completions/object"
 OPENAI_ERRORS = "https://platform.openai.com/docs/guides/error-codes"
 WHATWG_SSE = "https://html.spec.whatwg.org/multipage/server-sent-events.html#event-stream-interpretation"
-LMSTUDIO_TOOLS = "https://lmstudio.ai/docs/developer/openai-compat/tools"
 LMSTUDIO_TOOL_CHOICE = "https://github.com/lmstudio-ai/lmstudio-bug-tracker/issues/670"
 LMSTUDIO_GENERATOR_ORDER = "https://lmstudio.ai/docs/typescript/plugins/generator/tool-calling-generators"
 VOID_PARSER = (
     "https://github.com/voideditor/void/blob/main/src/vs/workbench/contrib/void/electron-main/llmMessage/"
     "sendLLMMessage.impl.ts"
 )
-OPENAI_PYTHON_STREAM_HELPER = "https://github.com/openai/openai-python/blob/main/src/openai/lib/streaming/chat/_completions.py"
-USAGE_CHUNK_CRASH = "https://github.com/microsoft/Foundry-Local/issues/905"
 LMCONFORM_LIMITS = "README.md#limits"
 RFC9112_BODY_LENGTH = "https://www.rfc-editor.org/rfc/rfc9112#section-6.3"
-OPENAI_RESPONSES_CREATE = "https://platform.openai.com/docs/api-reference/responses/create"
-VLLM_STREAM_ITEM_IDS = "https://github.com/vllm-project/vllm/pull/56285"
-OPENAI_RESPONSES_INPUT_TOKENS = "https://platform.openai.com/docs/api-reference/responses/input-tokens"
-OPENAI_RESPONSES_COMPACT = "https://platform.openai.com/docs/api-reference/responses/compact"
-OPENAI_RESPONSES_TOOL_TYPES = "https://platform.openai.com/docs/guides/function-calling#custom-tools"
 OPENAI_RESPONSES_GET = "https://platform.openai.com/docs/api-reference/responses/get"
-OPENAI_RESPONSES_DELETE = "https://platform.openai.com/docs/api-reference/responses/delete"
-OPENAI_RESPONSES_INPUT_ITEMS = "https://platform.openai.com/docs/api-reference/responses/input-items"
 OPENAI_RESPONSES_STREAMING = "https://platform.openai.com/docs/api-reference/responses-streaming"
-OPEN_RESPONSES_SPEC = "https://www.openresponses.org/specification"
-LMSTUDIO_RESPONSES = "https://lmstudio.ai/docs/developer/openai-compat/responses"
-LMSTUDIO_NESTED_TOOLS = "https://github.com/lmstudio-ai/lmstudio-bug-tracker/issues/1064"
-LMSTUDIO_CHAIN_NOT_FOUND = "https://github.com/lmstudio-ai/lmstudio-bug-tracker/issues/1188"
-OPENAI_PYTHON_RESPONSES_HELPER = (
-    "https://github.com/openai/openai-python/blob/main/src/openai/lib/streaming/responses/_responses.py"
-)
-JSONRPC_SPEC = "https://www.jsonrpc.org/specification"
-JSONRPC_RESPONSE = "https://www.jsonrpc.org/specification#response_object"
-JSONRPC_ERRORS = "https://www.jsonrpc.org/specification#error_object"
-JSONRPC_NOTIFICATION = "https://www.jsonrpc.org/specification#notification"
-# Symposium's VS Code language-model bridge, release 2.0.1: its wire types and handlers, its history and its turns.
-_SYMPOSIUM_VSCODELM = "https://github.com/symposium-dev/symposium/blob/3475b5c1/src/symposium-acp-agent/src/vscodelm/"
-SYMPOSIUM_VSCODELM = _SYMPOSIUM_VSCODELM + "mod.rs"
-SYMPOSIUM_VSCODELM_HISTORY = _SYMPOSIUM_VSCODELM + "history_actor.rs"
-SYMPOSIUM_VSCODELM_SESSION = _SYMPOSIUM_VSCODELM + "session_actor.rs"
-VSCODE_LM_PROVIDER = "https://code.visualstudio.com/api/references/vscode-api#LanguageModelChatProvider"
-ANTHROPIC_MESSAGES = "https://docs.anthropic.com/en/api/messages"
-ANTHROPIC_STREAMING = "https://docs.anthropic.com/en/docs/build-with-claude/streaming"
-ANTHROPIC_ERRORS = "https://docs.anthropic.com/en/api/errors"
-ANTHROPIC_COUNT_TOKENS = "https://docs.anthropic.com/en/api/messages-count-tokens"
-CLAUDE_CODE_FIELDS = "https://github.com/anthropics/claude-code/issues/68551"
-ANTHROPIC_TOOL_USE = "https://docs.anthropic.com/en/docs/agents-and-tools/tool-use/implement-tool-use"
 ANTHROPIC_DEFINE_TOOLS = "https://platform.claude.com/docs/en/agents-and-tools/tool-use/define-tools"
-ANTHROPIC_THINKING = "https://docs.anthropic.com/en/docs/build-with-claude/extended-thinking"
-ANTHROPIC_PYTHON_SSE = "https://github.com/anthropics/anthropic-sdk-python/blob/main/src/anthropic/_streaming.py"
-ANTHROPIC_PYTHON_STREAM_HELPER = (
-    "https://github.com/anthropics/anthropic-sdk-python/blob/main/src/anthropic/lib/streaming/_messages.py"
-)
-CLAUDE_CODE_TOOL_USE = "https://github.com/BerriAI/litellm/issues/34692"
-LMSTUDIO_NATIVE_CHAT = "https://lmstudio.ai/docs/developer/rest/chat"
-LMSTUDIO_NATIVE_STREAMING = "https://lmstudio.ai/docs/developer/rest/streaming-events"
-LMSTUDIO_CHANGELOG = "https://lmstudio.ai/docs/developer/api-changelog"
-LMSTUDIO_ROLE_MISSING = "https://github.com/lmstudio-ai/lmstudio-bug-tracker/issues/445"
-LMSTUDIO_EMPTY_NAME = "https://github.com/lmstudio-ai/lmstudio-bug-tracker/issues/649"
-LMSTUDIO_EMPTY_TOOL_CALLS = "https://github.com/lmstudio-ai/lmstudio-bug-tracker/issues/1318"
-LMSTUDIO_EMPTY_TOOL_ID = "https://github.com/lmstudio-ai/lmstudio-bug-tracker/issues/830"
-LMSTUDIO_JSON_OBJECT = "https://github.com/lmstudio-ai/lmstudio-bug-tracker/issues/307"
-LMSTUDIO_REASONING_SWALLOWED = "https://github.com/lmstudio-ai/lmstudio-bug-tracker/issues/378"
-LMSTUDIO_WHOLE_ARGUMENTS = "https://github.com/lmstudio-ai/lmstudio-bug-tracker/issues/1868"
-LMSTUDIO_RESPONSES_TOOLS_OMITTED = "https://github.com/lmstudio-ai/lmstudio-bug-tracker/issues/1174"
-LMSTUDIO_ANNOTATIONS = "https://github.com/lmstudio-ai/lmstudio-bug-tracker/issues/1089"
 LMSTUDIO_STRUCTURED_OUTPUT = "https://github.com/lmstudio-ai/lmstudio-bug-tracker/issues/1396"
-ZED_LMSTUDIO_PROVIDER = "https://github.com/zed-industries/zed/blob/main/crates/language_models/src/provider/lmstudio.rs"
-ZED_LMSTUDIO_CLIENT = "https://github.com/zed-industries/zed/blob/main/crates/lmstudio/src/lmstudio.rs"
 GPTEL_OPENAI = "https://github.com/karthink/gptel/blob/master/gptel-openai.el"
 OPENCODE_EMPTY_TOOL_CALLS = "https://github.com/anomalyco/opencode/pull/6054"
-LLAMA_CPP_CHAT_TESTS = (
-    "https://github.com/ggml-org/llama.cpp/blob/master/tools/server/tests/unit/test_chat_completion.py"
-)
-LLAMA_CPP_TOOL_TESTS = "https://github.com/ggml-org/llama.cpp/blob/master/tools/server/tests/unit/test_tool_call.py"
 VLLM_CHAT_ERROR_TEST = (
     "https://github.com/vllm-project/vllm/blob/main/tests/entrypoints/openai/chat_completion/test_chat_error.py"
 )
-VLLM_USAGE_EVERY_CHUNK = "https://github.com/vllm-project/vllm/issues/7262"
-VLLM_RESPONSES_MAX_TOKENS = (
-    "https://github.com/vllm-project/vllm/blob/main/tests/entrypoints/openai/responses/test_simple.py"
-)
-VLLM_EVENT_STACK = "https://github.com/vllm-project/vllm/blob/main/tests/entrypoints/openai/responses/conftest.py"
-LOCALAI_FINISH_WITHOUT_CALL = "https://github.com/mudler/LocalAI/issues/6218"
 LOCALAI_CALL_ECHOED = "https://github.com/mudler/LocalAI/issues/10052"
 OPENAI_PYTHON_SSE_ID = "https://github.com/openai/openai-python/issues/2722"
-OPEN_RESPONSES_SCHEMAS = "https://github.com/openresponses/openresponses/tree/main/src/generated/kubb/zod"
 OPEN_RESPONSES_SSE_PARSER = "https://github.com/openresponses/openresponses/blob/main/src/lib/sse-parser.ts"
 LITELLM_LMSTUDIO = "https://github.com/BerriAI/litellm/blob/main/litellm/llms/lm_studio/chat/transformation.py"
 LMSTUDIO_CLAUDE_CODE = "https://lmstudio.ai/docs/integrations/claude-code"
@@ -109,3 +45,11 @@ OPENAI_REFUSALS = "https://platform.openai.com/docs/guides/structured-outputs#re
 OPENAI_STRUCTURED_OUTPUTS = "https://platform.openai.com/docs/guides/structured-outputs"
 OPENAI_STRICT_FUNCTIONS = "https://platform.openai.com/docs/guides/function-calling#strict-mode"
 JSON_SCHEMA_VALIDATION = "https://json-schema.org/draft/2020-12/json-schema-validation"
+
+
+def __getattr__(name: str) -> str:
+    """A source one API's folder declares (`from lmconform.checks.refs import ANTHROPIC_MESSAGES`)."""
+    for api in APIS.values():
+        if name in api.refs:
+            return api.refs[name]
+    raise AttributeError(f"no reference {name!r} here or in any API's refs.toml")

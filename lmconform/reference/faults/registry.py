@@ -70,7 +70,7 @@ class Fault:
         """How what it breaks is reached: over HTTP (the reference server's faults, "http" ones included) or over a
         process's stdio (the reference VS Code bridge's, the API its folder declares)."""
         return APIS[self.api].transport if self.api in APIS else HTTP_TRANSPORT
-    module: str = ""  # the module that declared it: its effect tests live beside that module's others
+    module: str = ""  # the module that declared it: where it stands in the catalogue's order
 
 
 # Every fault declared so far, in catalogue order: the APIs in the order of their table, each API's faults in the

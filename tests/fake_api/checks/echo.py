@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 from lmconform.cases import Case
 from lmconform.checks.observed import Observed
+from lmconform.checks.refs import ECHO_ANSWER
 from lmconform.checks.registry import check
 from lmconform.vocabulary import Failure, Level, shown
 
@@ -14,7 +15,7 @@ def echoed(case: Case) -> bool:
     return case.path == "/v1/echo"
 
 
-@check("echo.body.text_echoed", level=Level.MUST, applies=echoed, ref="tests/fake_api/checks/echo.py",
+@check("echo.body.text_echoed", level=Level.MUST, applies=echoed, ref=ECHO_ANSWER,
        title="the answer holds the text the request sent", proven_by=("echo-text-dropped",))
 def text_echoed(observed: Observed) -> Iterator[Failure]:
     observed.require_success()
