@@ -7,6 +7,7 @@ from collections.abc import Callable
 
 from lmconform.apis.responses import API
 from lmconform.cases import FIRST, Case, Turn
+from lmconform.checks.scope import long_prompt_stream
 
 COUNT_PATH, COMPACT_PATH = f"{API.path}/input_tokens", f"{API.path}/compact"
 
@@ -30,6 +31,10 @@ def responses_compacts(case: Case) -> bool:
 
 def responses_streamed(case: Case) -> bool:
     return responses_answer(case) and case.streamed
+
+
+def responses_long_prompt_stream(case: Case) -> bool:
+    return responses_streamed(case) and long_prompt_stream(case)
 
 
 def responses_body(case: Case) -> bool:

@@ -33,6 +33,7 @@ from lmconform.apis.responses.reference.faults.defects import (
     UNKNOWN_PREVIOUS_200,
     UNKNOWN_PREVIOUS_404,
 )
+from lmconform.apis.responses.reference.faults.lifecycle import PREFILL_COMMENT_KEEPALIVES, after_comment_keepalives
 from lmconform.apis.responses.reference.faults.reasoning import effort_crashes, refused_reasoning_item
 from lmconform.apis.responses.reference.faults.replay import mid_history_crashes, remembered
 from lmconform.apis.responses.reference.faults.store import (
@@ -64,6 +65,7 @@ from lmconform.reference.store import ResponseStore, store_of
 from lmconform.reference.streams import Form, requested_form, streamed, untagged
 from lmconform.reference.streams import thought as generated_thought
 from lmconform.reference.wire import SSE_HEADERS, unknown_route
+from lmconform.vocabulary import LONG_PROMPT_WORDS
 
 
 async def create_response(request: Request, faults: frozenset[str]) -> Response:
@@ -119,6 +121,8 @@ async def create_response(request: Request, faults: frozenset[str]) -> Response:
     events = apply(stages.EVENTS, faults, stream_events(response))
     frames = apply(stages.FRAMES, faults, overflow_cut(numbered(events), chat_body["messages"], faults))
     sent = apply(stages.SSE, faults, [frame(name, data) for name, data in frames])
+    if PREFILL_COMMENT_KEEPALIVES in faults and prompt_words(chat_body["messages"]) >= LONG_PROMPT_WORDS:
+        return StreamingResponse(after_comment_keepalives(sent, request.app.state.stopping), headers=SSE_HEADERS)
     return StreamingResponse(iter(sent), headers=SSE_HEADERS)
 
 
