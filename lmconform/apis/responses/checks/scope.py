@@ -29,6 +29,11 @@ def responses_compacts(case: Case) -> bool:
     return case.api == "responses" and case.valid and case.path == COMPACT_PATH
 
 
+def responses_compaction_round_trip(case: Case) -> bool:
+    """A compaction sent back as input on a later turn (`compaction_of`)."""
+    return responses_compacts(case) and any(turn.compaction_of for turn in case.turns)
+
+
 def responses_streamed(case: Case) -> bool:
     return responses_answer(case) and case.streamed
 
