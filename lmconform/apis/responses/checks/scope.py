@@ -34,6 +34,17 @@ def responses_compaction_round_trip(case: Case) -> bool:
     return responses_compacts(case) and any(turn.compaction_of for turn in case.turns)
 
 
+def grammar_tools(case: Case) -> dict[str, dict]:
+    """The custom tools of the request whose input a grammar defines (`format.type` "grammar"), by name."""
+    return {tool["name"]: tool["format"] for tool in case.tools if isinstance(tool, dict) and tool.get("type") == "custom"
+            and isinstance(tool.get("name"), str) and isinstance(tool.get("format"), dict)
+            and tool["format"].get("type") == "grammar"}
+
+
+def responses_grammar_tool(case: Case) -> bool:
+    return responses_answer(case) and bool(grammar_tools(case))
+
+
 def responses_streamed(case: Case) -> bool:
     return responses_answer(case) and case.streamed
 

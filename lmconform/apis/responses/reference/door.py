@@ -43,6 +43,7 @@ from lmconform.apis.responses.reference.faults.store import (
     STORE_FALSE_IGNORED,
     STREAM_STORED_AS_CREATED,
 )
+from lmconform.apis.responses.reference.faults.tool_types import GRAMMAR_INPUT_UNCONSTRAINED
 from lmconform.apis.responses.reference.render import (
     as_json,
     compaction_object,
@@ -105,7 +106,8 @@ async def create_response(request: Request, faults: frozenset[str]) -> Response:
     prompt = _last_user_text(chat_body["messages"])
     # A generated form's answer also reasons when the prompt asks it to think (lmconform.reference.streams).
     thought = f"Thinking about: {prompt}" if turn.reasoning else generated_thought(prompt) if form else None
-    output = as_tool_items(output_items(plan, thought, turn.logprobs, turn.alternatives), turn.tools)
+    output = as_tool_items(output_items(plan, thought, turn.logprobs, turn.alternatives), turn.tools,
+                           GRAMMAR_INPUT_UNCONSTRAINED not in faults)
     truncated = plan.finish_reason == "length"
     response = apply(stages.OBJECT, faults, response_object(turn, output, usage(chat_body, plan), truncated))
     if turn.store or STORE_FALSE_IGNORED in faults:
