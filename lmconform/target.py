@@ -19,6 +19,10 @@ DEFAULT_MAX_BODY_BYTES = 32 * 1024 * 1024
 # A stream that keeps sending a byte just before every read timeout would never stall, yet never end:
 # the whole exchange is bounded too.
 DEFAULT_DEADLINE_S = 300.0
+# How long a client waits for the next event of a stream before it drops the stream and sends the request again:
+# Codex CLI's provider setting `stream_idle_timeout_ms` (300 000 ms unless a provider sets it).
+# An SSE comment line is no event.
+DEFAULT_STREAM_IDLE_LIMIT_S = 300.0
 # What a bridge does with a cancelled request: `strict`, one lm/responseComplete and the result, so that a client can
 # always close it; `symposium`, neither, as Symposium's bridge does.
 BRIDGE_PROFILES = ("strict", "symposium")
@@ -40,6 +44,7 @@ class Target:
     read_timeout: float = DEFAULT_READ_TIMEOUT_S
     deadline: float = DEFAULT_DEADLINE_S
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
+    stream_idle_limit_s: float = DEFAULT_STREAM_IDLE_LIMIT_S  # the longest silence a stream may hold (no event)
     # "lmstudio" or "lmstudio@0.3.17" (or "reference", the embedded LM Studio-like server) turns on checks of LM
     # Studio's exact answers and its documented behaviour by version (lmconform.profiles); other targets are held
     # to the OpenAI spec only.

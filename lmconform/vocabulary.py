@@ -75,6 +75,9 @@ STATUS_MEANING = {
 # A stream whose first token and last event are closer than this has no rate in tokens per second in its record
 # (a server that writes its answer at once); the run's page says so where the rate is missing.
 RATE_MEASURABLE_S = 0.01
+# A prompt this long (in words) takes a local server a while to prefill: the silence before its first event, and the
+# keep-alives it sends meanwhile, are measured on the cases that send one (responses.stream.silence_within_idle_limit).
+LONG_PROMPT_WORDS = 2000
 
 
 def outcome_css(selector: str) -> str:

@@ -100,9 +100,11 @@ def faulty(tmp_path_factory) -> tuple[Rendered, str]:
     directory = tmp_path_factory.mktemp("faulty")
     summary = directory / "step-summary.md"
     summary.write_text("earlier step\n")
+    # A Responses stream too, whichever the sample holds: the headline's line of the openai SDK's Responses helper.
     rendered = run_report(directory, "--reference-fault", "id-name-repeated",
                           *budget.suite_options("client.*", "chat.stream.*", "generation.*",
-                                                cases=budget.shown_by("id-name-repeated")),
+                                                cases=(*budget.shown_by("id-name-repeated"),
+                                                       "responses/calculate-tool-stream")),
                           env={**os.environ, "GITHUB_STEP_SUMMARY": str(summary)})
     return rendered, summary.read_text()
 

@@ -192,11 +192,18 @@ def test_litellm_relays_the_upstreams_messages_events_as_they_are_but_refuses_a_
 # answer when the close reaches it depends on the timing of its reads, so their rows differ from run to run.
 NOT_GATED_APIS_AND_MODULES = {"native_chat", "generated"}
 TIMING_DEPENDENT = {"connection-reset", "content-length-long"}
+# A prefill of a few seconds kept alive by comments fails its check only under an idle limit lowered below it (the
+# catalogue's); the gate holds streams to Codex's own, 300 s, where the row would be empty however LiteLLM forwards it.
+IDLE_LIMIT_LOWERED = {"prefill-comment-keepalives"}
+# Defects newer than the file's run through LiteLLM (its `seen` line): their rows come from the next run
+# (LMCONFORM_WRITE_GATE=1 make test-real), after which they leave this set.
+AWAITING_A_RUN = {"compaction-input-500", "compaction-input-forgotten", "grammar-input-unconstrained"}
 def gated(fault: str) -> bool:
     """Whether the gate plays `fault`: a defect, of a gated API and kind of module
     (lmconform/apis/<api>/reference/faults/<kind>)."""
     api, kind = FAULTS[fault].module.split(".")[2], FAULTS[fault].module.rsplit(".", 1)[-1]
-    return (fault in GATE_FAULTS and fault not in TIMING_DEPENDENT and not FAULTS[fault].variant
+    return (fault in GATE_FAULTS and fault not in TIMING_DEPENDENT | IDLE_LIMIT_LOWERED | AWAITING_A_RUN
+            and not FAULTS[fault].variant
             and not FAULTS[fault].generated_only and not {api, kind} & NOT_GATED_APIS_AND_MODULES)
 
 

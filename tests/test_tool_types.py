@@ -13,6 +13,7 @@ import pytest
 from fault_effects import FaultEffects
 
 from lmconform.run import run_suite
+from lmconform.schemas.grammar import in_grammar
 from lmconform.settings import RunSettings
 from lmconform.target import Target
 
@@ -168,3 +169,46 @@ def test_lm_studio_s_refusal_is_a_limit_that_names_the_tool_and_what_it_costs_co
     assert refused["mcp"]["tool_type"]["grade"] == "honoured"
     evidence = refused["custom"]["tool_type"]["evidence"]
     assert "names the tool" in evidence and "apply_patch is a custom tool" in evidence
+
+
+# --- a grammar tool's input against its grammar ---------------------------------------------------------------------
+
+CONFORMS = "responses.tools.grammar_input_conforms"
+PATCH_LARK = 'start: "*** Begin Patch\\n" LINE+ "*** End Patch"\nLINE: /[^\\n]*\\n/'
+PATCH_REGEX = r"\*\*\* Begin Patch\n(.*\n)+\*\*\* End Patch"
+A_PATCH = "*** Begin Patch\n*** Add File: hello.txt\n+Hello\n*** End Patch"
+
+
+def test_a_text_is_told_in_or_out_of_its_grammar_or_said_to_be_unchecked():
+    assert in_grammar("lark", PATCH_LARK, A_PATCH).matches is True
+    assert in_grammar("regex", PATCH_REGEX, A_PATCH).matches is True
+    out = in_grammar("lark", PATCH_LARK, "Hello")
+    assert out.matches is False and "character 0" in out.why
+    assert in_grammar("regex", PATCH_REGEX, A_PATCH + "\n").matches is False  # matched whole
+    assert in_grammar("lark", "start: %json", "{}").matches is None  # LLGuidance's extension, not lark's
+    assert in_grammar("regex", "(", "x").matches is None and "cannot compile" in in_grammar("regex", "(", "x").why
+    assert in_grammar("ebnf", "x", "x").matches is None
+
+
+@effect("grammar-input-unconstrained")
+def _(client: httpx.Client) -> None:
+    for syntax, definition in (("lark", PATCH_LARK), ("regex", PATCH_REGEX)):
+        tool = {**PATCH, "format": {"type": "grammar", "syntax": syntax, "definition": definition}}
+        (constrained,) = output(client, {**PATCHING, "tools": [tool]})
+        (unconstrained,) = output(client, {**PATCHING, "tools": [tool]}, "grammar-input-unconstrained")
+        assert in_grammar(syntax, definition, constrained["input"]).matches is True
+        assert in_grammar(syntax, definition, unconstrained["input"]).matches is False
+    (freeform,) = output(client, PATCHING, "grammar-input-unconstrained")
+    assert freeform["input"] == output(client, PATCHING)[0]["input"]
+
+
+def conformance(base_url: str) -> dict[str, str]:
+    run = run_suite(Target(base_url=base_url), apis=("responses",), include=[CONFORMS],
+                    settings=RunSettings(fuzz_examples=0))
+    return {verdict.case_id: str(verdict.outcome) for verdict in run.verdicts}
+
+
+def test_a_grammar_tool_s_input_outside_its_grammar_fails_and_the_clean_server_passes(server):
+    cases = {"responses/grammar-tool-regex", "responses/tool-type-custom-grammar"}
+    assert conformance(server.base_url) == dict.fromkeys(cases, "OK")
+    assert conformance(f"{server.base_url}/faults/grammar-input-unconstrained") == dict.fromkeys(cases, "NON-STRICT")

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lmconform.api_table import APIS
+from lmconform.apis.responses.reference.faults.lifecycle import PREFILL_S
 from lmconform.bridge import FAULTS as BRIDGE_FAULTS
 from lmconform.cases import load_cases
 from lmconform.checks import REGISTRY
@@ -149,8 +150,9 @@ def server_run(base_url: str, fault: str | None, apis: tuple[str, ...] | None = 
     are played against the clean server and the faults only they reach; a fault the written cases and the chain
     programs find is proven on those, which keeps the catalogue to minutes."""
     # A 1 MiB cap proves the body-cap finding as well as the default would, without reading 32 MiB per case.
+    # The idle limit is lowered under the prefill the fault plays (Codex's own, 300 s, would take minutes to pass).
     target = Target(base_url=base_url + (f"/faults/{fault}" if fault else ""), read_timeout=5, profile="reference",
-                    max_body_bytes=1 << 20)
+                    max_body_bytes=1 << 20, stream_idle_limit_s=PREFILL_S / 2)
     plan = RunPlan(target, include=tuple(checks), probe=True, settings=settings)
     requests_too = fault is None or FAULTS[fault].generated_only
     run = plan.start()

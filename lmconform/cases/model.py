@@ -21,8 +21,8 @@ PLACEHOLDER = re.compile(r"\{([a-z][a-z0-9-]*)\}")  # in a turn's path: the id o
 
 
 # The keys of a turn in a case file, in the order a written file gives them.
-DOCUMENT_ORDER = ("name", "method", "path", "notification", "id", "previous", "body", "raw_body", "answers_call_of",
-                  "call_output", "recall", "cancels", "after_parts", "edited_answer")
+DOCUMENT_ORDER = ("name", "method", "path", "notification", "id", "previous", "compaction_of", "body", "raw_body",
+                  "answers_call_of", "call_output", "recall", "cancels", "after_parts", "edited_answer")
 
 
 @dataclass(frozen=True)
@@ -52,6 +52,9 @@ class HttpTurn(Turn):
     another method to a path naming earlier answers (`GET /v1/responses/{request}`)."""
 
     recall: str | None = None  # a word its answer must contain (judged against the reference server only)
+    # An earlier turn whose answer's output items open this turn's input: a compaction (`POST /v1/responses/compact`)
+    # sent back in place of the history it stands for, as Codex does.
+    compaction_of: str | None = None
     # Another request than the case's: its HTTP method (GET, DELETE), and its path, where `{name}` stands for the id
     # of that turn's answer (`/v1/responses/{request}/input_items`). A turn of another method than POST has no body.
     method: str | None = None

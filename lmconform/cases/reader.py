@@ -56,7 +56,7 @@ def load_case(path: Path) -> Case:
     request = data["request"]
     names = [FIRST, *(turn["name"] for turn in data.get("turns", ()))]
     for turn in data.get("turns", ()):
-        for reference in (turn.get("previous"), turn.get("answers_call_of")):
+        for reference in (turn.get("previous"), turn.get("answers_call_of"), turn.get("compaction_of")):
             if reference is not None and reference not in names[:names.index(turn["name"])]:
                 raise CaseError(f"{path}: turn {turn['name']!r} refers to {reference!r}, which is not an earlier turn")
     if len(set(names)) != len(names):
@@ -103,7 +103,7 @@ def _turns(api: str, documents: Iterable[dict]) -> tuple[HttpTurn, ...] | tuple[
 _HTTP_METHODS = {"GET", "POST", "DELETE"}
 _STDIO_REQUEST_KEYS = {"notification", "id"}
 _STDIO_TURN_KEYS = {"notification", "id", "raw_body", "cancels", "after_parts", "edited_answer"}
-_HTTP_TURN_KEYS = {"recall", "path"}
+_HTTP_TURN_KEYS = {"recall", "path", "compaction_of"}
 
 
 def _fits_its_transport(path: Path, data: dict) -> None:

@@ -8,7 +8,7 @@ from typing import Any
 from lmconform.api_table import HTTP, api_of
 from lmconform.cases import Case
 from lmconform.normalize.reading import reading
-from lmconform.vocabulary import Level
+from lmconform.vocabulary import LONG_PROMPT_WORDS, Level
 
 
 def any_case(case: Case) -> bool:
@@ -56,6 +56,23 @@ def refusal_expected(case: Case) -> bool:
 
 def streamed(case: Case) -> bool:
     return case.streamed and not case.invalid
+
+
+def _words(value: Any) -> int:
+    """The words of every text a request body holds."""
+    if isinstance(value, str):
+        return len(value.split())
+    if isinstance(value, list):
+        return sum(_words(item) for item in value)
+    if isinstance(value, dict):
+        return sum(_words(item) for item in value.values())
+    return 0
+
+
+def long_prompt_stream(case: Case) -> bool:
+    """A streamed request of a prompt a local server takes a while to prefill, within the context (not an overflow)."""
+    return streamed(case) and generates(case) and case.expect_status == "success" and not case.overflows_context \
+        and _words(case.body) >= LONG_PROMPT_WORDS
 
 
 def streamed_ending_with_done(case: Case) -> bool:

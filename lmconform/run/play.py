@@ -85,7 +85,19 @@ def _turn_body(case: Case, request: dict, turn: HttpTurn, answers: dict[str, Htt
     if turn.answers_call_of:
         answered = _answered(turn.answers_call_of, answers)
         call = (_first_call_id(case, turn.answers_call_of, answers), turn.call_output)
-    return reading(case.api).continuation(request, turn.body, previous_id, call, answered)
+    body = reading(case.api).continuation(request, turn.body, previous_id, call, answered)
+    if turn.compaction_of:
+        body["input"] = [*_output_items(_answered(turn.compaction_of, answers)), *body.get("input", [])]
+    return body
+
+
+def _output_items(exchange: HttpExchange) -> list:
+    """The output items of an answer (a compaction's, which a client sends back as they are)."""
+    answer = exchange.json if isinstance(exchange.json, dict) else {}
+    items = answer.get("output")
+    if not isinstance(items, list) or not items:
+        raise _NotSendable(f"the answer it sends back has no output items: {exchange.body_excerpt(200)}")
+    return items
 
 
 def _turn_path(case: Case, turn: HttpTurn, answers: dict[str, HttpExchange]) -> str:

@@ -106,7 +106,7 @@ def _previous_id(observed: Observed, turn: HttpTurn) -> str:
     return response_object(observed.answer_to(turn.previous)).get("id")
 
 
-def _input_tokens(response: dict) -> int | None:
+def input_tokens(response: dict) -> int | None:
     usage = response.get("usage")
     tokens = usage.get("input_tokens") if isinstance(usage, dict) else None
     return tokens if isinstance(tokens, int) else None
@@ -144,7 +144,7 @@ def history_used(observed: Observed, played: PlayedTurn) -> Iterator[Failure]:
     # Proof without trusting the model: the same input costs more input tokens when the history is prepended.
     chained = _answer(played)
     alone = _answer(_sent(observed, _control_of(observed, played)))
-    with_history, without = _input_tokens(chained), _input_tokens(alone)
+    with_history, without = input_tokens(chained), input_tokens(alone)
     if with_history is None or without is None:
         raise Unsupported("the target reports no usage.input_tokens, so the history cannot be measured")
     if with_history <= without:
@@ -194,7 +194,7 @@ def fork_independent(observed: Observed, played: PlayedTurn) -> Iterator[Failure
     for between in turns[turns.index(first):turns.index(played)]:
         if between.turn.previous == played.turn.previous:
             _answer(_sent(observed, between))
-    before, after = _input_tokens(_answer(first)), _input_tokens(_answer(played))
+    before, after = input_tokens(_answer(first)), input_tokens(_answer(played))
     if before is None or after is None:
         raise Unsupported("the target reports no usage.input_tokens, so a fork cannot be measured")
     if after != before:
@@ -266,7 +266,7 @@ def unknown_id_is_400_not_found(observed: Observed) -> Iterator[Failure]:
 
 # --- stateless replay: the transcript the client keeps, sent whole with store: false -----------------------------
 
-def _names_the_item(exchange: HttpExchange) -> bool:
+def names_the_item(exchange: HttpExchange) -> bool:
     """A refusal that says what it could not take: `param` or the message points into `input` (a replayed item), or
     into `tools` (a tool the replay offers, such as the custom tool whose calls it replays)."""
     error = error_object(exchange)
@@ -284,7 +284,7 @@ def replay_accepted_or_refused(observed: Observed) -> Iterator[Failure | Note]:
     status = exchange.status or 0
     if 200 <= status < 300:
         yield Note(f"{form}: accepted")
-    elif 400 <= status < 500 and _names_the_item(exchange):
+    elif 400 <= status < 500 and names_the_item(exchange):
         yield Note(f"{form}: refused, HTTP {status} naming what it refuses: {exchange.body_excerpt(200)}")
     else:
         yield Failure(f"a 2xx, or a 4xx naming the input item ({form}) or tool it refuses", f"HTTP {status}",
@@ -302,7 +302,7 @@ def replay_history_used(observed: Observed) -> Iterator[Failure]:
     if alone is None:
         raise NotApplicable("the case sends no turn `alone` to measure the replay against")
     try:
-        with_history, without = _input_tokens(response_object(observed.exchange)), _input_tokens(
+        with_history, without = input_tokens(response_object(observed.exchange)), input_tokens(
             _answer(_sent(observed, alone)))
     except _Refused as refused:
         yield refused.failure

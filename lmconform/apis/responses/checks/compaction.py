@@ -1,17 +1,19 @@
 """`POST /v1/responses/input_tokens` and `POST /v1/responses/compact`, which Codex calls to count its context and to
 compact a long transcript: offered, each answers its own object (a count at least what the same request is charged;
-a compaction), or not offered (a 404, which the case's feature makes UNSUPPORTED); never a 200 with anything else."""
+a compaction), or not offered (a 404, which the case's feature makes UNSUPPORTED); never a 200 with anything else.
+The compaction sent back as input on the next turn is taken with the history it stands for, or refused naming it."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
-from lmconform.apis.responses.checks.scope import responses_compacts, responses_counts
+from lmconform.apis.responses.checks.chain import input_tokens, names_the_item
+from lmconform.apis.responses.checks.scope import responses_compaction_round_trip, responses_compacts, responses_counts
 from lmconform.apis.responses.normalize import response_object
 from lmconform.checks.observed import Observed
 from lmconform.checks.refs import OPENAI_RESPONSES_COMPACT, OPENAI_RESPONSES_INPUT_TOKENS
 from lmconform.checks.registry import check
-from lmconform.vocabulary import Failure, Level, NotApplicable, Unsupported, shown
+from lmconform.vocabulary import Failure, Level, NotApplicable, Note, Unsupported, shown
 
 
 def _body(observed: Observed) -> dict:
@@ -61,3 +63,41 @@ def is_compaction(observed: Observed) -> Iterator[Failure]:
     if body.get("object") != "response.compaction" or "compaction" not in kinds:
         yield Failure('object "response.compaction" with a `compaction` item in `output`',
                       f"object {shown(body.get('object'))}, output items {kinds}", observed.exchange.body_excerpt(300))
+
+
+@check("responses.compact.round_trip_used", level=Level.MUST, applies=responses_compaction_round_trip,
+       ref=OPENAI_RESPONSES_COMPACT,
+       title="the `compaction` item `POST /v1/responses/compact` answered is taken as input on the next turn with the "
+             "history it stands for (more input tokens than the question alone), or refused with a 4xx naming it",
+       proven_by=("compaction-input-500", "compaction-input-forgotten"))
+def round_trip_used(observed: Observed) -> Iterator[Failure | Note]:
+    # Codex replaces its transcript with the compaction and sends it back on every later turn: a 5xx stops it, and a
+    # 200 that dropped the item answers a conversation without its history.
+    observed.require_success()
+    played = {name: turn for name, turn in observed.turns.items() if turn.turn.compaction_of}
+    for name, turn in played.items():
+        exchange = turn.exchange
+        if exchange is None:
+            raise NotApplicable(f"the turn {name!r} was not sent: {turn.skipped}")
+        status = exchange.status or 0
+        if 400 <= status < 500 and names_the_item(exchange):
+            yield Note(f"the compaction item was refused, HTTP {status} naming it (a limit: Codex cannot go on after "
+                       f"compacting): {exchange.body_excerpt(200)}")
+            continue
+        if not 200 <= status < 300 or exchange.error:
+            yield Failure("a 2xx, or a 4xx naming the compaction item", f"HTTP {status} {exchange.error or ''}".strip(),
+                          exchange.body_excerpt(300))
+            continue
+        alone = observed.turns.get("alone")
+        if alone is None or alone.exchange is None or not alone.exchange.succeeded:
+            raise NotApplicable("the question alone was not answered: nothing to measure the history against")
+        with_history = input_tokens(response_object(exchange))
+        without = input_tokens(response_object(alone.exchange))
+        if with_history is None or without is None:
+            raise Unsupported("the target reports no usage.input_tokens, so the history cannot be measured")
+        if with_history <= without:
+            yield Failure(f"more than {without} input tokens (the question alone)",
+                          f"{with_history} input tokens with the compaction item: a 200 that forgot the history",
+                          exchange.body_excerpt(300))
+        else:
+            yield Note(f"accepted with its history: {with_history} input tokens, {without} for the question alone")

@@ -7,6 +7,7 @@ from collections.abc import Callable
 
 from lmconform.apis.responses import API
 from lmconform.cases import FIRST, Case, Turn
+from lmconform.checks.scope import long_prompt_stream
 
 COUNT_PATH, COMPACT_PATH = f"{API.path}/input_tokens", f"{API.path}/compact"
 
@@ -28,8 +29,28 @@ def responses_compacts(case: Case) -> bool:
     return case.api == "responses" and case.valid and case.path == COMPACT_PATH
 
 
+def responses_compaction_round_trip(case: Case) -> bool:
+    """A compaction sent back as input on a later turn (`compaction_of`)."""
+    return responses_compacts(case) and any(turn.compaction_of for turn in case.turns)
+
+
+def grammar_tools(case: Case) -> dict[str, dict]:
+    """The custom tools of the request whose input a grammar defines (`format.type` "grammar"), by name."""
+    return {tool["name"]: tool["format"] for tool in case.tools if isinstance(tool, dict) and tool.get("type") == "custom"
+            and isinstance(tool.get("name"), str) and isinstance(tool.get("format"), dict)
+            and tool["format"].get("type") == "grammar"}
+
+
+def responses_grammar_tool(case: Case) -> bool:
+    return responses_answer(case) and bool(grammar_tools(case))
+
+
 def responses_streamed(case: Case) -> bool:
     return responses_answer(case) and case.streamed
+
+
+def responses_long_prompt_stream(case: Case) -> bool:
+    return responses_streamed(case) and long_prompt_stream(case)
 
 
 def responses_body(case: Case) -> bool:

@@ -6,11 +6,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from lmconform.apis.responses.checks.scope import responses_streamed
+from lmconform.apis.responses.checks.scope import responses_long_prompt_stream, responses_streamed
 from lmconform.apis.responses.checks.views import final_response, require_responses_stream
 from lmconform.apis.responses.normalize import TERMINAL_EVENTS
 from lmconform.checks.observed import Observed
 from lmconform.checks.refs import (
+    CODEX_STREAM_IDLE_TIMEOUT,
     OPEN_RESPONSES_SCHEMAS,
     OPEN_RESPONSES_SPEC,
     OPENAI_PYTHON_RESPONSES_HELPER,
@@ -19,8 +20,9 @@ from lmconform.checks.refs import (
     VLLM_STREAM_ITEM_IDS,
 )
 from lmconform.checks.registry import check
+from lmconform.checks.silence import longest_silence
 from lmconform.normalize.data_events import TypedEvent
-from lmconform.vocabulary import Failure, Level, shown
+from lmconform.vocabulary import Failure, Level, Note, shown
 
 
 def _is_done_sentinel(event: TypedEvent) -> bool:
@@ -161,6 +163,26 @@ def item_ids_match_final(observed: Observed) -> Iterator[Failure]:
             if key in item and item.get(key) != final[index].get(key):
                 yield Failure(f"{key} {shown(item.get(key))} at output[{index}] of the terminal response, as streamed",
                               f"{shown(final[index].get(key))}", str(event.source))
+
+
+@check("responses.stream.silence_within_idle_limit", level=Level.MUST, applies=responses_long_prompt_stream,
+       ref=CODEX_STREAM_IDLE_TIMEOUT,
+       title="on a long prompt, no stretch without an event (before the first, between two) lasts Codex's stream "
+             "idle timeout; an SSE comment line is no event",
+       proven_by=("prefill-comment-keepalives",))
+def silence_within_idle_limit(observed: Observed) -> Iterator[Failure | Note]:
+    # Codex drops a stream that sends no event for its idle timeout and sends the whole prompt again: a prefill longer
+    # than that, kept alive with comments, starts over for ever. The measurement is reported either way.
+    observed.require_event_stream()
+    silence = longest_silence(observed.exchange)
+    limit = observed.target.stream_idle_limit_s
+    measured = f"{silence.seconds:.2f} s without an event {silence.where}"
+    if silence.seconds >= limit:
+        yield Failure(f"an event at least every {limit:g} s (Codex's stream idle timeout; comment lines do not count)",
+                      f"{measured}, {silence.kept_alive_by}; {silence.keep_alive_kind}",
+                      observed.exchange.body_excerpt(300))
+    else:
+        yield Note(f"longest silence {measured} (Codex's idle limit: {limit:g} s); {silence.keep_alive_kind}")
 
 
 @check("responses.stream.function_call_arguments_done", level=Level.SHOULD, applies=responses_streamed,

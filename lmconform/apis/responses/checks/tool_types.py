@@ -10,12 +10,13 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-from lmconform.apis.responses.checks.scope import responses_tool_type
+from lmconform.apis.responses.checks.scope import grammar_tools, responses_grammar_tool, responses_tool_type
 from lmconform.apis.responses.checks.views import final_response
 from lmconform.checks.observed import Observed
 from lmconform.checks.refs import OPENAI_RESPONSES_TOOL_TYPES
 from lmconform.checks.registry import check
-from lmconform.vocabulary import Failure, Grade, Level
+from lmconform.schemas.grammar import in_grammar
+from lmconform.vocabulary import Failure, Grade, Level, Note
 
 EVIDENCE_CHARS = 240
 MATRIX = "tool_type"  # the member of a results row the grade travels in
@@ -117,3 +118,28 @@ def type_graded(observed: Observed) -> Iterator[Failure | Grade]:
     yield Grade(family, "dropped", problem, MATRIX)
     yield Failure(f"the {kind} tool honoured, or the request refused with a 4xx", f"HTTP {status} and {problem}",
                   evidence[:400])
+
+
+@check("responses.tools.grammar_input_conforms", level=Level.SHOULD, applies=responses_grammar_tool,
+       ref=OPENAI_RESPONSES_TOOL_TYPES,
+       title="a grammar tool's `custom_tool_call` carries an `input` its grammar takes (regex matched whole; Lark "
+             "parsed where the lark library loads the grammar)",
+       proven_by=("grammar-input-unconstrained",))
+def grammar_input_conforms(observed: Observed) -> Iterator[Failure | Note]:
+    # SHOULD, as a strict function's arguments (generation.tool_call.arguments_conform): Codex's apply_patch refuses a
+    # patch outside its grammar and the model tries again; OpenAI decodes within the grammar, a server may not.
+    observed.require_success()
+    grammars = grammar_tools(observed.case)
+    for item in final_response(observed).get("output") or []:
+        if not isinstance(item, dict) or item.get("type") != "custom_tool_call" or item.get("name") not in grammars:
+            continue
+        grammar, given = grammars[item["name"]], item.get("input")
+        if not isinstance(given, str):
+            yield Failure(f"a string `input` for {item['name']}", f"input {given!r}", _shown(item))
+            continue
+        match = in_grammar(grammar.get("syntax"), grammar.get("definition"), given)
+        if match.matches is None:
+            yield Note(f"{item['name']}'s input is not checked: {match.why}")
+        elif not match.matches:
+            yield Failure(f"an input the {grammar.get('syntax')} grammar of {item['name']} takes",
+                          f"{given[:EVIDENCE_CHARS]!r}: {match.why}", _shown(item))

@@ -33,6 +33,7 @@ from lmconform.apis.responses.reference.faults.defects import (
     UNKNOWN_PREVIOUS_200,
     UNKNOWN_PREVIOUS_404,
 )
+from lmconform.apis.responses.reference.faults.lifecycle import PREFILL_COMMENT_KEEPALIVES, after_comment_keepalives
 from lmconform.apis.responses.reference.faults.reasoning import effort_crashes, refused_reasoning_item
 from lmconform.apis.responses.reference.faults.replay import mid_history_crashes, remembered
 from lmconform.apis.responses.reference.faults.store import (
@@ -42,6 +43,7 @@ from lmconform.apis.responses.reference.faults.store import (
     STORE_FALSE_IGNORED,
     STREAM_STORED_AS_CREATED,
 )
+from lmconform.apis.responses.reference.faults.tool_types import GRAMMAR_INPUT_UNCONSTRAINED
 from lmconform.apis.responses.reference.render import (
     as_json,
     compaction_object,
@@ -65,6 +67,7 @@ from lmconform.reference.store import ResponseStore, store_of
 from lmconform.reference.streams import Form, requested_form, streamed, untagged
 from lmconform.reference.streams import thought as generated_thought
 from lmconform.reference.wire import SSE_HEADERS, unknown_route
+from lmconform.vocabulary import LONG_PROMPT_WORDS
 
 
 async def create_response(request: Request, faults: frozenset[str]) -> Response:
@@ -104,7 +107,8 @@ async def create_response(request: Request, faults: frozenset[str]) -> Response:
     prompt = _last_user_text(chat_body["messages"])
     # A generated form's answer also reasons when the prompt asks it to think (lmconform.reference.streams).
     thought = f"Thinking about: {prompt}" if turn.reasoning else generated_thought(prompt) if form else None
-    output = as_tool_items(output_items(plan, thought, turn.logprobs, turn.alternatives), turn.tools)
+    output = as_tool_items(output_items(plan, thought, turn.logprobs, turn.alternatives), turn.tools,
+                           GRAMMAR_INPUT_UNCONSTRAINED not in faults)
     if turn.encrypted_reasoning:
         output = [with_encrypted_content(item) for item in output]
     truncated = plan.finish_reason == "length"
@@ -122,6 +126,8 @@ async def create_response(request: Request, faults: frozenset[str]) -> Response:
     events = apply(stages.EVENTS, faults, stream_events(response))
     frames = apply(stages.FRAMES, faults, overflow_cut(numbered(events), chat_body["messages"], faults))
     sent = apply(stages.SSE, faults, [frame(name, data) for name, data in frames])
+    if PREFILL_COMMENT_KEEPALIVES in faults and prompt_words(chat_body["messages"]) >= LONG_PROMPT_WORDS:
+        return StreamingResponse(after_comment_keepalives(sent, request.app.state.stopping), headers=SSE_HEADERS)
     return StreamingResponse(iter(sent), headers=SSE_HEADERS)
 
 

@@ -10,9 +10,22 @@ import json
 from typing import Any
 
 from lmconform.apis.responses.reference.validation import call_message, chat_name
+from lmconform.schemas.grammar import in_grammar
 
 # The one argument a custom tool is called with, for the chat model.
 CUSTOM_INPUT = {"type": "object", "properties": {"input": {"type": "string"}}, "required": ["input"]}
+# A grammar tool's input where the grammar does not take the model's text: the text as the patch that adds it to a
+# file, in Codex's apply_patch envelope (the grammar tools Codex sends are patch grammars).
+PATCH = "*** Begin Patch\n*** Add File: hello.txt\n+{text}\n*** End Patch"
+
+
+def within_grammar(tool: dict[str, Any], text: str) -> str:
+    """What the model writes for a custom tool: its text, or for a grammar tool whose grammar does not take that, the
+    text as a patch, as OpenAI's constrained decoding keeps a model inside the grammar."""
+    form = tool.get("format") if isinstance(tool.get("format"), dict) else {}
+    if form.get("type") != "grammar" or in_grammar(form.get("syntax"), form.get("definition"), text).matches is not False:
+        return text
+    return PATCH.format(text=text)
 
 
 def chat_functions(tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -30,11 +43,13 @@ def chat_functions(tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return functions
 
 
-def as_tool_items(output: list[dict[str, Any]], tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The output with each call in the item type of the tool it calls."""
+def as_tool_items(output: list[dict[str, Any]], tools: list[dict[str, Any]], constrained: bool = True) \
+        -> list[dict[str, Any]]:
+    """The output with each call in the item type of the tool it calls; a grammar tool's input within its grammar
+    unless the decoding is not `constrained` to it."""
     namespaced = {chat_name(tool["name"], function["name"]): (tool["name"], function["name"])
                   for tool in tools if tool["type"] == "namespace" for function in tool["tools"]}
-    custom = {tool["name"] for tool in tools if tool["type"] == "custom"}
+    custom = {tool["name"]: tool for tool in tools if tool["type"] == "custom"}
 
     def of_its_type(item: dict[str, Any]) -> dict[str, Any]:
         if item["type"] != "function_call":
@@ -44,8 +59,9 @@ def as_tool_items(output: list[dict[str, Any]], tools: list[dict[str, Any]]) -> 
             return {**item, "namespace": namespace, "name": name}
         if item["name"] in custom:
             given = json.loads(item["arguments"]).get("input", "")
+            text = given if isinstance(given, str) else json.dumps(given)
             return {"id": item["id"].replace("fc_", "ctc_", 1), "type": "custom_tool_call", "call_id": item["call_id"],
-                    "name": item["name"], "input": given if isinstance(given, str) else json.dumps(given),
+                    "name": item["name"], "input": within_grammar(custom[item["name"]], text) if constrained else text,
                     "status": item["status"]}
         return item
 

@@ -12,6 +12,7 @@ gets reported depends on where the rule sits.
 
 from __future__ import annotations
 
+import base64
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -20,6 +21,11 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
+from lmconform.apis.responses.reference.faults.compaction import (
+    COMPACTION_INPUT_500,
+    COMPACTION_INPUT_FORGOTTEN,
+    COMPACTION_INPUT_REFUSED,
+)
 from lmconform.apis.responses.reference.faults.coverage import (
     EMPTY_PARAMETERS_REJECTED,
     MULTI_ITEM_INPUT_REJECTED,
@@ -41,7 +47,7 @@ TOOL_CHOICES = ("none", "auto", "required")
 EFFORTS = ("low", "medium", "high")
 TEXT_PARTS = ("input_text", "output_text")
 ITEM_TYPES = ("message", "function_call", "function_call_output", "custom_tool_call", "custom_tool_call_output",
-              "reasoning")
+              "reasoning", "compaction")
 # OpenAI's tool types beside `function`: a namespace of functions and a custom (freeform or grammar) tool, which the
 # model calls, and the hosted tools Codex sends, which OpenAI runs itself and are accepted and echoed here.
 CALLED_TOOL_TYPES = ("function", "namespace", "custom")
@@ -126,7 +132,7 @@ def turn_of(body: Any, faults: frozenset[str]) -> Turn:
     elif isinstance(given, list) and len(given) > 1 and MULTI_ITEM_INPUT_REJECTED in faults:
         raise Rejected("Only one input item is supported.", "input", "unsupported_value")
     elif isinstance(given, list) and given:
-        messages = [message for i, item in enumerate(given) if (message := _input_item(i, item, faults))]
+        messages = [message for i, item in enumerate(given) for message in _input_item(i, item, faults)]
     elif isinstance(given, list):
         raise Rejected("Array must contain at least 1 element(s)", "input", "too_small")
     else:
@@ -211,35 +217,57 @@ def _enum(value: Any, allowed: Sequence[str], param: str) -> str:
     return value
 
 
-def _input_item(i: int, item: Any, faults: frozenset[str]) -> dict[str, Any] | None:
-    """The chat message an input item stands for; None for a reasoning item, which clients that keep their own
-    history send back with the rest of the output, and which the model does not read."""
+def _input_item(i: int, item: Any, faults: frozenset[str]) -> list[dict[str, Any]]:
+    """The chat messages an input item stands for: one for most items; none for a reasoning item, which clients that
+    keep their own history send back with the rest of the output, and which the model does not read; the whole
+    conversation a compaction item holds (the output of `POST /v1/responses/compact`, sent back in its place)."""
     param = f"input.{i}"
     if not isinstance(item, dict):
         raise Rejected(f"Expected object, received {_zod_type(item)}", param, "invalid_type")
     kind = item.get("type", "message")
     if kind == "message":
         role = _enum(item.get("role", _ABSENT), ROLES, f"{param}.role")
-        return {"role": role, "content": _message_text(item.get("content", _ABSENT), f"{param}.content")}
+        return [{"role": role, "content": _message_text(item.get("content", _ABSENT), f"{param}.content")}]
     if kind == "function_call":
         call_id, name, arguments = (_field(item, key, "string", f"{param}.{key}", required=True)
                                     for key in ("call_id", "name", "arguments"))
-        return call_message(call_id, chat_name(_field(item, "namespace", "string", f"{param}.namespace"), name),
-                            arguments)
+        return [call_message(call_id, chat_name(_field(item, "namespace", "string", f"{param}.namespace"), name),
+                             arguments)]
     if kind == "custom_tool_call":
         call_id, name, given = (_field(item, key, "string", f"{param}.{key}", required=True)
                                 for key in ("call_id", "name", "input"))
-        return call_message(call_id, name, json.dumps({"input": given}))
+        return [call_message(call_id, name, json.dumps({"input": given}))]
     if kind in ("function_call_output", "custom_tool_call_output"):
         if FUNCTION_CALL_OUTPUT_REJECTED in faults:
             raise Rejected(f"Unsupported input item type: '{kind}'.", "input", "unsupported_value")
         call_id = _field(item, "call_id", "string", f"{param}.call_id", required=True)
-        return {"role": "tool", "tool_call_id": call_id,
-                "content": _field(item, "output", "string", f"{param}.output", required=True)}
+        return [{"role": "tool", "tool_call_id": call_id,
+                 "content": _field(item, "output", "string", f"{param}.output", required=True)}]
     if kind == "reasoning":
-        return None
-    expected = " | ".join(f"'{option}'" for option in ITEM_TYPES)
+        return []
+    if kind == "compaction" and COMPACTION_INPUT_REFUSED not in faults:
+        if COMPACTION_INPUT_500 in faults:
+            raise Rejected("Internal server error", None, None, 500)
+        conversation = compacted(_field(item, "encrypted_content", "string", f"{param}.encrypted_content",
+                                        required=True), param)
+        return [] if COMPACTION_INPUT_FORGOTTEN in faults else conversation
+    types = [option for option in ITEM_TYPES if option != "compaction" or COMPACTION_INPUT_REFUSED not in faults]
+    expected = " | ".join(f"'{option}'" for option in types)
     raise Rejected(f"Invalid discriminator value. Expected {expected}", f"{param}.type", "invalid_union_discriminator")
+
+
+def compacted(opaque: str, param: str) -> list[dict[str, Any]]:
+    """The conversation a compaction item's `encrypted_content` holds (what compaction_object wrote), or Rejected as
+    OpenAI refuses content it did not write."""
+    try:
+        conversation = json.loads(base64.b64decode(opaque, validate=True))
+    except ValueError:
+        conversation = None
+    if not isinstance(conversation, list) or not all(isinstance(message, dict) and message.get("role") in
+                                                     (*ROLES, "tool") for message in conversation):
+        raise Rejected(f"The encrypted content for item {param} could not be verified.", f"{param}.encrypted_content",
+                       "invalid_encrypted_content")
+    return conversation
 
 
 def _message_text(content: Any, param: str) -> str:

@@ -11,5 +11,6 @@ from lmconform.apis.responses.reference.faults import reasoning  # noqa: F401
 from lmconform.apis.responses.reference.faults import tool_types  # noqa: F401
 from lmconform.apis.responses.reference.faults import replay  # noqa: F401
 from lmconform.apis.responses.reference.faults import compaction  # noqa: F401
+from lmconform.apis.responses.reference.faults import lifecycle  # noqa: F401
 from lmconform.apis.responses.reference.faults import schema  # noqa: F401
 from lmconform.apis.responses.reference.faults import generated  # noqa: F401

@@ -55,3 +55,10 @@ def namespace_flattened(response: dict[str, Any]) -> dict[str, Any]:
         return {**kept, "name": f"{item['namespace']}__{item['name']}"}
 
     return {**response, "output": [flattened(item) for item in response["output"]]}
+
+
+GRAMMAR_INPUT_UNCONSTRAINED = flag(
+    "grammar-input-unconstrained", api="responses",
+    summary="a grammar tool's call carries input its grammar does not take: the model's text, not decoded within the "
+            "grammar (stream and non-stream)",
+    seen_in="servers that take a custom tool's `format` and generate its input without constrained decoding")
