@@ -76,6 +76,7 @@ def load_case(path: Path) -> Case:
         schema_keyword=data.get("schema_keyword"),
         tool_type=data.get("tool_type"),
         replay=data.get("replay"),
+        websocket=data.get("websocket"),
         plays=data.get("plays", 1),
         overflows_context=data.get("overflows_context", False),
         request_field=data.get("request_field"),
@@ -98,7 +99,7 @@ def _turn_type(api: str) -> type[HttpTurn] | type[StdioTurn]:
 _HTTP_METHODS = {"GET", "POST", "DELETE"}
 _STDIO_REQUEST_KEYS = {"notification", "id"}
 _STDIO_TURN_KEYS = {"notification", "id", "raw_body", "cancels", "after_parts", "edited_answer"}
-_HTTP_TURN_KEYS = {"recall", "path"}
+_HTTP_TURN_KEYS = {"recall", "path", "reconnect"}
 
 
 def _fits_its_transport(path: Path, data: dict) -> None:

@@ -27,6 +27,7 @@ OPENAI_RESPONSES_CREATE = "https://platform.openai.com/docs/api-reference/respon
 VLLM_STREAM_ITEM_IDS = "https://github.com/vllm-project/vllm/pull/56285"
 OPENAI_RESPONSES_INPUT_TOKENS = "https://platform.openai.com/docs/api-reference/responses/input-tokens"
 OPENAI_RESPONSES_COMPACT = "https://platform.openai.com/docs/api-reference/responses/compact"
+OPENAI_RESPONSES_WEBSOCKET = "https://developers.openai.com/api/docs/guides/websocket-mode"
 OPENAI_RESPONSES_TOOL_TYPES = "https://platform.openai.com/docs/guides/function-calling#custom-tools"
 OPENAI_RESPONSES_GET = "https://platform.openai.com/docs/api-reference/responses/get"
 OPENAI_RESPONSES_DELETE = "https://platform.openai.com/docs/api-reference/responses/delete"
