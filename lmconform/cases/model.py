@@ -22,7 +22,7 @@ PLACEHOLDER = re.compile(r"\{([a-z][a-z0-9-]*)\}")  # in a turn's path: the id o
 
 # The keys of a turn in a case file, in the order a written file gives them.
 DOCUMENT_ORDER = ("name", "method", "path", "notification", "id", "previous", "compaction_of", "body", "raw_body",
-                  "answers_call_of", "call_output", "recall", "cancels", "after_parts", "edited_answer")
+                  "answers_call_of", "call_output", "recall", "reconnect", "cancels", "after_parts", "edited_answer")
 
 
 @dataclass(frozen=True)
@@ -41,6 +41,7 @@ class Turn:
         """The turn as a case file holds it."""
         fields = {key: getattr(self, key, None) for key in DOCUMENT_ORDER}
         fields["notification"] = fields["notification"] or None
+        fields["reconnect"] = fields["reconnect"] or None
         fields["body"] = fields["body"] or None
         return {key: value for key, value in fields.items() if value is not None}
 
@@ -59,6 +60,8 @@ class HttpTurn(Turn):
     # of that turn's answer (`/v1/responses/{request}/input_items`). A turn of another method than POST has no body.
     method: str | None = None
     path: str | None = None
+    # In a case of the WebSocket mode (Case.websocket): sent on a new socket, the earlier one closed.
+    reconnect: bool = False
 
     @property
     def named(self) -> tuple[str, ...]:
@@ -153,6 +156,9 @@ class Case:
     schema_keyword: str | None = None  # the JSON Schema keyword family its response format is graded on
     tool_type: str | None = None  # the tool type beside `function` (Responses) its answer is graded on
     replay: str | None = None  # the form of stateless replay (Responses, `store: false`) its request sends
+    # The scenario of the Responses API's WebSocket mode it plays: its request and turns are `response.create`
+    # messages over a socket opened on its path (lmconform.run.websocket), not HTTP requests.
+    websocket: str | None = None
     plays: int = 1  # the answers it is judged on, at the least (--repeat K asks for K): its verdicts are pass^k
     overflows_context: bool = False  # its prompt is longer than the target's context: an overflow to refuse
     request_field: str | None = None  # the field of a client's requests it is graded on (honoured, refused, ignored)
@@ -211,7 +217,7 @@ class Case:
                    **({"raw_body": self.raw_body} if self.raw_body is not None else {"body": self.body})}
         document = {"description": description or self.description, "provenance": self.provenance,
                     "feature": self.feature, "schema_keyword": self.schema_keyword,
-                    "tool_type": self.tool_type, "replay": self.replay,
+                    "tool_type": self.tool_type, "replay": self.replay, "websocket": self.websocket,
                     "plays": self.plays if self.plays != 1 else None,
                     "overflows_context": self.overflows_context or None, "request_field": self.request_field,
                     "request": request,

@@ -77,6 +77,7 @@ def load_case(path: Path) -> Case:
         schema_keyword=data.get("schema_keyword"),
         tool_type=data.get("tool_type"),
         replay=data.get("replay"),
+        websocket=data.get("websocket"),
         plays=data.get("plays", 1),
         overflows_context=data.get("overflows_context", False),
         request_field=data.get("request_field"),
@@ -103,7 +104,7 @@ def _turns(api: str, documents: Iterable[dict]) -> tuple[HttpTurn, ...] | tuple[
 _HTTP_METHODS = {"GET", "POST", "DELETE"}
 _STDIO_REQUEST_KEYS = {"notification", "id"}
 _STDIO_TURN_KEYS = {"notification", "id", "raw_body", "cancels", "after_parts", "edited_answer"}
-_HTTP_TURN_KEYS = {"recall", "path", "compaction_of"}
+_HTTP_TURN_KEYS = {"recall", "path", "compaction_of", "reconnect"}
 
 
 def _fits_its_transport(path: Path, data: dict) -> None:

@@ -21,7 +21,8 @@ def agent_case(case: Case) -> bool:
 
 
 def over_http(case: Case) -> bool:
-    return api_of(case.api).transport == HTTP
+    """A case of HTTP requests: over stdio, or over a WebSocket (the Responses API's mode), a case is not."""
+    return api_of(case.api).transport == HTTP and case.websocket is None
 
 
 def valid_request(case: Case) -> bool:

@@ -20,8 +20,9 @@ from collections.abc import Awaitable, Callable
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
-from starlette.routing import Route
+from starlette.routing import Route, WebSocketRoute
 from starlette.types import Receive, Scope, Send
+from starlette.websockets import WebSocket
 
 from lmconform.api_table import APIS
 from lmconform.reference.faults import apply, parse_faults
@@ -35,6 +36,7 @@ _FAULT_PREFIX = re.compile(r"/faults/([^/]*)(/.*)?")
 ARRIVAL_FAULTS = frozenset(fault.name for fault in ARRIVAL.faults)  # those that may answer before any door
 _STREAM_PREFIX = re.compile(r"/streams/([^/]*)(/.*)?")
 Endpoint = Callable[[Request, frozenset[str]], Awaitable[Response]]
+SocketEndpoint = Callable[[WebSocket, frozenset[str]], Awaitable[None]]
 
 
 class _Routes:
@@ -44,7 +46,10 @@ class _Routes:
     def __init__(self) -> None:
         self.exact: dict[tuple[str, str], Endpoint] = {}
         self.templates: list[tuple[str, re.Pattern[str], Endpoint]] = []
+        self.sockets: dict[str, SocketEndpoint] = {}  # a WebSocket's path (the Responses API's WebSocket mode)
         for api in APIS.values():
+            sockets = api.room("reference.websocket")
+            self.sockets.update(sockets.WEBSOCKET_ROUTES if sockets is not None else {})
             door = api.room("reference.door")
             for (method, path), endpoint in (door.ROUTES if door is not None else {}).items():
                 if "{" in path:
@@ -99,13 +104,41 @@ class _Dispatcher:
         return apply(ANSWER, faults, await endpoint(request, faults), request)
 
 
+class _SocketDispatcher:
+    """A WebSocket's path, with the same fault prefix as any route; an upgrade to a path without one is refused as
+    the route it is not (a 404, or LM Studio's 200 with the `unknown-route-200` fault)."""
+
+    def __init__(self, faults: frozenset[str], routes: _Routes) -> None:
+        self.faults = faults
+        self.routes = routes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        websocket = WebSocket(scope, receive, send)
+        path, faults = websocket.url.path, self.faults
+        prefix = _FAULT_PREFIX.fullmatch(path)
+        if prefix is not None:
+            try:
+                faults = faults | parse_faults(prefix[1].split(","))
+            except ValueError as error:
+                await websocket.send_denial_response(JSONResponse({"error": str(error)}, status_code=404))
+                return
+            path = prefix[2] or "/"
+        endpoint = self.routes.sockets.get(path)
+        if endpoint is None:
+            await websocket.send_denial_response(unknown_route("GET", path, UNKNOWN_ROUTE_200 in faults))
+            return
+        await endpoint(websocket, faults)
+
+
 def create_app(faults: frozenset[str] = frozenset(), store_size: int = DEFAULT_STORE_SIZE,
                stream_pause: float = DEFAULT_PAUSE_S) -> Starlette:
     """The server, with `faults` on every request and room for `store_size` responses to chain from. Set
     `app.state.stopping` (a threading.Event) when the server stops, so that streams held open on purpose (the
     `stall` fault) end instead of delaying the shutdown. `stream_pause` is the pause after a write of a generated
     form that a reader must get on its own (0 in process, where every write is a message anyway)."""
-    app = Starlette(routes=[Route("/{path:path}", _Dispatcher(parse_faults(faults)))])
+    dispatcher = _Dispatcher(parse_faults(faults))
+    app = Starlette(routes=[Route("/{path:path}", dispatcher),
+                            WebSocketRoute("/{path:path}", _SocketDispatcher(dispatcher.faults, dispatcher.routes))])
     app.state.stopping = threading.Event()
     app.state.stream_pause = stream_pause
     app.state.store_size = store_size

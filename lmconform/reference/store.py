@@ -48,6 +48,8 @@ class Entry:
 class ResponseStore:
     """A bounded LRU map from response id to Entry, safe to share between threads."""
 
+    keeps_unstored = False  # whether it keeps a `store: false` response too (a WebSocket connection's memory does)
+
     def __init__(self, capacity: int = DEFAULT_STORE_SIZE) -> None:
         if capacity < 1:
             raise ValueError(f"the response store needs room for at least one response, not {capacity}")

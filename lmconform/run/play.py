@@ -10,6 +10,7 @@ from lmconform.cases.model import PLACEHOLDER
 from lmconform.checks.observed import Observed, PlayedTurn, generation_of
 from lmconform.normalize.reading import reading
 from lmconform.run.overflow import sized, stated_context
+from lmconform.run import websocket
 from lmconform.settings import RunSettings
 from lmconform.target import Target
 from lmconform.vocabulary import NotApplicable
@@ -30,7 +31,10 @@ def request_body(case: Case, target: Target, settings: RunSettings):
 
 def play(case: Case, target: Target, upstream: Target | None = None, settings: RunSettings = RunSettings()) -> Observed:
     """The case played by its API's player: over HTTP (below) unless the API brings its own (a conversation with a
-    process over stdio, lmconform.apis.vscodelm.run), which has no upstream to compare with."""
+    process over stdio, lmconform.apis.vscodelm.run) or the case is one of the Responses API's WebSocket mode
+    (lmconform.run.websocket); neither has an upstream to compare with."""
+    if case.websocket is not None:
+        return websocket.play(case, target, settings)
     player = api_of(case.api).room("run")
     if player is not None:
         return player.play(case, target, settings)

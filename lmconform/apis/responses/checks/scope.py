@@ -18,7 +18,17 @@ def _nested(tool) -> bool:
 
 def responses_answer(case: Case) -> bool:
     """A request to create a response (not to count or compact one) that is not invalid."""
-    return case.api == "responses" and not case.invalid and case.path.partition("?")[0] == API.path
+    return (case.api == "responses" and not case.invalid and case.path.partition("?")[0] == API.path
+            and case.websocket is None)
+
+
+def responses_websocket(*scenarios: str):
+    """The cases of the WebSocket mode (of these scenarios, or of any)."""
+    def applies(case: Case) -> bool:
+        return case.api == "responses" and case.websocket is not None and (not scenarios or case.websocket in scenarios)
+
+    applies.__name__ = f"responses_websocket({', '.join(scenarios) or 'any'})"
+    return applies
 
 
 def responses_counts(case: Case) -> bool:
@@ -141,7 +151,7 @@ def responses_function_call_output(case: Case) -> bool:
 def responses_unknown_previous(case: Case) -> bool:
     """The case's request names a previous_response_id that was never issued, or one of its turns does, or chains
     to a response the server must have forgotten."""
-    return case.api == "responses" and ((case.invalid and case.previous_response_id is not None)
+    return case.api == "responses" and case.websocket is None and ((case.invalid and case.previous_response_id is not None)
                                         or any(turn.unknown_previous_id for turn in case.turns)
                                         or any(chains_to_forgotten(case, turn) for turn in case.turns))
 

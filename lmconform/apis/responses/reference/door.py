@@ -70,8 +70,10 @@ from lmconform.reference.wire import SSE_HEADERS, unknown_route
 from lmconform.vocabulary import LONG_PROMPT_WORDS
 
 
-async def create_response(request: Request, faults: frozenset[str]) -> Response:
-    store = store_of(request, API.name)
+async def create_response(request: Request, faults: frozenset[str], store: ResponseStore | None = None) -> Response:
+    """`store`: where the conversation is kept and looked up, the server's unless a WebSocket connection keeps its
+    own in front of it (lmconform.apis.responses.reference.websocket)."""
+    store = store or store_of(request, API.name)
     try:
         body = apply(stages.REQUEST, faults, await json_body(request))
         turn = turn_of(body, faults)
@@ -113,7 +115,7 @@ async def create_response(request: Request, faults: frozenset[str]) -> Response:
         output = [with_encrypted_content(item) for item in output]
     truncated = plan.finish_reason == "length"
     response = apply(stages.OBJECT, faults, response_object(turn, output, usage(chat_body, plan), truncated))
-    if turn.store or STORE_FALSE_IGNORED in faults:
+    if turn.store or STORE_FALSE_IGNORED in faults or store.keeps_unstored:
         history = [*conversation, *_as_messages(output)]
         stored = apply(stages.STORED, faults, response)
         if turn.stream and STREAM_STORED_AS_CREATED in faults:
