@@ -79,6 +79,7 @@ def load_case(path: Path) -> Case:
         plays=data.get("plays", 1),
         overflows_context=data.get("overflows_context", False),
         request_field=data.get("request_field"),
+        parameter=data.get("parameter"),
         turns=tuple(_turn_type(api)(**turn) for turn in data.get("turns", ())),
         source=data.get("source"),
         notification=request.get("notification", False),

@@ -31,6 +31,7 @@ from lmconform.apis.responses.reference.faults.defects import (
     is_nested_tool,
 )
 from lmconform.apis.responses.reference.faults.generated import UNKNOWN_TOOL_CHOICE_ACCEPTED
+from lmconform.apis.responses.reference.faults.parameters import refused_parameter
 from lmconform.apis.responses.reference.faults.tool_types import FUNCTION_TOOLS_ONLY
 from lmconform.reference.model import alternatives_of, content_text
 from lmconform.reference.store import MAX_BODY_BYTES
@@ -80,6 +81,7 @@ class Turn:
     temperature: float | None  # echoed, as OpenAI does; null when the request sets none
     top_p: float | None
     metadata: dict[str, Any] | None
+    prompt_cache_key: str | None  # echoed, as OpenAI does
     previous_id: str | None
     reasoning: bool
     store: bool
@@ -128,6 +130,9 @@ def turn_of(body: Any, faults: frozenset[str]) -> Turn:
     else:
         raise Rejected("Invalid input", "input", "invalid_union")
     tools = [_tool(i, tool, faults) for i, tool in enumerate(_field(body, "tools", "array", "tools") or [])]
+    refused = refused_parameter(body, faults)
+    if refused is not None:
+        raise Rejected(f"Unrecognized request argument supplied: {refused}", refused, "unknown_parameter")
     effort = (_field(body, "reasoning", "object", "reasoning") or {}).get("effort")
     if effort is not None:
         _enum(effort, EFFORTS, "reasoning.effort")
@@ -140,6 +145,7 @@ def turn_of(body: Any, faults: frozenset[str]) -> Turn:
         temperature=_field(body, "temperature", "number", "temperature"),
         top_p=_field(body, "top_p", "number", "top_p"),
         metadata=_field(body, "metadata", "object", "metadata"),
+        prompt_cache_key=_field(body, "prompt_cache_key", "string", "prompt_cache_key"),
         previous_id=_field(body, "previous_response_id", "string", "previous_response_id"),
         reasoning=effort is not None,
         store=_field(body, "store", "boolean", "store") is not False,
