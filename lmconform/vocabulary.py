@@ -144,13 +144,13 @@ class Note:
 class Grade:
     """What a server did with one thing a request asks of it, a row of one of the graded matrices, with the evidence
     in a line: a JSON Schema keyword family of its format ("enforced": the answer holds it, "refused": a 4xx,
-    "ignored": accepted, and the answer breaks it), a Responses tool type ("honoured", "refused", "dropped"), or a
-    field a client sends ("honoured", "refused", "ignored")."""
+    "ignored": accepted, and the answer breaks it), a Responses tool type ("honoured", "refused", "dropped"), a field
+    a client sends or an optional request parameter ("honoured", "refused", "ignored")."""
 
     family: str  # what is graded: keywords as a schema writes them ("minimum/maximum"), a tool type, or a field
     grade: str
     evidence: str
-    matrix: str = "schema_keyword"  # the results record's key for its matrix: schema_keyword, tool_type, request_field
+    matrix: str = "schema_keyword"  # the results record's key: schema_keyword, tool_type, request_field, parameter
 
 
 GRADES = ("enforced", "refused", "ignored")

@@ -515,6 +515,13 @@ def _(client: httpx.Client) -> None:
     assert "Paris" in message(post(client, STOPPED, "stop-ignored"))["content"]
 
 
+@effect("n-ignored")
+def _(client: httpx.Client) -> None:
+    asked = {**ask("Say hello to Ada."), "n": 2}
+    assert len(post(client, asked).json()["choices"]) == 2
+    assert len(post(client, asked, "n-ignored").json()["choices"]) == 1
+
+
 @effect("stop-flushed-in-stream")
 def _(client: httpx.Client) -> None:
     assert streamed_text(post(client, {**STOPPED, "stream": True}, "stop-flushed-in-stream")).endswith("The capital ")

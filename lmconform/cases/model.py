@@ -163,6 +163,7 @@ class Case:
     overflows_context: bool = False  # its prompt is longer than the target's context: an overflow to refuse
     request_field: str | None = None  # the field of a client's requests it is graded on (honoured, refused, ignored)
     headers: tuple[tuple[str, str], ...] = ()  # request headers of its own, beside lmconform's (never a credential)
+    parameter: str | None = None  # the optional request parameter it is graded on (honoured, refused, ignored)
 
     def named_by(self, pattern: str) -> bool:
         """Whether a glob names this case, by its id (`chat/void-weather-tool`, `chat/*`) or its name alone
@@ -220,6 +221,7 @@ class Case:
                     "tool_type": self.tool_type, "replay": self.replay, "websocket": self.websocket,
                     "plays": self.plays if self.plays != 1 else None,
                     "overflows_context": self.overflows_context or None, "request_field": self.request_field,
+                    "parameter": self.parameter,
                     "request": request,
                     "expect": {"status": self.expect_status},
                     "turns": [turn.document() for turn in self.turns] or None, "pair": self.pair,

@@ -82,6 +82,7 @@ def load_case(path: Path) -> Case:
         overflows_context=data.get("overflows_context", False),
         request_field=data.get("request_field"),
         headers=tuple(request.get("headers", {}).items()),
+        parameter=data.get("parameter"),
         turns=_turns(api, data.get("turns", ())),
         source=data.get("source"),
         notification=request.get("notification", False),

@@ -8,6 +8,7 @@ from lmconform.checks import (  # noqa: F401  (registration)
     generation,
     logprobs,
     pairs,
+    parameters,
     proxy,
     reasoning,
     schema,

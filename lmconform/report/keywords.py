@@ -1,7 +1,7 @@
 """The graded matrices of several runs: for each row a run graded (its results rows' `schema_keyword`, a JSON Schema
-keyword family; `tool_type`, a Responses tool type beside `function`; `request_field`, a field a client sends), what
-each target did with it over its repetitions, with the evidence in a line; as Markdown and as HTML, for the matrix
-pages."""
+keyword family; `tool_type`, a Responses tool type beside `function`; `request_field`, a field a client sends;
+`parameter`, an optional request parameter), what each target did with it over its repetitions, with the evidence in a
+line; as Markdown and as HTML, for the matrix pages."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from lmconform.verdicts.records import KeywordGrade
 class GradedMatrix:
     """One graded matrix: the results rows' key it reads, its section, the name of its rows, and its grades."""
 
-    key: str  # the CaseResult attribute and results-record key: schema_keyword, tool_type, request_field
+    key: str  # the CaseResult attribute and results-record key: schema_keyword, tool_type, request_field, parameter
     section: str
     anchor: str
     row_name: str
@@ -44,7 +44,13 @@ REQUEST_FIELDS = GradedMatrix(
      "refused": "the request is refused with a 4xx",
      "ignored": "the request is accepted and the field's effect does not show"},
     {"honoured": "✓", "refused": "⊘", "ignored": "✗"})
-MATRICES = (SCHEMA_KEYWORDS, TOOL_TYPES, REQUEST_FIELDS)
+PARAMETERS = GradedMatrix(
+    "parameter", "Which parameters does it honour?", "parameters", "Parameter",
+    {"honoured": "the request is accepted, and the parameter's effect shows where it has one",
+     "refused": "the request is refused with a 4xx",
+     "ignored": "the request is accepted and the parameter's effect does not show"},
+    {"honoured": "✓", "refused": "⊘", "ignored": "✗"})
+MATRICES = (SCHEMA_KEYWORDS, TOOL_TYPES, REQUEST_FIELDS, PARAMETERS)
 
 
 @dataclass(frozen=True)

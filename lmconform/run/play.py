@@ -9,8 +9,8 @@ from lmconform.cases import FIRST, Case, HttpTurn
 from lmconform.cases.model import PLACEHOLDER
 from lmconform.checks.observed import Observed, PlayedTurn, generation_of
 from lmconform.normalize.reading import reading
-from lmconform.run.overflow import sized, stated_context
 from lmconform.run import websocket
+from lmconform.run.overflow import sized, stated_context
 from lmconform.settings import RunSettings
 from lmconform.target import Target
 from lmconform.vocabulary import NotApplicable

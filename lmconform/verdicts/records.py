@@ -35,7 +35,8 @@ class Known:
 class KeywordGrade:
     """What the target did with one row of a graded matrix (docs/results-record.md): a JSON Schema keyword family
     (`schema_keyword`: enforced, refused or ignored), a Responses tool type (`tool_type`: honoured, refused or
-    dropped), or a field a client sends (`request_field`: honoured, refused or ignored)."""
+    dropped), a field a client sends (`request_field`) or an optional request parameter (`parameter`): honoured,
+    refused or ignored."""
 
     family: str
     grade: str
@@ -61,6 +62,7 @@ class CaseResult:
     schema_keyword: KeywordGrade | None = None  # a row of the keyword matrix
     tool_type: KeywordGrade | None = None  # a row of the tool-type matrix
     request_field: KeywordGrade | None = None  # a row of the matrix of the fields a client sends
+    parameter: KeywordGrade | None = None  # a row of the matrix of the optional request parameters
 
     @property
     def surface(self) -> str:
@@ -256,6 +258,7 @@ def case_result(row: object, path: Path, where: str, curls: dict[str, str]) -> C
         schema_keyword=keyword_grade_of(row.get("schema_keyword")),
         tool_type=keyword_grade_of(row.get("tool_type")),
         request_field=keyword_grade_of(row.get("request_field")),
+        parameter=keyword_grade_of(row.get("parameter")),
     )
 
 

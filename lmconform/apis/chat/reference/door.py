@@ -94,7 +94,8 @@ async def chat_completions(request: Request, faults: frozenset[str]) -> Response
     tool_calls = apply(stages.TOOL_CALLS, faults, [_tool_call(call) for call in plan.tool_calls])
     logprobs = apply(stages.LOGPROBS, faults, _logprobs(plan.text, body)) if body.get("logprobs") is True else None
     if body.get("stream") is not True:
-        body = apply(stages.BODY, faults, _completion_body(plan, tool_calls, counts, envelope, logprobs))
+        body = apply(stages.BODY, faults, _completion_body(plan, tool_calls, counts, envelope, logprobs,
+                                                           _choice_count(body)))
         return JSONResponse(apply(stages.OBJECT, faults, body))
     per_call = [_call_deltas(position, call) for position, call in enumerate(tool_calls)]
     per_call = apply(stages.TOOL_CALL_DELTAS, faults, per_call)
@@ -294,8 +295,14 @@ def _pieces(text: str) -> list[str]:
     return re.findall(r"\S+\s*|\s+", text)
 
 
+def _choice_count(body: dict[str, Any]) -> int:
+    """How many choices a body answers with: `n` (a stream sends the first only)."""
+    n = body.get("n")
+    return n if isinstance(n, int) and not isinstance(n, bool) and n > 1 else 1
+
+
 def _completion_body(plan: Plan, tool_calls: list[dict[str, Any]], counts: dict[str, int],
-                     envelope: _Envelope, logprobs: list[dict[str, Any]] | None) -> dict[str, Any]:
+                     envelope: _Envelope, logprobs: list[dict[str, Any]] | None, n: int = 1) -> dict[str, Any]:
     answered = plan.text or not (tool_calls or plan.refusal)
     message: dict[str, Any] = {"role": "assistant", "content": plan.text if answered else None,
                                "refusal": plan.refusal}
@@ -305,7 +312,9 @@ def _completion_body(plan: Plan, tool_calls: list[dict[str, Any]], counts: dict[
         message["tool_calls"] = tool_calls
     content_logprobs = {"content": logprobs, "refusal": None} if logprobs is not None else None
     choice = {"index": 0, "message": message, "logprobs": content_logprobs, "finish_reason": plan.finish_reason}
-    return {**envelope.fields("chat.completion"), "choices": [choice], "usage": counts}
+    # The model is deterministic: each of the n choices is the same answer.
+    choices = [{**choice, "index": index} for index in range(n)]
+    return {**envelope.fields("chat.completion"), "choices": choices, "usage": counts}
 
 
 def _data(line: dict[str, Any] | str) -> bytes:

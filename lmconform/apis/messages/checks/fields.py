@@ -5,15 +5,15 @@ show)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 
 from lmconform.apis.messages.checks.scope import messages_grading_field
 from lmconform.apis.messages.checks.views import final_message
 from lmconform.checks.observed import Observed
+from lmconform.checks.parameters import Effect, graded_by_effect
 from lmconform.checks.refs import CLAUDE_CODE_FIELDS
 from lmconform.checks.registry import check
-from lmconform.normalize.errors import refusal_words
-from lmconform.vocabulary import Failure, Grade, Level, NotApplicable
+from lmconform.vocabulary import Failure, Grade, Level
 
 MATRIX = "request_field"  # the results record's key for this matrix
 
@@ -28,7 +28,7 @@ def _thinking_shown(observed: Observed) -> str | None:
 
 # The fields whose effect an answer shows, and how to see it; the others (metadata, a beta flag, cache_control, a
 # system turn, an image in a tool result, a thinking block sent back) are honoured when they are accepted.
-EFFECTS: dict[str, tuple[str, Callable[[Observed], str | None]]] = {
+EFFECTS: dict[str, Effect] = {
     "thinking: adaptive": ("a thinking block", _thinking_shown),
 }
 
@@ -40,20 +40,5 @@ EFFECTS: dict[str, tuple[str, Callable[[Observed], str | None]]] = {
 def field_grade(observed: Observed) -> Iterator[Failure | Grade]:
     # INFO: the matrix; a refusal is http.status.success_for_valid_request's finding (with its known cause and way
     # round), an ignored field is reported here beside its grade.
-    field, exchange = observed.case.request_field or "", observed.exchange
-    if 400 <= (exchange.status or 0) < 500:
-        yield Grade(field, "refused", refusal_words(exchange), MATRIX)
-        return
-    if not observed.succeeded:
-        raise NotApplicable(f"answered HTTP {exchange.status}: http.status.success_for_valid_request reports it")
-    effect = EFFECTS.get(field)
-    if effect is None:
-        yield Grade(field, "honoured", f"accepted (HTTP {exchange.status}); no answer shows more of it", MATRIX)
-        return
-    expected, shown = effect
-    seen = shown(observed)
-    if seen is not None:
-        yield Grade(field, "honoured", f"accepted, and {seen}", MATRIX)
-        return
-    yield Grade(field, "ignored", f"accepted, and no {expected} in the answer", MATRIX)
-    yield Failure(f"{expected}, as `{field}` asks", f"no {expected}", exchange.body_excerpt(300))
+    field = observed.case.request_field or ""
+    yield from graded_by_effect(observed, field, EFFECTS.get(field), MATRIX)

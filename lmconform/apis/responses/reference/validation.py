@@ -37,6 +37,7 @@ from lmconform.apis.responses.reference.faults.defects import (
     is_nested_tool,
 )
 from lmconform.apis.responses.reference.faults.generated import UNKNOWN_TOOL_CHOICE_ACCEPTED
+from lmconform.apis.responses.reference.faults.parameters import refused_parameter
 from lmconform.apis.responses.reference.faults.tool_types import FUNCTION_TOOLS_ONLY
 from lmconform.reference.model import alternatives_of, content_text
 from lmconform.reference.store import MAX_BODY_BYTES
@@ -89,6 +90,7 @@ class Turn:
     temperature: float | None  # echoed, as OpenAI does; null when the request sets none
     top_p: float | None
     metadata: dict[str, Any] | None
+    prompt_cache_key: str | None  # echoed, as OpenAI does
     previous_id: str | None
     reasoning: bool
     store: bool
@@ -138,6 +140,9 @@ def turn_of(body: Any, faults: frozenset[str]) -> Turn:
     else:
         raise Rejected("Invalid input", "input", "invalid_union")
     tools = [_tool(i, tool, faults) for i, tool in enumerate(_field(body, "tools", "array", "tools") or [])]
+    refused = refused_parameter(body, faults)
+    if refused is not None:
+        raise Rejected(f"Unrecognized request argument supplied: {refused}", refused, "unknown_parameter")
     reasoning = _field(body, "reasoning", "object", "reasoning") or {}
     effort = reasoning.get("effort")
     if effort is not None:
@@ -152,6 +157,7 @@ def turn_of(body: Any, faults: frozenset[str]) -> Turn:
         temperature=_field(body, "temperature", "number", "temperature"),
         top_p=_field(body, "top_p", "number", "top_p"),
         metadata=_field(body, "metadata", "object", "metadata"),
+        prompt_cache_key=_field(body, "prompt_cache_key", "string", "prompt_cache_key"),
         previous_id=_field(body, "previous_response_id", "string", "previous_response_id"),
         # A reasoning model thinks whether the request sets an effort or only asks for a summary (Codex CLI sends
         # `reasoning: {summary: "auto"}` alone).

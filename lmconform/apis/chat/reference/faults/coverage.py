@@ -39,9 +39,9 @@ def name_empty_continuation(calls: list[list[Entry]]) -> list[list[Entry]]:
        summary="every non-stream message carries `tool_calls: []`, even without a call (non-stream only)",
        seen_in="LM Studio 0.3.35 (lmstudio-bug-tracker#1318; opencode#4255 hangs)")
 def tool_calls_empty_list(body: dict[str, Any]) -> dict[str, Any]:
-    choice = body["choices"][0]
+    choice, *others = body["choices"]
     message = {**choice["message"], "tool_calls": choice["message"].get("tool_calls") or []}
-    return {**body, "choices": [{**choice, "message": message}]}
+    return {**body, "choices": [{**choice, "message": message}, *others]}
 
 
 @fault("tool-id-empty", stages.TOOL_CALLS, api="chat",
@@ -184,6 +184,13 @@ STOP_HANDLING = "stop handling of local servers (mlx-knife#68, mlx-vlm#1044, lla
        summary="`stop` is ignored: the answer runs past its stop strings (stream and non-stream)", seen_in=STOP_HANDLING)
 def stop_ignored(body: Any) -> Any:
     return without(body, "stop") if isinstance(body, dict) else body
+
+
+@fault("n-ignored", stages.REQUEST, api="chat",
+       summary="`n` is ignored: a body asking for two choices brings one (non-stream)",
+       seen_in="servers that answer one choice whatever `n` asks (OpenAI's reference: `n` choices to generate)")
+def n_ignored(body: Any) -> Any:
+    return without(body, "n") if isinstance(body, dict) else body
 
 
 @fault("stop-flushed-in-stream", stages.STOP, api="chat",
