@@ -116,9 +116,13 @@ class AgentTask:
     name: str  # the agent (lmconform.agents)
     task: str
     secret: str
+    # Words of filler before the secret in the file: a file past the context, which the agent cannot answer from
+    # (what is judged is how it ends on the overflow); 0, a file of the secret's line alone.
+    file_words: int = 0
 
     def document(self) -> dict:
-        return {"name": self.name, "task": self.task, "secret": self.secret}
+        return {"name": self.name, "task": self.task, "secret": self.secret,
+                **({"file_words": self.file_words} if self.file_words else {})}
 
 
 @dataclass(frozen=True)

@@ -79,6 +79,7 @@ ZED_LMSTUDIO_PROVIDER = "https://github.com/zed-industries/zed/blob/main/crates/
 ZED_LMSTUDIO_CLIENT = "https://github.com/zed-industries/zed/blob/main/crates/lmstudio/src/lmstudio.rs"
 GPTEL_OPENAI = "https://github.com/karthink/gptel/blob/master/gptel-openai.el"
 OPENCODE_EMPTY_TOOL_CALLS = "https://github.com/anomalyco/opencode/pull/6054"
+OPENCODE_OVERFLOW_UNRECOGNISED = "https://github.com/anomalyco/opencode/issues/8089"
 LLAMA_CPP_CHAT_TESTS = (
     "https://github.com/ggml-org/llama.cpp/blob/master/tools/server/tests/unit/test_chat_completion.py"
 )
