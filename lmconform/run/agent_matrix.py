@@ -198,7 +198,7 @@ def agent_rows(agent: Agent, base_url: str, pool: ThreadPoolExecutor, faults: It
                          task.agent.file_words), faulty
 
     def task_of(fault: str | None) -> Case:
-        return overflowing if fault in OVERFLOW_FAULTS else case
+        return overflowing if overflowing is not None and fault in OVERFLOW_FAULTS else case
 
     clean_run, _ = run_against(None, case)
     clean = row_of(agent, clean_run, target, None, case)
@@ -206,13 +206,13 @@ def agent_rows(agent: Agent, base_url: str, pool: ThreadPoolExecutor, faults: It
     rows: dict[str, Row] = {}
     pending = {}
     for fault in chosen:
-        if fault not in OVERFLOW_FAULTS and unchanged(requests, target,
-                                                      replace(target, base_url=f"{base_url}/faults/{fault}")):
+        if task_of(fault) is case and unchanged(requests, target,
+                                                replace(target, base_url=f"{base_url}/faults/{fault}")):
             rows[fault] = replace(clean, fault=fault, unchanged=True)
         else:
             pending[fault] = pool.submit(run_against, fault, task_of(fault))
     overflow_rows = []
-    if faults is None or any(fault in OVERFLOW_FAULTS for fault in chosen):
+    if overflowing is not None and (faults is None or any(fault in OVERFLOW_FAULTS for fault in chosen)):
         overflow_run, _ = run_against(None, overflowing)
         overflow_rows = [row_of(agent, overflow_run, target, None, overflowing)]
     for fault, future in pending.items():
@@ -224,9 +224,8 @@ def agent_rows(agent: Agent, base_url: str, pool: ThreadPoolExecutor, faults: It
                 break
             run, faulty = run_against(fault, task_of(fault))
             rows[fault] = row_of(agent, run, faulty, fault, task_of(fault))
-    overflow_rows += [rows[fault] for fault in chosen if fault in OVERFLOW_FAULTS]
-    return [clean, *(rows[fault] for fault in chosen if fault in rows and fault not in OVERFLOW_FAULTS),
-            *overflow_rows]
+    overflow_rows += [rows[fault] for fault in chosen if fault in rows and task_of(fault) is not case]
+    return [clean, *(rows[fault] for fault in chosen if fault in rows and task_of(fault) is case), *overflow_rows]
 
 
 def row_line(row: Row) -> str:
