@@ -255,7 +255,7 @@ def test_the_matrix_lists_the_changed_cells_green_to_red_first_and_the_gate_exit
     status, page = compared
     assert status == 1
     assert page.startswith(f"### Stand-in {NEWER}\n")
-    assert "| `reasoning-effort-500` | ✗ breaks | ! | · | ✗ | ✓ | ✗ | showed: HTTP 500" in page
+    assert "| `reasoning-effort-500` | ✗ breaks | ! | · | ✗ | ✓ | ✗ | · | showed: HTTP 500" in page
     assert "`stop-ignored`." in page  # it changes none of the answers either version gets
     changes = page.partition(f"#### Stand-in {NEWER} against {OLDER}")[2]
     rows = [line for line in changes.splitlines() if line.startswith("| `")]

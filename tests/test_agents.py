@@ -39,18 +39,30 @@ from lmconform.agents.install import install, pinned_version
 from lmconform.agents.outcome import REQUEST_LIMIT, TIME_LIMIT, AgentOutcome, AgentRun, Limits, ToolRun
 from lmconform.agents.relay import Relay
 from lmconform.agents.runner import run_agent
-from lmconform.agents.sandbox import Sandbox
+from lmconform.agents.sandbox import FILLER_LINE, Sandbox, task_file
 from lmconform.cases import CASES_DIR, cases_folder
 from lmconform.checks.evaluate import evaluate
 from lmconform.checks.registry import REGISTRY
+from lmconform.checks.scope import agent_overflow
 from lmconform.expectations import load_expectations
 from lmconform.fuzz.agents import observations
-from lmconform.record.agents import agent_case
+from lmconform.record.agents import agent_case, overflow_case
 from lmconform.record.kept import slug
 from lmconform.record.scrub import LONG_HEX, PLACEHOLDER_UUID, SANDBOX, SESSION, SESSION_HEADERS, UUID
 from lmconform.reference import FAULTS
+from lmconform.reference.model import CONTEXT_WORDS
+from lmconform.reference.overflow import lmstudio_words
 from lmconform.run import RunPlan
-from lmconform.run.agent_matrix import AGENT_CHECKS, RACED, RACES, Row, faults_of, row_line
+from lmconform.run.agent_matrix import (
+    AGENT_CHECKS,
+    CLEAN_OVERFLOW,
+    OVERFLOW_FAULTS,
+    RACED,
+    RACES,
+    Row,
+    faults_of,
+    row_line,
+)
 from lmconform.settings import RunSettings
 from lmconform.target import Target
 from lmconform.verdicts.headline import build_headline
@@ -60,7 +72,15 @@ from lmconform.verdicts.records import results_of
 from lmconform.vocabulary import Outcome
 from lmconform.wire.exchange import BodyChunk
 from lmconform.wire.http import HttpExchange, HttpRequest
-from tools.agents.matrix import build, inputs_digest, made_from, page_with, published_outcomes, write_page
+from tools.agents.matrix import (
+    build,
+    inputs_digest,
+    made_from,
+    page_with,
+    published_lines,
+    published_outcomes,
+    write_page,
+)
 from tools.agents.profiles import (
     causes_section,
     committed_measured_dates,
@@ -194,7 +214,7 @@ def test_the_fault_agent_matrix_is_what_docs_agents_publishes(server, node_modul
     published = published_outcomes(page)
     for position, check in enumerate(AGENT_CHECKS):
         for fault in check.proven_by:
-            shown = [AGENTS[name].title for name, agent in AGENTS.items() if agent.api == FAULTS[fault].api]
+            shown = [agent.title for agent in AGENTS.values() if fault in faults_of(agent)]
             assert any(fault in published[title] and published[title][fault][position] not in PASSING
                        and published[title][None][position] in PASSING
                        for title in shown), f"{check.id}: no agent shows {fault} failing it"
@@ -215,8 +235,10 @@ def test_the_agents_profiles_and_their_predictions_are_what_the_published_matrix
 
 
 def test_every_agent_check_names_the_faults_that_prove_it():
+    # Each a defect the matrix plays for some agent: one of its API's, or an overflow's on the overflow task.
     for check in AGENT_CHECKS:
-        assert check.proven_by and all(FAULTS[name].api != "http" for name in check.proven_by), check.id
+        assert check.proven_by and all(FAULTS[name].api != "http" or name in OVERFLOW_FAULTS
+                                       for name in check.proven_by), check.id
 
 
 def test_a_race_is_shown_as_one_and_names_an_agent_and_a_fault_it_is_run_against():
@@ -232,10 +254,22 @@ def test_a_race_is_shown_as_one_and_names_an_agent_and_a_fault_it_is_run_against
 # --- agents that misbehave: stand-ins that do it on purpose --------------------------------------------------------
 
 STAND_IN = textwrap.dedent("""
-    import json, os, subprocess, sys, time, urllib.request
-    what, base_url, marker = sys.argv[1], sys.argv[2], sys.argv[3]
+    import json, os, subprocess, sys, time, urllib.error, urllib.request
+    what, base_url, marker, task = sys.argv[1:5]
     print(json.dumps({"said": "started"}), flush=True)
-    if what == "hang":
+    if what.startswith("read"):  # the task's file sent as the prompt, as an agent sends its tool's output
+        text = open(task.split()[3]).read()
+        body = {"model": "lmconform-reference", "messages": [{"role": "user", "content": text}]}
+        request = urllib.request.Request(base_url + "/v1/chat/completions", json.dumps(body).encode(),
+                                         {"content-type": "application/json", "authorization": "Bearer sk-stand-in"})
+        try:
+            answer = json.load(urllib.request.urlopen(request))["choices"][0]["message"]["content"]
+            print(json.dumps({"answer": answer}), flush=True)
+        except urllib.error.HTTPError as error:
+            if what == "read-and-say":
+                print(json.dumps({"error": error.read().decode()}), flush=True)
+                sys.exit(1)
+    elif what == "hang":
         subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)", marker])  # a child in its group
         time.sleep(600)
     elif what == "fail":
@@ -267,10 +301,11 @@ class StandIn(Agent):
         return "1.0"
 
     def launch(self, binary: Path, sandbox: Sandbox, base_url: str, model: str | None, task: str) -> Launch:
-        return Launch((sys.executable, str(binary), self.what, base_url, self.marker), sandbox.environment())
+        return Launch((sys.executable, str(binary), self.what, base_url, self.marker, task), sandbox.environment())
 
     def outcome(self, events: list) -> AgentOutcome:
-        return AgentOutcome(final_text=None)
+        return AgentOutcome(final_text=next((event["answer"] for event in events if "answer" in event), None),
+                            errors=tuple(event["error"] for event in events if "error" in event))
 
 
 @pytest.fixture
@@ -326,6 +361,104 @@ def test_an_agent_that_loops_is_stopped_after_its_requests(server, stand_in_modu
     assert run.ended == REQUEST_LIMIT and run.requests == 5 and len(run.exchanges) == 4
     verdict = whole_run_verdicts(StandIn("loop", "x"), run, target)["agent.loop.bounded"]
     assert verdict.outcome is Outcome.FAILED and "request 5" in verdict.message
+
+
+# --- a file past the context: how an agent ends on the overflow ------------------------------------------------------
+
+OVERFLOW = "agent.overflow.ended_clearly"
+
+
+def test_each_agents_overflow_task_has_a_file_past_the_context_in_what_its_tool_keeps():
+    for agent in AGENTS.values():
+        case, task = overflow_case(agent), agent_case(agent)
+        assert not task.agent.file_words and case.agent.file_words and agent_overflow(case)
+        text = task_file(case.agent.secret, case.agent.file_words)
+        lines = text.splitlines()
+        assert lines[-1] == f"The secret word is {case.agent.secret}." and len(text.split()) > CONTEXT_WORDS + 1000
+        # What the agents' tools keep: 2,000 lines (opencode's read, Claude Code's Read, each line cut at 2,000
+        # characters), and about 10 KiB of a command's output (Codex): each still past the context.
+        assert len(lines) <= 2000 and max(map(len, lines)) <= 2000
+        assert len(text.encode()[:10 * 1024].split()) > CONTEXT_WORDS, agent.name
+    assert task_file("word") == "The secret word is word.\n"
+
+
+def overflow_run(ended: str = "exited", final_text: str | None = None, errors: tuple[str, ...] = ()) -> AgentRun:
+    refused = HttpExchange(HttpRequest("POST", "http://127.0.0.1:1/v1/chat/completions", {},
+                                       {"messages": [{"role": "tool", "content": FILLER_LINE}]}), status=400,
+                           headers={"content-type": "application/json"},
+                           chunks=[BodyChunk(0.0, b'{"error": "context length of only 4096 tokens"}')])
+    return AgentRun("stand-in", "Stand-in", "1.0", TASK, "quince", Limits(30, 12), exchanges=(refused,),
+                    requests=13 if ended == REQUEST_LIMIT else 1, ended=ended, exit_status=1 if errors else 0,
+                    exit_text="exit status 1" if errors else "exit status 0",
+                    outcome=AgentOutcome(final_text, errors=errors))
+
+
+@pytest.mark.parametrize(("run", "outcome", "said"), [
+    (overflow_run(errors=("Prompt is too long",)), Outcome.OK, ""),
+    (overflow_run(errors=("Codex ran out of room in the model's context window.",)), Outcome.OK, ""),
+    (overflow_run(final_text="I compacted the history; the file is filler up to its last line."), Outcome.OK, ""),
+    (overflow_run(errors=("API Error: 500 Internal Server Error",)), Outcome.FAILED, "does not name the overflow"),
+    (overflow_run(errors=('API Error: 400 {"detail":"Prompt too long"}',)), Outcome.FAILED,
+     "does not name the overflow"),
+    (overflow_run(final_text=lmstudio_words(8000)), Outcome.FAILED, "as the model's answer"),
+    (overflow_run(), Outcome.FAILED, "neither an answer nor an error"),
+    (overflow_run(REQUEST_LIMIT), Outcome.FAILED, "asked for request 13 and was stopped"),
+    (overflow_run(TIME_LIMIT), Outcome.FAILED, "still going after 30 s"),
+], ids=["overflow-named", "codex-words", "went-on", "500", "detail", "as-text", "silent", "loop", "time-limit"])
+def test_how_an_agent_ends_on_an_overflow_is_judged_by_what_it_showed(run, outcome, said):
+    target = Target(base_url="http://127.0.0.1:1", fingerprint={"kind": "reference"})
+    (final,) = observations(overflow_case(AGENTS["opencode"]), run, target)
+    # The request that carried the file is an overflow, judged as a written overflow case is.
+    assert final.case.overflows_context and final.case.expect_status == "success_or_client_error"
+    verdict = evaluate(REGISTRY[OVERFLOW], final)
+    assert verdict.outcome is outcome and said in verdict.message, verdict.message
+    # On a file past the context there is no answer to judge: the checks of an answer have no verdict, and the
+    # overflow check has none on the ordinary task.
+    assert {check.id for check in AGENT_CHECKS if evaluate(check, final) is not None} <= {
+        OVERFLOW, "agent.tool.ran_with_arguments_sent"}
+    (ordinary,) = observations(agent_case(AGENTS["opencode"]), run, target)
+    assert evaluate(REGISTRY[OVERFLOW], ordinary) is None and not ordinary.case.overflows_context
+
+
+@pytest.mark.parametrize(("what", "outcome"), [("read-and-say", Outcome.OK), ("read-in-silence", Outcome.FAILED),
+                                               ("loop", Outcome.FAILED)])
+def test_a_stand_in_that_reads_a_file_past_the_context_is_refused_and_judged_by_how_it_ends(
+        server, stand_in_modules, what, outcome):
+    target = Target(base_url=server.base_url, model="lmconform-reference")
+    case = overflow_case(AGENTS["opencode"])  # the stand-in speaks chat completions, as opencode does
+    run = run_agent(StandIn(what, "x"), target, case.agent.task, case.agent.secret, Limits(seconds=30, requests=4),
+                    stand_in_modules, case.agent.file_words)
+    final = observations(case, run, target)[-1]
+    if what != "loop":  # the file it sent was refused as an overflow, in LM Studio's words
+        assert final.exchange.status == 400 and final.case.overflows_context
+        assert evaluate(REGISTRY["errors.context_overflow.refused_as_overflow"], final).outcome is Outcome.OK
+    verdict = evaluate(REGISTRY[OVERFLOW], final)
+    assert verdict.outcome is outcome, verdict.message
+
+
+def test_a_row_of_the_overflow_task_is_named_apart_from_the_clean_row():
+    outcomes = tuple((check.id, None) for check in AGENT_CHECKS)
+    clean, overflowing = Row(None, outcomes, "answered"), Row(None, outcomes, "showed: Prompt is too long", overflow=True)
+    assert (clean.key, clean.server) == (None, "clean")
+    assert overflowing.key == overflowing.server == CLEAN_OVERFLOW
+    assert Row("context-overflow-500", outcomes, "x", overflow=True).server == "`context-overflow-500`"
+    assert set(OVERFLOW_FAULTS) <= set(faults_of(AGENTS["claude-code"]))
+
+
+def test_the_matrix_plays_each_overflow_defect_on_the_overflow_task_for_each_agent():
+    # What docs/agents.md publishes: the clean server refuses the overflow and every agent ends clearly on it; each
+    # defect of the refusal is a row of its own (never "changes nothing"), judged by the overflow column alone.
+    published = published_outcomes(PAGE.read_text())
+    column = [check.id for check in AGENT_CHECKS].index(OVERFLOW)
+    answer = [check.id for check in AGENT_CHECKS].index("agent.answer.reached_user")
+    rows = published_lines(PAGE.read_text())
+    for agent in AGENTS.values():
+        cells = published[agent.title]
+        assert cells[CLEAN_OVERFLOW][column] == "✓" and cells[CLEAN_OVERFLOW][answer] == "·", agent.title
+        assert cells[None][column] == "·"
+        for fault in OVERFLOW_FAULTS:
+            assert rows[agent.title][fault] != rows[agent.title][None], (agent.title, fault)
+            assert cells[fault][answer] == "·" and cells[fault][column] in ("✓", "✗", RACED), (agent.title, fault)
 
 
 def test_an_agent_not_installed_is_unsupported_with_the_reason(server, tmp_path):

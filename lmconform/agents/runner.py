@@ -29,9 +29,10 @@ ENDINGS = {"exited": EXITED, "deadline": TIME_LIMIT, "stopped": REQUEST_LIMIT, "
 
 
 def run_agent(agent: Agent, target: Target, task: str, secret: str, limits: Limits,
-              node_modules: Path | None = None, model: str | None = None) -> AgentRun:
-    """`agent` asked to do `task` (its `{file}` the sandbox's file, which holds `secret`) against `target`, given
-    the model id `model` (an alias the relay sends the target's own id for) or the target's own."""
+              node_modules: Path | None = None, model: str | None = None, file_words: int = 0) -> AgentRun:
+    """`agent` asked to do `task` (its `{file}` the sandbox's file, which holds `secret` after `file_words` words of
+    filler) against `target`, given the model id `model` (an alias the relay sends the target's own id for) or the
+    target's own."""
     node_modules = node_modules or default_node_modules()
     run = AgentRun(agent.name, agent.title, agent.version(node_modules) or pinned_version(agent), task, secret, limits)
     run.unavailable = unavailable(agent, node_modules)
@@ -39,7 +40,7 @@ def run_agent(agent: Agent, target: Target, task: str, secret: str, limits: Limi
     binary = agent.binary(node_modules)
     if run.unavailable or binary is None:
         return run
-    sandbox = create_sandbox(secret)
+    sandbox = create_sandbox(secret, file_words)
     started = time.monotonic()
     try:
         asked = task.replace(FILE_PLACEHOLDER, str(sandbox.secret_file))

@@ -21,7 +21,8 @@ SECRET_FILE = "secret.txt"
 # What a run keeps of the agent's stdout (its JSON events): a runaway agent is cut off past it.
 MAX_STDOUT_BYTES = 32 * 1024 * 1024
 STOP_GRACE_S = 2.0  # after the agent's own end, before its group is stopped
-POLL_S = 0.1  # how often a run looks whether the relay has stopped it
+POLL_S = 0.1
+FILLER_LINE = " ".join(["w"] * 40)  # a line of a task's filler (task_file)  # how often a run looks whether the relay has stopped it
 
 
 @dataclass(frozen=True)
@@ -53,12 +54,23 @@ class Sandbox:
         return {**environment, **variables}
 
 
-def create_sandbox(secret: str) -> Sandbox:
+def task_file(secret: str, file_words: int = 0) -> str:
+    """The task's file: `file_words` words of filler (none for an ordinary task), then the line with the secret.
+    The filler is short lines of one-letter words, so that it is many words in few bytes and few lines: what the
+    agents' tools keep of a file or a command's output (Codex about 10 KiB of a command's output, opencode's read
+    2,000 lines, Claude Code's Read 2,000 lines of 2,000 characters) still holds more words than the reference
+    server's context takes."""
+    full, rest = divmod(file_words, len(FILLER_LINE.split()))
+    lines = [FILLER_LINE] * full + ([" ".join(FILLER_LINE.split()[:rest])] if rest else [])
+    return "".join(f"{line}\n" for line in lines) + f"The secret word is {secret}.\n"
+
+
+def create_sandbox(secret: str, file_words: int = 0) -> Sandbox:
     root = Path(tempfile.mkdtemp(prefix="lmconform-agent-")).resolve()
     sandbox = Sandbox(root, root / "home", root / "work")
     for folder in (sandbox.home, sandbox.work, root / "tmp"):
         folder.mkdir()
-    sandbox.secret_file.write_text(f"The secret word is {secret}.\n")
+    sandbox.secret_file.write_text(task_file(secret, file_words))
     return sandbox
 
 

@@ -124,10 +124,14 @@ class AgentTask:
     task: str
     secret: str
     model_shape: str | None = None
+    # Words of filler before the secret in the file: a file past the context, which the agent cannot answer from
+    # (what is judged is how it ends on the overflow); 0, a file of the secret's line alone.
+    file_words: int = 0
 
     def document(self) -> dict:
         return {"name": self.name, "task": self.task, "secret": self.secret,
-                **({"model_shape": self.model_shape} if self.model_shape else {})}
+                **({"model_shape": self.model_shape} if self.model_shape else {}),
+                **({"file_words": self.file_words} if self.file_words else {})}
 
 
 @dataclass(frozen=True)

@@ -7,20 +7,23 @@ as the server says so (run it with --repeat K: pass^k)."""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from typing import Any
 
 from lmconform.agents.changes import changes_words, request_changes
 from lmconform.agents.outcome import EXITED, OUTPUT_LIMIT, REQUEST_LIMIT, TIME_LIMIT, AgentRun, ToolRun
+from lmconform.checks.errors import OVERFLOW_WORDS
 from lmconform.checks.observed import Observed
 from lmconform.checks.refs import (
     CLAUDE_CODE_API_ERROR_SHOWN,
     LMSTUDIO_CLAUDE_CODE,
     LMSTUDIO_CLAUDE_CODE_SYSTEM_TURN,
     OPENCODE_EMPTY_TOOL_CALLS,
+    OPENCODE_OVERFLOW_UNRECOGNISED,
 )
 from lmconform.checks.registry import check
-from lmconform.checks.scope import agent_case
+from lmconform.checks.scope import agent_answerable, agent_case, agent_overflow
 from lmconform.normalize.errors import error_words, refusal_words
 from lmconform.normalize.events import ToolCall
 from lmconform.vocabulary import Failure, Level, NotApplicable, Note, NoVerdict
@@ -36,9 +39,18 @@ def _run(observed: Observed) -> AgentRun:
     return observed.agent_run
 
 
+def _answerable_run(observed: Observed) -> AgentRun:
+    """The run, for a check of a task the agent can answer: on a file past the context there is no answer to judge,
+    and a refusal of the overflow is the server's due (agent.overflow.ended_clearly judges how the agent ends)."""
+    run = _run(observed)
+    if not agent_answerable(observed.case):
+        raise NotApplicable("the task's file is longer than the context: no answer to judge")
+    return run
+
+
 def _whole_run(observed: Observed) -> AgentRun:
     """The run, for a check of the whole run: judged once, on its last example, and only if it came to an end."""
-    run = _run(observed)
+    run = _answerable_run(observed)
     if not observed.agent_final:
         raise NotApplicable("the run is judged on its last request")
     if run.ended in (TIME_LIMIT, OUTPUT_LIMIT):
@@ -75,14 +87,14 @@ def _decided_by_the_model(observed: Observed) -> Iterator[Note]:
                    "the same way each time (--repeat K judges K runs, pass^k)")
 
 
-@check("agent.request.accepted", level=Level.SHOULD, kind="agent", applies=agent_case,
+@check("agent.request.accepted", level=Level.SHOULD, kind="agent", applies=agent_answerable,
        ref=LMSTUDIO_CLAUDE_CODE_SYSTEM_TURN, proven_by=("messages-system-turn-refused",),
        title="the target accepts each request as the agent sends it (a refusal the agent works round is a limit)")
 def request_accepted(observed: Observed) -> Iterator[Failure]:
     # SHOULD: a refusal is judged with what the agent did next. Claude Code asks again without what was refused and
     # finishes: its user is served, with a limit. Where the agent did not finish, the agent's own checks (MUST) fail
     # and this refusal is why.
-    run = _run(observed)
+    run = _answerable_run(observed)
     if not _sent(observed):
         raise NotApplicable(f"{run.label} sent no request")
     exchange = observed.exchange
@@ -208,7 +220,7 @@ def _canonical(value: Any) -> str:
     return json.dumps(value, sort_keys=True, ensure_ascii=False)
 
 
-@check("agent.answer.reached_user", level=Level.MUST, kind="agent", applies=agent_case, ref=LMSTUDIO_CLAUDE_CODE,
+@check("agent.answer.reached_user", level=Level.MUST, kind="agent", applies=agent_answerable, ref=LMSTUDIO_CLAUDE_CODE,
        title="the agent shows its user an answer that quotes what the task's file says",
        proven_by=("messages-tool-results-dropped", "messages-partial-json-cumulative", "messages-error-event-mid-stream"))
 def answer_reached_user(observed: Observed) -> Iterator[Failure | Note]:
@@ -223,7 +235,7 @@ def answer_reached_user(observed: Observed) -> Iterator[Failure | Note]:
     yield from _decided_by_the_model(observed)
 
 
-@check("agent.loop.bounded", level=Level.MUST, kind="agent", applies=agent_case, ref=OPENCODE_EMPTY_TOOL_CALLS,
+@check("agent.loop.bounded", level=Level.MUST, kind="agent", applies=agent_answerable, ref=OPENCODE_EMPTY_TOOL_CALLS,
        title="the agent ends its task within the run's limit of requests (no loop, no storm of retries)",
        proven_by=("messages-tool-results-dropped",))
 def loop_bounded(observed: Observed) -> Iterator[Failure | Note]:
@@ -237,7 +249,7 @@ def loop_bounded(observed: Observed) -> Iterator[Failure | Note]:
     yield from _decided_by_the_model(observed)
 
 
-@check("agent.error.none_shown", level=Level.MUST, kind="agent", applies=agent_case,
+@check("agent.error.none_shown", level=Level.MUST, kind="agent", applies=agent_answerable,
        ref=CLAUDE_CODE_API_ERROR_SHOWN, title="the agent shows its user no error, and exits with status 0",
        proven_by=("messages-error-event-mid-stream",))
 def error_none_shown(observed: Observed) -> Iterator[Failure | Note]:
@@ -248,3 +260,45 @@ def error_none_shown(observed: Observed) -> Iterator[Failure | Note]:
         yield Failure(f"{run.label} exits with status 0", run.exit_text, _said(run))
     yield from (Note(f"{run.title} retried: {retry}") for retry in run.outcome.retries)
     yield from (Note(f"{run.title} said: {notice}") for notice in run.outcome.notices)
+
+
+# An agent's own words for an overflow it recognised, beside those a server's refusal says: Codex's "ran out of room
+# in the model's context window".
+AGENT_OVERFLOW_WORDS = re.compile(rf"{OVERFLOW_WORDS.pattern}|context window", re.IGNORECASE)
+
+
+@check("agent.overflow.ended_clearly", level=Level.MUST, kind="agent", applies=agent_overflow,
+       ref=OPENCODE_OVERFLOW_UNRECOGNISED,
+       title="on a tool output that overflows the context, the agent ends within its limits showing an error that "
+             "names the overflow, or compacts its history and goes on",
+       proven_by=("context-overflow-500", "context-overflow-detail", "context-overflow-as-text",
+                  "context-overflow-stream-cut"))
+def overflow_ended_clearly(observed: Observed) -> Iterator[Failure | Note]:
+    # MUST: an agent that meets an overflow in the shape it knows tells its user so (or compacts and goes on); one
+    # that does not loops to its limit, shows an error that says nothing of the context, shows the server's error
+    # as the model's answer, or ends without a word. A run stopped at its time limit is judged too: retrying an
+    # overflow until stopped is one of the ways it fails.
+    run = _run(observed)
+    if not agent_overflow(observed.case):
+        raise NotApplicable("the task's file fits the context")
+    if not observed.agent_final:
+        raise NotApplicable("the run is judged on its last request")
+    expected = f"{run.label} stops showing an error that names the overflow, or compacts its history and goes on"
+    shown = (run.outcome.final_text or "").strip()
+    if run.ended == REQUEST_LIMIT:
+        actual = f"it asked for request {run.requests} and was stopped"
+    elif run.ended in (TIME_LIMIT, OUTPUT_LIMIT):
+        actual = (f"it was still going after {run.limits.seconds:g} s" if run.ended == TIME_LIMIT
+                  else "it wrote more output than a run keeps") + f" and was stopped ({run.exit_text})"
+    elif run.outcome.errors:
+        if any(AGENT_OVERFLOW_WORDS.search(error) for error in run.outcome.errors):
+            return
+        actual = f"it showed “{run.shown(shown_error(run.outcome.errors[-1]))}”, which does not name the overflow"
+    elif OVERFLOW_WORDS.search(shown):
+        actual = f"it showed the server's overflow error as the model's answer: “{run.shown(shown[:SHOWN_CHARS])}”"
+    elif not shown:
+        actual = f"it ended showing neither an answer nor an error ({run.exit_text or run.ended})"
+    else:
+        return  # it went on past the overflow and answered
+    retried = f"; it retried {len(run.outcome.retries)} times" if run.outcome.retries else ""
+    yield Failure(expected, f"{actual} (after {run.requests} requests{retried})", _said(run))

@@ -84,6 +84,8 @@ def round_trip_accepted(observed: Observed) -> Iterator[Failure]:
     # after a tool call, Anthropic's thinking blocks are sent back with tool results); a server that refuses it
     # stops the agent's second turn, and one that reads it as the prompt answers it again. A server may still
     # refuse a member it does not know, so the agent can drop it and retry.
+    if observed.case.overflows_context:  # an agent's request past the context: refused for its length, not this
+        raise NotApplicable("the request is longer than the context (errors.context_overflow.refused_as_overflow)")
     status = observed.exchange.status or 0
     if status >= 400:
         yield Failure("a 2xx answer: the previous turn's reasoning accepted (or ignored)", f"HTTP {status}",

@@ -26,6 +26,7 @@ ANTHROPIC_DEFINE_TOOLS = "https://platform.claude.com/docs/en/agents-and-tools/t
 LMSTUDIO_STRUCTURED_OUTPUT = "https://github.com/lmstudio-ai/lmstudio-bug-tracker/issues/1396"
 GPTEL_OPENAI = "https://github.com/karthink/gptel/blob/master/gptel-openai.el"
 OPENCODE_EMPTY_TOOL_CALLS = "https://github.com/anomalyco/opencode/pull/6054"
+OPENCODE_OVERFLOW_UNRECOGNISED = "https://github.com/anomalyco/opencode/issues/8089"
 VLLM_CHAT_ERROR_TEST = (
     "https://github.com/vllm-project/vllm/blob/main/tests/entrypoints/openai/chat_completion/test_chat_error.py"
 )

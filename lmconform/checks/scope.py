@@ -20,6 +20,17 @@ def agent_case(case: Case) -> bool:
     return case.agent is not None
 
 
+def agent_answerable(case: Case) -> bool:
+    """An agent's run on a task it can answer (its file fits a context)."""
+    return case.agent is not None and not case.agent.file_words
+
+
+def agent_overflow(case: Case) -> bool:
+    """An agent's run on a task whose file is longer than the target's context: it cannot answer, and how it ends
+    is what is judged."""
+    return case.agent is not None and bool(case.agent.file_words)
+
+
 def over_http(case: Case) -> bool:
     """A case of HTTP requests: over stdio, or over a WebSocket (the Responses API's mode), a case is not."""
     return api_of(case.api).transport == HTTP and case.websocket is None

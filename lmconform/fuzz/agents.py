@@ -9,11 +9,13 @@ agent is on record as sending (its recorded cases, `recorded-<agent>-<version>-N
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 
 from lmconform.agents import AGENTS
 from lmconform.agents.outcome import AgentRun, Limits
 from lmconform.agents.runner import run_agent
+from lmconform.agents.sandbox import FILLER_LINE
 from lmconform.agents.versions import node_modules
 from lmconform.api_table import api_of
 from lmconform.cases import Case, load_cases
@@ -56,7 +58,8 @@ def examples(case: Case, context: SourceContext) -> list[Observed]:
     found: list[Observed] = []
     for repetition in range(settings.repeat):
         run = run_agent(agent, context.target, case.agent.task, case.agent.secret, limits, installed,
-                        model=agent.model_shape(case.agent.model_shape).model if case.agent.model_shape else None)
+                        model=agent.model_shape(case.agent.model_shape).model if case.agent.model_shape else None,
+                        file_words=case.agent.file_words)
         found += observations(case, run, context.target, repetition)
     return found
 
@@ -79,9 +82,18 @@ def observations(case: Case, run: AgentRun, target: Target, repetition: int = 0)
     examples = []
     for position, exchange in enumerate(sent):
         example = _example(case, exchange.request.method, _path(exchange, target), exchange.request.body)
+        if case.agent.file_words and holds_filler(exchange.request.body):
+            # A request carrying the file past the context: an overflow, refused as one, as a written case's.
+            example = replace(example, overflows_context=True, expect_status="success_or_client_error")
         examples.append(Observed(example, target, exchange, example=described, play=repetition, agent_run=run,
                                  agent_final=position == len(sent) - 1, unsupported=run.unavailable))
     return examples
+
+
+def holds_filler(body) -> bool:
+    """Whether a request carries the filler of a task's file (lmconform.agents.sandbox.task_file): the output of the
+    tool that read it."""
+    return FILLER_LINE in (body if isinstance(body, str) else json.dumps(body, ensure_ascii=False))
 
 
 def _path(exchange: HttpExchange, target: Target) -> str:

@@ -88,8 +88,14 @@ def _capped(body: dict, cap: str) -> str:
 
 def agent_case(agent: Agent) -> Case:
     """The agent's case of the `agents` source given the target's own model id: the task it is recorded doing."""
-    return next(case for case in load_cases(agent.api)
-                if case.agent is not None and case.agent.name == agent.name and case.agent.model_shape is None)
+    return next(case for case in load_cases(agent.api) if case.agent is not None and case.agent.name == agent.name
+                and case.agent.model_shape is None and not case.agent.file_words)
+
+
+def overflow_case(agent: Agent) -> Case | None:
+    """The agent's case whose file is longer than the context (how it ends on an overflow), if it has one."""
+    return next((case for case in load_cases(agent.api) if case.agent is not None and case.agent.name == agent.name
+                 and case.agent.file_words), None)
 
 
 def stem(agent: Agent, version: str, shape: ModelShape) -> str:

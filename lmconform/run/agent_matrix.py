@@ -4,6 +4,10 @@ per defect, a cell per agent check (✓ ✗ ⚠ · ~). docs/agents.md publishes 
 agents-matrix`); `lmconform agents matrix claude-code@2.1.340` makes it for any version and lists the cells that
 changed against the pinned version's, green → red first.
 
+The defects of an overflow's refusal (those that prove agent.overflow.ended_clearly) are played on the agent's other
+task, a file longer than the context (its case's `file_words`), which its ordinary task never overflows; their rows
+follow a row of that task on the clean server.
+
 A defect that changes none of the answers the agent gets changes nothing the agent does, and its row is the clean
 row; it is found without running the agent. The agent's clean run is replayed, request by request, to the server
 with the defect and to the clean server: when every answer is the same (timestamps and random request ids aside,
@@ -30,7 +34,7 @@ from lmconform.cases import Case
 from lmconform.checks.evaluate import evaluate
 from lmconform.checks.registry import REGISTRY
 from lmconform.fuzz.agents import observations
-from lmconform.record.agents import agent_case
+from lmconform.record.agents import agent_case, overflow_case
 from lmconform.reference import FAULTS
 from lmconform.target import Target
 from lmconform.vocabulary import BREAKS, LIMITED, OUTCOME_STYLES, STATUS_STYLE, WORKS, Outcome
@@ -38,7 +42,11 @@ from lmconform.wire.http import HttpExchange, send
 
 AGENT_CHECKS = tuple(check for check in REGISTRY.values() if check.kind == "agent")
 HEADINGS = {"agent.request.accepted": "accepted", "agent.tool.ran_with_arguments_sent": "tool run",
-            "agent.answer.reached_user": "answer", "agent.loop.bounded": "no loop", "agent.error.none_shown": "no error"}
+            "agent.answer.reached_user": "answer", "agent.loop.bounded": "no loop", "agent.error.none_shown": "no error",
+            "agent.overflow.ended_clearly": "overflow"}
+OVERFLOW_CHECK = "agent.overflow.ended_clearly"
+# The defects played on the task whose file is past the context: an overflow's refusal broken each way.
+OVERFLOW_FAULTS = REGISTRY[OVERFLOW_CHECK].proven_by
 # Limits of a scripted run: two generations take a second or two; a defect that makes an agent wait or retry is
 # shown by the time limit, and a loop by the request limit.
 LIMITS = Limits(seconds=30, requests=12)
@@ -64,6 +72,7 @@ DECIDED_BY_THE_SERVER = ("agent.request.accepted",)
 # agent's session.
 _RUN_IDS = re.compile(r"\b(toolu_|call_|msg_|req_|resp_|fc_|chatcmpl-|ses_|prt_)[A-Za-z0-9]+|\b\d{6,}\b")
 CLEAN = "clean"
+CLEAN_OVERFLOW = "clean, file past the context"  # the clean server, on the task whose file is past its context
 # A cell that changed from green to red: the check held (✓) in one matrix, and failed (✗) or reached no verdict (⚠)
 # in the other.
 GREEN = OUTCOME_STYLES[Outcome.OK].symbol
@@ -77,10 +86,17 @@ class Row:
     words: str  # what the agent did, in its own words
     unchanged: bool = False  # the defect changes none of the answers the agent gets: the clean row, not run
     raced: bool = False  # a race inside the agent (RACES): its cells other than DECIDED_BY_THE_SERVER are RACED
+    overflow: bool = False  # played on the task whose file is past the context
+
+    @property
+    def key(self) -> str | None:
+        """The row among its agent's: the defect, None for the clean server, CLEAN_OVERFLOW for the clean server on
+        the overflow task."""
+        return CLEAN_OVERFLOW if self.fault is None and self.overflow else self.fault
 
     @property
     def server(self) -> str:
-        return CLEAN if self.fault is None else f"`{self.fault}`"
+        return CLEAN if self.key is None else self.key if self.fault is None else f"`{self.fault}`"
 
     def cells(self) -> tuple[str, ...]:
         """The row's cell per agent check: ✓ ✗ ⚠ (OK, FAILED, ERROR), · nothing to judge, ~ a race."""
@@ -109,6 +125,7 @@ def faults_of(agent: Agent) -> list[str]:
 
 
 def row_of(agent: Agent, run: AgentRun, target: Target, fault: str | None, case: Case) -> Row:
+    """The row of `agent`'s run against the server with `fault` (None: the clean one) on `case`'s task."""
     examples = observations(case, run, target)
     outcomes = []
     for check in AGENT_CHECKS:
@@ -116,7 +133,8 @@ def row_of(agent: Agent, run: AgentRun, target: Target, fault: str | None, case:
         outcomes.append((check.id, max((verdict.outcome for verdict in verdicts), key=lambda o: o.severity)
                          if verdicts else None))
     race = RACES.get((agent.name, fault or ""))
-    return Row(fault, tuple(outcomes), f"a race: {race}" if race else words(run), raced=bool(race))
+    return Row(fault, tuple(outcomes), f"a race: {race}" if race else words(run), raced=bool(race),
+               overflow=bool(case.agent.file_words))
 
 
 def words(run: AgentRun) -> str:
@@ -162,40 +180,52 @@ def reference_target(base_url: str) -> Target:
 def agent_rows(agent: Agent, base_url: str, pool: ThreadPoolExecutor, faults: Iterable[str] | None = None,
                settled: Callable[[Row], bool] = lambda row: True, node_modules: Path | None = None,
                case: Case | None = None) -> list[Row]:
-    """The clean row, then a row per defect of the agent's API (`faults`: these only), in catalogue order. A row that
+    """The clean row, then a row per defect of the agent's API (`faults`: these only), in catalogue order, the
+    defects of an overflow's refusal after the clean server's row on the overflow task. A row that
     is not `settled` (it does not come out as the page, or the other version, says) is run again, RERUNS times at
     most: an agent's run is a race between its threads (a tool started or not before a stream's error is read), and
     a row is what the agent does, not what it did once."""
     target = reference_target(base_url)
     case = case or agent_case(agent)
+    overflowing = overflow_case(agent)
     chosen = faults_of(agent) if faults is None else [fault for fault in faults_of(agent) if fault in set(faults)]
 
     measured = agent.as_measured()  # Codex with the tools LM Studio's dialect refuses turned off
 
-    def run_against(fault: str | None) -> tuple[AgentRun, Target]:
+    def run_against(fault: str | None, task: Case) -> tuple[AgentRun, Target]:
         faulty = target if fault is None else replace(target, base_url=f"{base_url}/faults/{fault}")
-        return run_agent(measured, faulty, case.agent.task, case.agent.secret, LIMITS, node_modules), faulty
+        return run_agent(measured, faulty, task.agent.task, task.agent.secret, LIMITS, node_modules,
+                         file_words=task.agent.file_words), faulty
 
-    clean_run, _ = run_against(None)
+    def task_of(fault: str | None) -> Case:
+        return overflowing if overflowing is not None and fault in OVERFLOW_FAULTS else case
+
+    clean_run, _ = run_against(None, case)
     clean = row_of(agent, clean_run, target, None, case)
     requests = clean_run.sent(base_url)
     rows: dict[str, Row] = {}
     pending = {}
     for fault in chosen:
-        if unchanged(requests, target, replace(target, base_url=f"{base_url}/faults/{fault}")):
+        if task_of(fault) is case and unchanged(requests, target,
+                                                replace(target, base_url=f"{base_url}/faults/{fault}")):
             rows[fault] = replace(clean, fault=fault, unchanged=True)
         else:
-            pending[fault] = pool.submit(run_against, fault)
+            pending[fault] = pool.submit(run_against, fault, task_of(fault))
+    overflow_rows = []
+    if overflowing is not None and (faults is None or any(fault in OVERFLOW_FAULTS for fault in chosen)):
+        overflow_run, _ = run_against(None, overflowing)
+        overflow_rows = [row_of(agent, overflow_run, target, None, overflowing)]
     for fault, future in pending.items():
         run, faulty = future.result()
-        rows[fault] = row_of(agent, run, faulty, fault, case)
+        rows[fault] = row_of(agent, run, faulty, fault, task_of(fault))
     for fault in pending:
         for _ in range(RERUNS):
             if settled(rows[fault]):
                 break
-            run, faulty = run_against(fault)
-            rows[fault] = row_of(agent, run, faulty, fault, case)
-    return [clean, *(rows[fault] for fault in chosen if fault in rows)]
+            run, faulty = run_against(fault, task_of(fault))
+            rows[fault] = row_of(agent, run, faulty, fault, task_of(fault))
+    overflow_rows += [rows[fault] for fault in chosen if fault in rows and task_of(fault) is not case]
+    return [clean, *(rows[fault] for fault in chosen if fault in rows and task_of(fault) is case), *overflow_rows]
 
 
 def row_line(row: Row) -> str:
@@ -285,7 +315,7 @@ def compare_versions(agent: Agent, baseline: tuple[str, Path], other: tuple[str,
     `base_url`; a row of the other version whose cells differ from the baseline's is run again before it counts."""
     with ThreadPoolExecutor(WORKERS) as pool:
         before = agent_rows(agent, base_url, pool, faults, node_modules=baseline[1], case=case)
-        expected = {row.fault: row.cells() for row in before}
-        after = agent_rows(agent, base_url, pool, faults, lambda row: expected.get(row.fault) in (None, row.cells()),
+        expected = {row.key: row.cells() for row in before}
+        after = agent_rows(agent, base_url, pool, faults, lambda row: expected.get(row.key) in (None, row.cells()),
                            other[1], case)
     return VersionsCompared(agent, (baseline[0], other[0]), (before, after), changed_cells(agent.title, before, after))

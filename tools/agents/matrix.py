@@ -18,7 +18,7 @@ from pathlib import Path
 from lmconform.agents import AGENTS
 from lmconform.agents.agent import Agent
 from lmconform.files import write_text_atomically
-from lmconform.run.agent_matrix import AGENT_CHECKS, CLEAN, WORKERS, Row, agent_rows, row_line, table
+from lmconform.run.agent_matrix import AGENT_CHECKS, CLEAN, CLEAN_OVERFLOW, WORKERS, Row, agent_rows, row_line, table
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 # What a row of the matrix follows from: the agents' pins, the reference server, the agents' configuration, sandbox and
@@ -44,7 +44,7 @@ def build(base_url: str, agents: tuple[Agent, ...] = tuple(AGENTS.values()), fau
 
 
 def _as_published(lines: dict[str | None, str]):
-    return lambda row: row.fault not in lines or row_line(row) == lines[row.fault]
+    return lambda row: row.key not in lines or row_line(row) == lines[row.key]
 
 
 def inputs_digest() -> str:
@@ -92,8 +92,9 @@ def made_from(page: str) -> str | None:
 
 
 def published_lines(page: str) -> dict[str, dict[str | None, str]]:
-    """The page's line for each agent against each server (None: the clean one), by the agent's title: the rows of
-    its table, and for the defects it names as changing nothing, the clean row's."""
+    """The page's line for each agent against each server (None: the clean one; CLEAN_OVERFLOW: the clean one on the
+    task whose file is past the context), by the agent's title: the rows of its table, and for the defects it names
+    as changing nothing, the clean row's."""
     found: dict[str, dict[str | None, str]] = {}
     title = ""
     for line in page.partition(START)[2].partition(END)[0].splitlines():
@@ -103,7 +104,7 @@ def published_lines(page: str) -> dict[str, dict[str | None, str]]:
             found[title] = {}
         elif line.startswith("| ") and not line.startswith(("| server", "| ---")):
             server = line[2:].partition(" |")[0]
-            found[title][None if server == CLEAN else server.strip("`")] = line
+            found[title][None if server == CLEAN else server if server == CLEAN_OVERFLOW else server.strip("`")] = line
         elif line.startswith("Defects that change none"):
             for fault in re.findall(r"`([^`]+)`", line):
                 found[title][fault] = found[title][None]
