@@ -9,6 +9,7 @@ import pytest
 from lmconform.cases import load_cases
 from lmconform.checks import REGISTRY
 from lmconform.checks.evaluate import evaluate
+from lmconform.reference.model import CONTEXT_WORDS
 from lmconform.reference.wire import DEFAULT_MODEL
 from lmconform.run.overflow import ANY_MODEL_CONTEXT, StatedContext, sized, stated_context
 from lmconform.run.play import play
@@ -43,10 +44,10 @@ def test_the_run_of_one_word_is_what_the_size_replaces():
 
 
 @pytest.mark.parametrize(("fault", "tokens", "where"), [
-    (None, 4096, "GET /v1/models: lmconform-reference: max_context_length"),
-    ("models-context-length-vllm", 4096, "GET /v1/models: lmconform-reference: max_model_len"),
+    (None, CONTEXT_WORDS, "GET /v1/models: lmconform-reference: max_context_length"),
+    ("models-context-length-vllm", CONTEXT_WORDS, "GET /v1/models: lmconform-reference: max_model_len"),
     # llama-server's list states the context the model was trained on (32768); /props the one it is loaded with.
-    ("models-context-length-llama-cpp", 4096, "GET /props: default_generation_settings.n_ctx"),
+    ("models-context-length-llama-cpp", CONTEXT_WORDS, "GET /props: default_generation_settings.n_ctx"),
     ("models-context-length-string", None, "no context stated"),
 ])
 def test_the_context_is_read_where_the_server_states_it(server, fault, tokens, where):
@@ -55,8 +56,8 @@ def test_the_context_is_read_where_the_server_states_it(server, fault, tokens, w
 
 
 @pytest.mark.parametrize(("case_id", "fault", "words"), [
-    ("chat/context-overflow", None, 4672),
-    ("messages/context-overflow-stream", "models-context-length-llama-cpp", 4672),
+    ("chat/context-overflow", None, StatedContext(CONTEXT_WORDS, "").prompt_words),
+    ("messages/context-overflow-stream", "models-context-length-llama-cpp", StatedContext(CONTEXT_WORDS, "").prompt_words),
     ("responses/context-overflow", "models-context-length-string", StatedContext(None, "").prompt_words),
 ])
 def test_the_reference_server_refuses_the_sized_prompt_as_an_overflow(server, case_id, fault, words):

@@ -73,7 +73,7 @@ def test_response_formats(client: httpx.Client) -> None:
 
 
 def test_a_prompt_longer_than_the_context_is_refused(client: httpx.Client) -> None:
-    response = post(client, ask("word " * 5000))
+    response = post(client, ask("word " * 9000))
     assert response.status_code == 400 and "context" in response.json()["error"]
 
 
@@ -210,7 +210,7 @@ def _(client: httpx.Client) -> None:
     assert json.loads(answer["content"])["name"] == "get_weather" and answer["tool_calls"]
 
 
-OVERFLOW = "word " * 5000  # over the reference server's context of 4096 words
+OVERFLOW = "word " * 9000  # over the reference server's context of 7168 words
 # Each door's request with a prompt of `text`: chat completions, Responses, Messages, LM Studio's native chat.
 DOOR_REQUESTS = {
     "/v1/chat/completions": lambda text: ask(text),
@@ -220,11 +220,11 @@ DOOR_REQUESTS = {
 }
 # What each door answers an overflow with: its error shape, in words agents read as an overflow.
 OVERFLOW_REFUSALS = {
-    "/v1/chat/completions": lambda body: "context length of only 4096 tokens" in body["error"],
+    "/v1/chat/completions": lambda body: "context length of only 7168 tokens" in body["error"],
     "/v1/responses": lambda body: body["error"]["code"] == "context_length_exceeded",
     "/v1/messages": lambda body: body["type"] == "error" and body["error"]["type"] == "invalid_request_error"
-    and body["error"]["message"] == "prompt is too long: 5000 tokens > 4096 maximum",
-    "/api/v1/chat": lambda body: "context length of only 4096 tokens" in body["error"]["message"],
+    and body["error"]["message"] == "prompt is too long: 9000 tokens > 7168 maximum",
+    "/api/v1/chat": lambda body: "context length of only 7168 tokens" in body["error"]["message"],
 }
 
 
@@ -422,7 +422,7 @@ def _(client: httpx.Client) -> None:
 @effect("models-context-length-vllm")
 def _(client: httpx.Client) -> None:
     (model,) = client.get("/faults/models-context-length-vllm/v1/models").json()["data"]
-    assert model["max_model_len"] == 4096 and "max_context_length" not in model
+    assert model["max_model_len"] == 7168 and "max_context_length" not in model
 
 
 @effect("models-context-length-llama-cpp")
@@ -430,7 +430,7 @@ def _(client: httpx.Client) -> None:
     (model,) = client.get("/faults/models-context-length-llama-cpp/v1/models").json()["data"]
     assert model["meta"]["n_ctx_train"] == 32768 and "max_context_length" not in model
     props = client.get("/faults/models-context-length-llama-cpp/props").json()
-    assert props["default_generation_settings"]["n_ctx"] == 4096
+    assert props["default_generation_settings"]["n_ctx"] == 7168
     assert client.get("/props").status_code == 404
 
 

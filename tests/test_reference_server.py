@@ -220,7 +220,7 @@ def test_unknown_route_answers_404_in_lm_studios_words_as_an_openai_error(client
 
 def test_models(client: httpx.Client) -> None:
     model = {"id": "lmconform-reference", "object": "model", "owned_by": "organization_owner",
-             "max_context_length": 4096}
+             "max_context_length": 7168}
     expected = {"object": "list", "data": [model]}
     assert client.get("/v1/models").json() == expected
     assert client.get("/faults/stall,no-done/v1/models").json() == expected
@@ -393,7 +393,7 @@ def _(client: httpx.Client) -> None:
 @effect("models-context-length-string")
 def _(client: httpx.Client) -> None:
     (model,) = client.get("/faults/models-context-length-string/v1/models").json()["data"]
-    assert model["max_context_length"] == "4096"
+    assert model["max_context_length"] == "7168"
 
 
 @effect("models-missing")

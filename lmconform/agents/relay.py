@@ -43,7 +43,7 @@ class Relay:
     def __init__(self, target: Target, limit: int, alias: str | None = None) -> None:
         self.target = target
         self.limit = limit
-        self.alias = alias if alias != target.model else None
+        self.alias = alias if target.model and alias != target.model else None
         self.requests = 0  # every request the agent sent, the refused one past the limit included
         self.limit_reached = threading.Event()
         self._exchanges: list[tuple[int, HttpExchange]] = []

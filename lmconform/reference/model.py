@@ -33,8 +33,11 @@ class Plan:
     refusal: str | None = None  # said instead of the answer, when the prompt asks the model to refuse
 
 
-# More words of prompt than this do not fit the model's context: the request is refused, as a real server must.
-CONTEXT_WORDS = 4096
+# More words of prompt than this do not fit the model's context: the request is refused, as a real server must. It
+# holds each agent's task whatever model id the agent is given (Claude Code's first request for a `claude-*` id is
+# about 6,000 words), and not the request after an agent's tool has read a file of 12,000 words (Codex CLI keeps 10 KiB
+# of a tool's output: its request is then about 8,150 words).
+CONTEXT_WORDS = 7168
 
 
 def request_seed(body: dict[str, Any]) -> int:

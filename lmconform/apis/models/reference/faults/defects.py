@@ -18,7 +18,7 @@ def models_missing(reply: Response) -> Response:
 
 
 @fault("models-context-length-string", stages.REPLY, api="models",
-       summary='the context length a model entry states is a string (`"max_context_length": "4096"`)',
+       summary='the context length a model entry states is a string (`"max_context_length": "7168"`)',
        seen_in="servers that pass a loader's settings through as text; opencode and Codex size their history by "
                "the number")
 def models_context_length_string(reply: Response) -> Response:

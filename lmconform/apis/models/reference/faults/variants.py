@@ -9,6 +9,7 @@ from starlette.responses import JSONResponse, Response
 
 from lmconform.apis.models.reference import stages
 from lmconform.reference.faults.registry import variant
+from lmconform.reference.model import CONTEXT_WORDS
 
 
 @variant("models-extra-keys", stages.REPLY, api="models",
@@ -32,7 +33,7 @@ def _context_length_as(reply: Response, stated: dict) -> Response:
 @variant("models-context-length-vllm", stages.REPLY, api="models",
          summary="the context length as vLLM lists it: `max_model_len`", seen_in="vLLM's /v1/models")
 def models_context_length_vllm(reply: Response) -> Response:
-    return _context_length_as(reply, {"max_model_len": 4096})
+    return _context_length_as(reply, {"max_model_len": CONTEXT_WORDS})
 
 
 # llama-server's way: the list states the context the model was trained on, far more than the one it is loaded with,
