@@ -17,10 +17,12 @@ import pytest
 from fault_effects import FaultEffects
 
 from lmconform.run import run_suite
+from lmconform.run.exchanges import exchange_text
 from lmconform.settings import RunSettings
+from lmconform.snapshots.shape import shape_of
 from lmconform.target import Target
 from lmconform.vocabulary import Outcome
-from lmconform.wire.websocket import WebSocketExchange, WebSocketSession
+from lmconform.wire.websocket import WebSocketExchange, WebSocketRequest, WebSocketSession
 
 LONG = "Remember the word 'saffron': I will ask you for it later, after a short pause."
 CASES = ("responses/websocket-*",)
@@ -233,3 +235,20 @@ def test_an_upgrade_answered_with_garbage_fails_and_a_silent_one_times_out(liste
         done.set()
         thread.join()
     assert exchange.error.startswith(expected) and not exchange.upgraded and not exchange.refused
+
+
+def test_a_socket_exchange_is_kept_in_the_record_and_shaped_whatever_the_upgrade_got():
+    """What a server that is no reference server answers (LiteLLM closed the socket 1011 after the upgrade; llama-server
+    refused it 404) reaches the record's exchange text and the shape snapshots, not an assertion."""
+    request = WebSocketRequest(url="ws://127.0.0.1:1/v1/responses", body={"type": "response.create", "input": "Hi"})
+    closed = WebSocketExchange(request=request, status=101, closed="1011 Internal server error: no",
+                               frames=['{"type": "response.created", "response": {"id": "resp_1"}}'])
+    refused = WebSocketExchange(request=request, status=404, refusal=b'{"detail": "Not Found"}')
+    text = exchange_text(closed, ())
+    assert text.startswith("WebSocket ws://127.0.0.1:1/v1/responses (socket 1)") and '"response.create"' in text
+    assert text.endswith('{"type": "response.created", "response": {"id": "resp_1"}}\n[closed: 1011 Internal server '
+                         'error: no]')
+    assert "upgrade answered HTTP 404\n{\"detail\": \"Not Found\"}" in exchange_text(refused, ())
+    assert shape_of(closed, "responses") == {"closed": "1011", "upgrade": 101, "events": [
+        {"type": "response.created", "response": {"id": "string"}}]}
+    assert shape_of(refused, "responses") == {"body": {"detail": "string"}, "events": [], "upgrade": 404}

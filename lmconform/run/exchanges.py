@@ -17,6 +17,7 @@ from lmconform.wire.exchange import Exchange
 from lmconform.wire.http import HttpExchange, HttpRequest
 from lmconform.wire.redact import redact_headers, redact_text
 from lmconform.wire.stdio import StdioExchange
+from lmconform.wire.websocket import UPGRADED, WebSocketExchange, WebSocketRequest
 
 EXCHANGE_BODY_CAP = 64 * 1024
 EXCHANGES_BUDGET = 8 * 1024 * 1024
@@ -34,6 +35,8 @@ def exchange_text(exchange: Exchange, secrets: tuple[str, ...]) -> str:
     if isinstance(exchange, StdioExchange):
         said = exchange.process.transcript(EXCHANGE_BODY_CAP) if exchange.process else f"[{exchange.error}]"
         return redact_text(said, secrets)
+    if isinstance(exchange, WebSocketExchange):
+        return redact_text(_socket_text(exchange), secrets)
     assert isinstance(exchange, HttpExchange) and isinstance(exchange.request, HttpRequest)
     request = exchange.request
     lines = [f"{request.method} {request.url}", *(f"{name}: {value}" for name, value in request.headers.items())]
@@ -52,6 +55,27 @@ def exchange_text(exchange: Exchange, secrets: tuple[str, ...]) -> str:
     if exchange.error:
         lines.append(f"[{exchange.error}]")
     return redact_text("\n".join(lines), secrets)
+
+
+def _socket_text(exchange: WebSocketExchange) -> str:
+    """A message on a WebSocket and what came back: the upgrade's answer, each text frame, how the socket ended."""
+    request = exchange.request
+    url, socket = (request.url, request.connection) if isinstance(request, WebSocketRequest) else ("?", 1)
+    lines = [f"WebSocket {url} (socket {socket})", "", json.dumps(request.body, ensure_ascii=False, indent=2), ""]
+    if exchange.status != UPGRADED:
+        lines += [f"upgrade answered HTTP {exchange.status}" if exchange.status is not None else "no answer to the "
+                  "upgrade", exchange.refusal[:EXCHANGE_BODY_CAP].decode("utf-8", errors="replace")]
+    shown = 0
+    for position, frame in enumerate(exchange.frames):
+        if shown + len(frame) > EXCHANGE_BODY_CAP:
+            lines.append(f"[… {len(exchange.frames) - position} more frames: the record keeps the first "
+                         f"{EXCHANGE_BODY_CAP} characters]")
+            break
+        lines.append(frame)
+        shown += len(frame)
+    lines += [f"[{what}]" for what in (exchange.closed and f"closed: {exchange.closed}", exchange.stalled,
+                                        exchange.error) if what]
+    return "\n".join(lines)
 
 
 def kept_exchanges(rows: Iterable[dict], texts: dict[str, str]) -> dict[str, str]:

@@ -15,6 +15,7 @@ from lmconform.wire.exchange import NOT_JSON, Exchange
 from lmconform.wire.http import HttpExchange
 from lmconform.wire.sse import SSEEvent
 from lmconform.wire.stdio import StdioExchange
+from lmconform.wire.websocket import WebSocketExchange
 
 # What a client reads to tell one error from another, inside an `error` object of any API.
 ERROR_ENUMERATIONS = frozenset({"code", "param", "type"})
@@ -32,6 +33,8 @@ def shape_of(exchange: Exchange, api: str) -> dict:
     enumerations = api_of(api).enumerations
     if isinstance(exchange, StdioExchange):
         return _process_shape(exchange, enumerations)
+    if isinstance(exchange, WebSocketExchange):
+        return _socket_shape(exchange, enumerations)
     assert isinstance(exchange, HttpExchange)
     shape: dict[str, Any] = {"status": exchange.status, "content_type": exchange.content_type or None}
     if exchange.is_event_stream:
@@ -52,6 +55,29 @@ def shape_of(exchange: Exchange, api: str) -> dict:
     if exchange.truncated:
         shape["truncated"] = True
     return dict(sorted(shape.items()))
+
+
+def _socket_shape(exchange: WebSocketExchange, enumerations: frozenset[str]) -> dict:
+    """Over a WebSocket: how the upgrade was answered, then the shape of each text frame (an event), and how the
+    socket closed while the answer was awaited."""
+    shape: dict[str, Any] = {"upgrade": exchange.status}
+    if not exchange.upgraded:
+        shape["body"] = EMPTY if not exchange.refusal else NOT_JSON_TEXT if _json(exchange.refusal) is NOT_JSON else \
+            json_shape(_json(exchange.refusal), enumerations)
+    shape["events"] = _collapse([json_shape(event, enumerations) if event is not NOT_JSON else NOT_JSON_TEXT
+                                 for event in map(_json, exchange.frames)])
+    if exchange.closed:
+        shape["closed"] = exchange.closed.split(" ", 1)[0]  # the close code; its reason is free text
+    if exchange.error_kind:
+        shape["error"] = exchange.error_kind
+    return dict(sorted(shape.items()))
+
+
+def _json(text: str | bytes) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError:
+        return NOT_JSON
 
 
 def _process_shape(exchange: StdioExchange, enumerations: frozenset[str]) -> dict:
