@@ -7,7 +7,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from lmconform.wire.http import HttpExchange
+from lmconform.wire.http import HOP_HEADERS, HttpExchange
+from lmconform.wire.redact import SECRET_HEADERS
 
 # How a run ends: the agent exited by itself; it was stopped at the run's wall-clock limit, or when it asked for more
 # requests than the run allows (a loop), or when it wrote more output than a run keeps.
@@ -73,9 +74,13 @@ class AgentRun:
         """`text` with the run's sandbox folder as `$SANDBOX`: a run reads the same in every report."""
         return text.replace(self.sandbox, "$SANDBOX") if self.sandbox else text
 
-    def sent(self, base_url: str) -> tuple[tuple[str, str, Any], ...]:
-        """The requests relayed to `base_url` (the target the run was given), as (method, path, body) to send again."""
-        return tuple((exchange.request.method, exchange.request.url.removeprefix(base_url), exchange.request.body)
+    def sent(self, base_url: str) -> tuple[tuple[str, str, Any, dict[str, str]], ...]:
+        """The requests relayed to `base_url` (the target the run was given), as (method, path, body, headers) to
+        send again: the agent's own headers (its `anthropic-beta` flags) without its credentials, which the capture
+        kept redacted."""
+        return tuple((exchange.request.method, exchange.request.url.removeprefix(base_url), exchange.request.body,
+                      {name: value for name, value in exchange.request.headers.items()
+                       if name.lower() not in SECRET_HEADERS | HOP_HEADERS})
                      for exchange in self.exchanges)
 
     @property

@@ -52,12 +52,12 @@ DESCRIPTION_CHARS = 80  # the case format's longest description
 @dataclass(frozen=True)
 class Recording:
     """One run of an agent recorded: the shape of model id it was given, the run, the case files written, and the
-    requests it sent as (method, path, body), to send again."""
+    requests it sent as (method, path, body, headers), to send again."""
 
     shape: ModelShape
     run: AgentRun
     written: tuple[Path, ...]
-    requests: tuple[tuple[str, str, Any], ...]
+    requests: tuple[tuple[str, str, Any, dict[str, str]], ...]
 
 
 def trimmed(value: Any) -> Any:

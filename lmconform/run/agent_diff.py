@@ -91,7 +91,7 @@ def _answered(recording: Recording) -> str:
     if not statuses:
         return f"sent no request ({recording.run.exit_text or recording.run.ended})"
     refused = [f"HTTP {status}" for status in statuses if not (status and 200 <= status < 300)]
-    sizes = [f"{len(json.dumps(body, ensure_ascii=False).encode()) / 1000:.1f}" for _, _, body in recording.requests]
+    sizes = [f"{len(json.dumps(body, ensure_ascii=False).encode()) / 1000:.1f}" for _, _, body, _ in recording.requests]
     shown = ", ".join(sizes[:-1]) + " and " + sizes[-1] if len(sizes) > 1 else "".join(sizes)
     return (f"sent {len(statuses)} request{'s' if len(statuses) != 1 else ''} ({shown} kB), "
             + (f"answered {', '.join(refused)}" if refused else "each answered 2xx"))

@@ -164,10 +164,12 @@ def _answer(exchange: HttpExchange) -> tuple[Any, ...]:
     return exchange.status, exchange.content_type, body, exchange.error_kind
 
 
-def unchanged(requests: tuple[tuple[str, str, Any], ...], clean: Target, faulty: Target) -> bool:
-    """Whether every request gets the same answer from the server with the defect as from the clean one."""
-    for method, path, body in requests:
-        if _answer(send(faulty, method, path, body)) != _answer(send(clean, method, path, body)):
+def unchanged(requests: tuple[tuple[str, str, Any, dict[str, str]], ...], clean: Target, faulty: Target) -> bool:
+    """Whether every request, with the agent's own headers, gets the same answer from the server with the defect as
+    from the clean one."""
+    for method, path, body, headers in requests:
+        if _answer(send(faulty, method, path, body, forwarded=headers)) != _answer(
+                send(clean, method, path, body, forwarded=headers)):
             return False
     return bool(requests)
 

@@ -64,7 +64,7 @@ def _socket_shape(exchange: WebSocketExchange, enumerations: frozenset[str]) -> 
     if not exchange.upgraded:
         shape["body"] = EMPTY if not exchange.refusal else NOT_JSON_TEXT if _json(exchange.refusal) is NOT_JSON else \
             json_shape(_json(exchange.refusal), enumerations)
-    shape["events"] = _collapse([json_shape(event, enumerations) if event is not NOT_JSON else NOT_JSON_TEXT
+    shape["events"] = _collapse([json_shape(event, enumerations) if event is not NOT_JSON else {"frame": NOT_JSON_TEXT}
                                  for event in map(_json, exchange.frames)])
     if exchange.closed:
         shape["closed"] = exchange.closed.split(" ", 1)[0]  # the close code; its reason is free text
