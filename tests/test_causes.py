@@ -9,6 +9,9 @@ from pathlib import Path
 import pytest
 
 from lmconform.agents import AGENTS
+from lmconform.agents.outcome import Limits
+from lmconform.agents.runner import run_agent
+from lmconform.record.agents import agent_case
 from lmconform.run import RunPlan
 from lmconform.settings import RunSettings
 from lmconform.target import Target
@@ -27,6 +30,10 @@ ON_THE_REFERENCE_SERVER = {name: cause for name, cause in CAUSES.items() if "ser
 SHOWN_ON_A_CASE = sorted(name for name, cause in ON_THE_REFERENCE_SERVER.items() if "case" in cause.shown_by)
 MET_BY_AN_AGENT = sorted((name, cause.shown_by["agent"]) for name, cause in ON_THE_REFERENCE_SERVER.items()
                          if "agent" in cause.shown_by)
+# Ways round that are the agent's environment, each run against the fault that shows its cause.
+WAYS_ROUND_IN_THE_ENVIRONMENT = sorted((name, client) for name, cause in ON_THE_REFERENCE_SERVER.items()
+                                       if "fault" in cause.shown_by
+                                       for client, effect in cause.clients.items() if effect.environment)
 
 
 def test_every_cause_names_what_shows_it_and_what_it_does_to_each_client():
@@ -48,6 +55,10 @@ def test_every_cause_names_what_shows_it_and_what_it_does_to_each_client():
     ({"id": "x", "title": "t", "cause": "c", "checks": ["a.*"], "pattern": "p", "shown_by": {"fault": "f"},
       "reference": "r", "verified": "v", "clients": {"codex": {"effect": "hangs", "way_round": "w"}}},
      "clients.codex is {effect = one of breaks, limits, survives"),
+    ({"id": "x", "title": "t", "cause": "c", "checks": ["a.*"], "pattern": "p", "shown_by": {"fault": "f"},
+      "reference": "r", "verified": "v",
+      "clients": {"codex": {"effect": "breaks", "way_round": "w", "way_round_environment": {"lower": "1"}}}},
+     "clients.codex.way_round_environment is a table of NAME"),
 ])
 def test_an_entry_the_file_gets_wrong_is_refused_saying_where(entry, said):
     with pytest.raises(CauseError, match=said.replace("(", r"\(").replace("{", r"\{")):
@@ -100,3 +111,24 @@ def test_each_cause_an_agent_meets_grades_its_line_as_the_entry_says(server, nam
     assert line.status == EFFECT_GRADE[effect.effect], f"{name}: {line.name} {line.status}: {line.why}"
     if effect.effect != "survives":
         assert line.cause is cause and line.way_round == effect.way_round
+
+
+def test_ways_round_in_the_agent_environment_are_each_proven_live():
+    assert ("adaptive-thinking-refused", "claude-code") in WAYS_ROUND_IN_THE_ENVIRONMENT
+    for name, client in WAYS_ROUND_IN_THE_ENVIRONMENT:
+        assert CAUSES[name].clients[client].effect == "breaks", f"{name}: a way round of an agent that works"
+
+
+@pytest.mark.agents
+@pytest.mark.parametrize(("name", "client"), WAYS_ROUND_IN_THE_ENVIRONMENT)
+def test_a_way_round_set_in_the_agent_environment_gets_its_task_done_against_the_fault(server, name, client):
+    """The agent's own switch, as the entry gives it, run against the fault that breaks it: its task done, no error
+    shown. A documented switch that does not reach the request the server refuses is no way round."""
+    cause, agent = CAUSES[name], AGENTS[client]
+    task = agent_case(agent).agent
+    target = Target(base_url=f"{server.base_url}/faults/{cause.shown_by['fault']}", model="lmconform-reference",
+                    read_timeout=10)
+    run = run_agent(agent, target, task.task, task.secret, Limits(seconds=60, requests=12),
+                    environment=cause.clients[client].environment)
+    assert not run.outcome.errors, f"{name}: {run.outcome.errors[0]}"
+    assert task.secret in (run.outcome.final_text or ""), f"{name}: {run.ended}, {run.outcome.final_text!r}"

@@ -6,6 +6,7 @@ the agent's whole process group is stopped and reaped, the relay closed and the 
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from pathlib import Path
 
 from lmconform.agents.agent import Agent
@@ -29,10 +30,11 @@ ENDINGS = {"exited": EXITED, "deadline": TIME_LIMIT, "stopped": REQUEST_LIMIT, "
 
 
 def run_agent(agent: Agent, target: Target, task: str, secret: str, limits: Limits,
-              node_modules: Path | None = None, model: str | None = None, file_words: int = 0) -> AgentRun:
+              node_modules: Path | None = None, model: str | None = None, file_words: int = 0,
+              environment: Mapping[str, str] | None = None) -> AgentRun:
     """`agent` asked to do `task` (its `{file}` the sandbox's file, which holds `secret` after `file_words` words of
     filler) against `target`, given the model id `model` (an alias the relay sends the target's own id for) or the
-    target's own."""
+    target's own; `environment`: variables set in the agent's environment beside its own (a way round)."""
     node_modules = node_modules or default_node_modules()
     run = AgentRun(agent.name, agent.title, agent.version(node_modules) or pinned_version(agent), task, secret, limits)
     run.unavailable = unavailable(agent, node_modules)
@@ -48,7 +50,7 @@ def run_agent(agent: Agent, target: Target, task: str, secret: str, limits: Limi
         run.task = run.shown(asked)
         with Relay(target, limits.requests, alias=model) as relay:
             launch = agent.launch(binary, sandbox, relay.base_url, model or target.model, asked)
-            process = start(launch.argv, sandbox, launch.environment)
+            process = start(launch.argv, sandbox, {**launch.environment, **(environment or {})})
             why = "exited" if process.start_error else wait(process, limits.seconds, relay.limit_reached.is_set)
             stop(process, ended=why == "exited")
         run.exchanges, run.requests = relay.exchanges, relay.requests

@@ -16,6 +16,8 @@ lmconform has seen before. They are data (causes.toml beside this module), one e
     [cause.clients.claude-code]                      # each client it affects: an agent's name or a client surface
     effect = "limits"                                # "breaks", "limits" (works with limits) or "survives"
     way_round = "…"                                  # a config line, a flag, a server setting, a version
+    way_round_environment = { MAX_THINKING_TOKENS = "0" }  # optional: the way round as the agent's environment,
+                                                     # run against what shows the cause, and then it works
 
 A finding of a listed check, on a listed case, whose words match the pattern, has that cause. A dialect named in
 `expected_of` ("lmstudio": LM Studio and the reference server, which speaks its dialect) is known to have it: a
@@ -32,7 +34,7 @@ from __future__ import annotations
 import fnmatch
 import re
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 
@@ -44,6 +46,7 @@ LMSTUDIO_DIALECT = ("lmstudio", "reference")  # profiles and fingerprints of ser
 KEYS = {"id", "title", "cause", "checks", "cases", "pattern", "expected_of", "reference", "verified", "date",
         "shown_by", "clients"}
 SHOWN_BY_KEYS = {"fault", "case", "agent", "server"}
+CLIENT_KEYS = {"effect", "way_round", "way_round_environment"}
 
 
 class CauseError(ValueError):
@@ -54,6 +57,9 @@ class CauseError(ValueError):
 class ClientEffect:
     effect: str  # one of EFFECTS
     way_round: str
+    # Variables that, set in the agent's environment, are the way round: proven by running the agent so against what
+    # shows the cause (tests/test_causes.py), because an agent's documented switch may not reach every request.
+    environment: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -108,10 +114,15 @@ def _text(entry: dict, key: str, where: str) -> str:
 
 
 def _client(name: str, value: object, where: str) -> ClientEffect:
-    if not isinstance(value, dict) or set(value) != {"effect", "way_round"} or value["effect"] not in EFFECTS \
-            or not isinstance(value["way_round"], str) or not value["way_round"].strip():
-        raise CauseError(f"{where}: clients.{name} is {{effect = one of {', '.join(EFFECTS)}, way_round = \"…\"}}")
-    return ClientEffect(value["effect"], value["way_round"])
+    if not isinstance(value, dict) or not {"effect", "way_round"} <= set(value) <= CLIENT_KEYS \
+            or value["effect"] not in EFFECTS or not isinstance(value["way_round"], str) or not value["way_round"].strip():
+        raise CauseError(f"{where}: clients.{name} is {{effect = one of {', '.join(EFFECTS)}, way_round = \"…\"}}, "
+                         "and way_round_environment = {NAME = \"value\"} if the way round is the agent's environment")
+    environment = value.get("way_round_environment", {})
+    if not isinstance(environment, dict) or not all(
+            re.fullmatch(r"[A-Z][A-Z0-9_]*", key) and isinstance(setting, str) for key, setting in environment.items()):
+        raise CauseError(f"{where}: clients.{name}.way_round_environment is a table of NAME = \"value\"")
+    return ClientEffect(value["effect"], value["way_round"], dict(environment))
 
 
 def _cause(entry: object, position: int) -> Cause:

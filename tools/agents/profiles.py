@@ -170,9 +170,15 @@ def causes_section() -> str:
         lines.append(f"- **{cause.title}** (`{cause.id}`). {cause.cause}{expected} Seen: {cause.verified}, "
                      f"{cause.date} ([source]({cause.reference})).")
         lines += [f"  - {AGENTS[name].title if name in AGENTS else name}: {EFFECT_WORDS[effect.effect]}; way round: "
-                  f"{effect.way_round}" for name, effect in cause.clients.items()]
+                  f"{effect.way_round}" + (f"; proven: run with {_shown(effect.environment)} against the fault, it does "
+                                           "its task (tests/test_causes.py)" if effect.environment else "")
+                  for name, effect in cause.clients.items()]
     lines += ["", CAUSES_END]
     return "\n".join(lines)
+
+
+def _shown(environment: dict[str, str]) -> str:
+    return " ".join(f"`{name}={value}`" for name, value in environment.items())
 
 
 def _replaced(page: str, start: str, end: str, part: str) -> str:
