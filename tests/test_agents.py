@@ -27,14 +27,18 @@ import socket
 import sys
 import textwrap
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import httpx
 import pytest
+from websockets.exceptions import InvalidStatus
+from websockets.sync.client import connect
 
 from lmconform.agents import AGENTS
 from lmconform.agents.agent import Agent, Launch
 from lmconform.agents.codex import Codex
+from lmconform.agents.codex import config as codex_config
 from lmconform.agents.install import install, pinned_version
 from lmconform.agents.outcome import REQUEST_LIMIT, TIME_LIMIT, AgentOutcome, AgentRun, Limits, ToolRun
 from lmconform.agents.relay import Relay
@@ -62,6 +66,8 @@ from lmconform.run.agent_matrix import (
     Row,
     faults_of,
     row_line,
+    socket_faults,
+    socket_faults_of,
 )
 from lmconform.settings import RunSettings
 from lmconform.target import Target
@@ -72,6 +78,7 @@ from lmconform.verdicts.records import results_of
 from lmconform.vocabulary import Outcome
 from lmconform.wire.exchange import BodyChunk
 from lmconform.wire.http import HttpExchange, HttpRequest
+from lmconform.wire.websocket import WebSocketExchange
 from tools.agents.matrix import (
     build,
     inputs_digest,
@@ -600,3 +607,44 @@ def test_the_relay_passes_an_answer_on_as_it_arrives_with_the_targets_key(server
     assert exchange.request.headers["Authorization"] == "Bearer [Filtered]" and "sk-agent" not in json.dumps(
         exchange.request.headers)
     assert exchange.error_kind == "timeout"
+
+
+def test_the_relay_passes_a_websocket_on_and_keeps_what_its_upgrade_was_answered_with(server):
+    # Codex in the Responses API's WebSocket mode opens a socket on /v1/responses: through the relay, each message
+    # is answered as the target answers it, with the target's key; a server that does not offer the mode refuses it
+    # to the agent as it refused it to the relay.
+    message = {"type": "response.create", "model": "lmconform-reference", "input": "Say hello"}
+    target = Target(base_url=server.base_url, model="lmconform-reference", api_key="sk-target", read_timeout=5)
+    with Relay(target, limit=5) as relay:
+        with connect("ws" + relay.base_url[4:] + "/v1/responses",
+                     additional_headers={"Authorization": "Bearer sk-agent"}) as socket_:
+            for _ in range(2):  # two turns on one socket
+                socket_.send(json.dumps(message))
+                types = []
+                while not types or types[-1] not in ("response.completed", "error"):
+                    types.append(json.loads(socket_.recv(timeout=10))["type"])
+                assert types[0] == "response.created" and types[-1] == "response.completed"
+    (opened,) = relay.exchanges
+    assert isinstance(opened, WebSocketExchange) and opened.status == 101 and relay.requests == 1
+    refusing = replace(target, base_url=server.base_url + "/faults/responses-websocket-not-offered")
+    with Relay(refusing, limit=5) as relay, pytest.raises(InvalidStatus) as refused:
+        connect("ws" + relay.base_url[4:] + "/v1/responses", open_timeout=10)
+    assert refused.value.response.status_code == 404
+    (upgrade,) = relay.exchanges
+    assert upgrade.status == 404 and b"Unexpected endpoint or method" in upgrade.refusal
+    assert upgrade.refusal == bytes(refused.value.response.body)
+
+
+def test_the_defects_of_the_websocket_mode_are_played_on_codex_set_to_use_it_and_no_other_run():
+    played_over_socket = socket_faults()
+    assert {"websocket-upgrade-200", "websocket-closed-mid-response", "responses-websocket-not-offered"} <= set(
+        played_over_socket)
+    assert not {"chain-ignored", "no-response-completed", "tool-types-dropped"} & set(played_over_socket)
+    codex = Codex()
+    assert socket_faults_of(codex) == list(played_over_socket)
+    assert not set(played_over_socket) & set(faults_of(codex))
+    assert socket_faults_of(AGENTS["claude-code"]) == socket_faults_of(AGENTS["opencode"]) == []
+    assert "supports_websockets = true" in codex_config("http://127.0.0.1:1", "m", websockets=True)
+    assert "supports_websockets" not in codex_config("http://127.0.0.1:1", "m")
+    over_socket = codex.over_websocket()
+    assert over_socket is not None and over_socket.as_measured().websockets  # type: ignore[attr-defined]

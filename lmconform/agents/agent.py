@@ -70,6 +70,11 @@ class Agent(ABC):
         """The agent as its fault × agent matrix runs it."""
         return self
 
+    def over_websocket(self) -> Agent | None:
+        """The agent set to speak its API over a WebSocket (the Responses API's WebSocket mode), where it has such
+        a mode: the defects of that mode reach it only so."""
+        return None
+
     @abstractmethod
     def binaries(self, os_name: str, arch: str) -> tuple[str, ...]:
         """Where its platform package keeps the native binary, under node_modules, best first."""

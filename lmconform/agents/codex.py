@@ -24,12 +24,15 @@ from lmconform.agents.sandbox import Sandbox
 KEY_VARIABLE = "LMCONFORM_AGENT_KEY"
 # What Codex says of a model it has no metadata for: true of any local model, and no fault of the server.
 UNKNOWN_MODEL = "Model metadata for"
-RETRYING = ("Reconnecting", "reconnecting")
+# What Codex says as it asks again: a stream it reconnects, or a turn it sends over HTTPS when its WebSocket failed.
+RETRYING = ("Reconnecting", "reconnecting", "Falling back from WebSockets")
 
 
-def config(base_url: str, model: str) -> str:
+def config(base_url: str, model: str, websockets: bool = False) -> str:
     """Codex's config.toml for a run: the relay as its only provider; no update check, no analytics; a failed
-    request retried once (Codex's default is four times, with growing pauses)."""
+    request retried once (Codex's default is four times, with growing pauses); with `websockets`, the provider
+    offers the Responses API's WebSocket mode, which Codex then prefers (a provider of its own does not, by
+    default)."""
     return "\n".join([
         f"model = {json.dumps(model)}",
         'model_provider = "lmconform"',
@@ -47,6 +50,7 @@ def config(base_url: str, model: str) -> str:
         'wire_api = "responses"',
         "request_max_retries = 1",
         "stream_max_retries = 1",
+        *(["supports_websockets = true"] if websockets else []),
         "",
     ])
 
@@ -65,14 +69,18 @@ class Codex(Agent):
     measured = "0.171.0"
     download_mb = 170
 
-    def __init__(self, function_tools_only: bool = False) -> None:
+    def __init__(self, function_tools_only: bool = False, websockets: bool = False) -> None:
         self.function_tools_only = function_tools_only
+        self.websockets = websockets
         self.measured_as = ("with its sub-agents and web search off (`codex exec --disable multi_agent -c "
                             "web_search='\"disabled\"'`), the tools LM Studio's dialect refuses: Codex as a user runs it "
                             "against such a server, which gets past its first request")
 
     def as_measured(self) -> Agent:
-        return Codex(function_tools_only=True)
+        return Codex(function_tools_only=True, websockets=self.websockets)
+
+    def over_websocket(self) -> Agent:
+        return Codex(function_tools_only=self.function_tools_only, websockets=True)
 
     def binaries(self, os_name: str, arch: str) -> tuple[str, ...]:
         return (f"@openai/codex-{os_name}-{arch}/vendor/*/bin/codex",)
@@ -80,7 +88,7 @@ class Codex(Agent):
     def launch(self, binary: Path, sandbox: Sandbox, base_url: str, model: str | None, task: str) -> Launch:
         codex_home = sandbox.home / ".codex"
         codex_home.mkdir(exist_ok=True)
-        (codex_home / "config.toml").write_text(config(base_url, model or "default"))
+        (codex_home / "config.toml").write_text(config(base_url, model or "default", self.websockets))
         environment = sandbox.environment(CODEX_HOME=str(codex_home), **{KEY_VARIABLE: AGENT_KEY})
         tools = FUNCTION_TOOLS_ONLY if self.function_tools_only else ()
         return Launch((str(binary), "exec", *tools, "--json", "--skip-git-repo-check", task), environment)
@@ -104,7 +112,8 @@ class Codex(Agent):
                                     item.get("status") != "completed" or item.get("exit_code") not in (0, None)))
             elif kind == "item.completed" and item.get("type") == "error":
                 said = str(item.get("message", ""))
-                (notices if said.startswith(UNKNOWN_MODEL) else errors).append(said)
+                (notices if said.startswith(UNKNOWN_MODEL) else retries if said.startswith(RETRYING)
+                 else errors).append(said)
             elif kind in ("error", "turn.failed"):
                 said = str(event.get("message") or (event.get("error") or {}).get("message") or kind)
                 if said.startswith(RETRYING):

@@ -7,6 +7,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from lmconform.wire.exchange import Exchange
 from lmconform.wire.http import HOP_HEADERS, HttpExchange
 from lmconform.wire.redact import SECRET_HEADERS
 
@@ -58,7 +59,7 @@ class AgentRun:
     secret: str  # the word the task's file holds, which the answer must quote
     limits: Limits
     outcome: AgentOutcome = field(default_factory=AgentOutcome)
-    exchanges: tuple[HttpExchange, ...] = ()
+    exchanges: tuple[Exchange, ...] = ()  # HTTP exchanges, and a WebSocket's upgrade (lmconform.agents.relay)
     requests: int = 0  # requests the agent sent, the one past the limit included
     ended: str = EXITED
     exit_status: int | None = None
@@ -81,7 +82,13 @@ class AgentRun:
         return tuple((exchange.request.method, exchange.request.url.removeprefix(base_url), exchange.request.body,
                       {name: value for name, value in exchange.request.headers.items()
                        if name.lower() not in SECRET_HEADERS | HOP_HEADERS})
-                     for exchange in self.exchanges)
+                     for exchange in self.http_exchanges)
+
+    @property
+    def http_exchanges(self) -> tuple[HttpExchange, ...]:
+        """The requests the agent sent over HTTP (not the WebSocket it opened, whose messages the relay does not
+        read)."""
+        return tuple(exchange for exchange in self.exchanges if isinstance(exchange, HttpExchange))
 
     @property
     def label(self) -> str:

@@ -8,6 +8,11 @@ target). The path and query are kept as the agent sent them (`/v1/messages?beta=
 `HttpExchange`, in the order the agent sent them. Past `limit` requests the relay stops forwarding: the next
 request is refused, and the run is over as a loop.
 
+An upgrade to a WebSocket (Codex in the Responses API's WebSocket mode) is passed on to the target as it is asked
+and answered, and the socket's bytes both ways as they come: the relay keeps what the upgrade was answered with (a
+`WebSocketExchange` with the status, and the refusal's body), not the messages, which only the agent and the target
+read. The matrix judges such a run by what the agent did.
+
 With an `alias`, the agent asks for a model id the target does not serve (Claude Code's `claude-*` id): the relay
 sends the target's own model id in its place in a JSON body's `model`, as a server serving its model under that
 alias (LiteLLM's `model_name`, LM Studio's identifier) takes it; the exchange keeps the body the target got.
@@ -16,14 +21,18 @@ alias (LiteLLM's `model_name`, LM Studio's identifier) takes it; the exchange ke
 from __future__ import annotations
 
 import json
+import socket
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+from urllib.parse import urlsplit
 
 from lmconform.target import Target
-from lmconform.wire.http import HOP_HEADERS, HttpExchange, send
+from lmconform.wire.exchange import Exchange
+from lmconform.wire.http import HOP_HEADERS, send
 from lmconform.wire.redact import SECRET_HEADERS
+from lmconform.wire.websocket import UPGRADED, WebSocketExchange, WebSocketRequest, socket_url
 
 # The agent's key is a dummy that never leaves the machine: it is what `AGENT_KEY` says.
 AGENT_KEY = "sk-lmconform-relay"
@@ -33,6 +42,8 @@ LOOPBACK = "127.0.0.1"  # the relay listens for the agent on this machine only
 # the answer's content-encoding too, since the capture decodes the body the relay passes on.
 RELAYED_NOT = HOP_HEADERS | {"content-encoding"}
 MAX_REQUEST_BYTES = 64 * 1024 * 1024
+MAX_HEAD_BYTES = 64 * 1024  # an upgrade's answer head: its status line and headers
+TUNNEL_READ = 64 * 1024
 SHUTDOWN_POLL_S = 0.02
 
 
@@ -46,7 +57,7 @@ class Relay:
         self.alias = alias if target.model and alias != target.model else None
         self.requests = 0  # every request the agent sent, the refused one past the limit included
         self.limit_reached = threading.Event()
-        self._exchanges: list[tuple[int, HttpExchange]] = []
+        self._exchanges: list[tuple[int, Exchange]] = []
         self._lock = threading.Lock()
         self._server = _Server((LOOPBACK, 0), _handler(self))
         # Closing waits for every exchange in flight to be kept (socketserver joins only threads that are not
@@ -62,7 +73,7 @@ class Relay:
         return f"http://{LOOPBACK}:{self._server.server_port}"
 
     @property
-    def exchanges(self) -> tuple[HttpExchange, ...]:
+    def exchanges(self) -> tuple[Exchange, ...]:
         with self._lock:
             return tuple(exchange for _, exchange in sorted(self._exchanges, key=lambda pair: pair[0]))
 
@@ -89,7 +100,7 @@ class Relay:
                 return None
             return self.requests
 
-    def keep(self, number: int, exchange: HttpExchange) -> None:
+    def keep(self, number: int, exchange: Exchange) -> None:
         with self._lock:
             self._exchanges.append((number, exchange))
 
@@ -121,10 +132,14 @@ class _RelayHandler(BaseHTTPRequestHandler):
     do_POST = do_PUT = do_DELETE = do_PATCH = do_GET
 
     def _relay(self) -> None:
-        body = self._body()
+        upgrade = self.headers.get("upgrade", "").lower() == "websocket"
+        body = b"" if upgrade else self._body()
         number = self.relay.admit()
         if number is None:
             self._refuse(503, f"lmconform stopped relaying after {self.relay.limit} requests of this agent run")
+            return
+        if upgrade:
+            self._tunnel(number)
             return
         forwarded = {name.lower(): value for name, value in self.headers.items()
                      if name.lower() not in RELAYED_NOT and name.lower() not in SECRET_HEADERS}
@@ -145,6 +160,47 @@ class _RelayHandler(BaseHTTPRequestHandler):
             self.close_connection = True  # the answer was cut: the agent sees it end as the target ended it
         else:
             answer.finish()
+
+    def _tunnel(self, number: int) -> None:
+        """The agent's upgrade sent to the target as asked (the target's key in place of the agent's), its answer
+        passed back, and once upgraded the socket's bytes both ways until either side closes."""
+        self.close_connection = True  # the connection is the socket's now, or was refused
+        target = self.relay.target
+        url = urlsplit(target.url(self.path))
+        exchange = WebSocketExchange(WebSocketRequest(socket_url(target, self.path), None))
+        self.relay.keep(number, exchange)
+        headers = [(name, value) for name, value in self.headers.items()
+                   if name.lower() not in SECRET_HEADERS and name.lower() != "host"]
+        headers.append(("Host", url.netloc))
+        if target.api_key:
+            headers.append(("Authorization", f"Bearer {target.api_key}"))
+        head = f"GET {url.path}{'?' + url.query if url.query else ''} HTTP/1.1\r\n" + "".join(
+            f"{name}: {value}\r\n" for name, value in headers) + "\r\n"
+        try:
+            upstream = socket.create_connection((url.hostname, url.port or 80), timeout=target.read_timeout)
+        except OSError as error:
+            exchange.error_kind, exchange.error = "connect", f"cannot connect to {target.base_url}: {error}"
+            self._refuse(502, f"lmconform's relay got no answer from the target: {exchange.error}")
+            return
+        with upstream:
+            try:
+                upstream.sendall(head.encode("latin-1"))
+                answer = _read_head(upstream)
+            except OSError as error:
+                exchange.error_kind, exchange.error = "broken", f"the upgrade got no answer: {error}"
+                self._refuse(502, f"lmconform's relay got no answer from the target: {exchange.error}")
+                return
+            status_line = answer.split(b"\r\n", 1)[0].split()
+            exchange.status = int(status_line[1]) if len(status_line) > 1 and status_line[1].isdigit() else None
+            if exchange.status != UPGRADED:
+                exchange.refusal = _refusal_body(upstream, answer)
+                self.wfile.write(answer.partition(b"\r\n\r\n")[0] + b"\r\n\r\n" + exchange.refusal)
+                self.wfile.flush()
+                return
+            self.wfile.write(answer)
+            self.wfile.flush()
+            upstream.settimeout(None)  # an open socket may stay quiet between turns for as long as the agent likes
+            _pipe(self.connection, upstream)
 
     def _body(self) -> bytes:
         if self.headers.get("transfer-encoding", "").lower() == "chunked":
@@ -213,3 +269,52 @@ class _Answer:
         except OSError:
             self.gone = True
             self.handler.close_connection = True
+
+
+def _read_head(upstream: socket.socket) -> bytes:
+    """An HTTP answer's head, its status line and headers, with whatever of its body came with them."""
+    received = bytearray()
+    while b"\r\n\r\n" not in received and len(received) < MAX_HEAD_BYTES:
+        data = upstream.recv(TUNNEL_READ)
+        if not data:
+            break
+        received += data
+    return bytes(received)
+
+
+def _refusal_body(upstream: socket.socket, answer: bytes) -> bytes:
+    """A refused upgrade's body: as long as its head says, or until the target closes or falls silent."""
+    head, _, body = answer.partition(b"\r\n\r\n")
+    length = next((int(line.split(b":", 1)[1]) for line in head.split(b"\r\n")[1:]
+                   if line.lower().startswith(b"content-length:") and line.split(b":", 1)[1].strip().isdigit()), None)
+    received = bytearray(body)
+    try:
+        while (length is None or len(received) < length) and len(received) < MAX_HEAD_BYTES:
+            data = upstream.recv(TUNNEL_READ)
+            if not data:
+                break
+            received += data
+    except OSError:
+        pass  # what came before the silence is the body
+    return bytes(received[:length] if length is not None else received)
+
+
+def _pipe(agent: socket.socket, upstream: socket.socket) -> None:
+    """Each side's bytes to the other until either closes."""
+    def copy(source: socket.socket, sink: socket.socket) -> None:
+        try:
+            while data := source.recv(TUNNEL_READ):
+                sink.sendall(data)
+        except OSError:
+            pass  # either side hung up: the run has ended or the socket closed
+        finally:
+            for end in (source, sink):
+                try:
+                    end.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+
+    back = threading.Thread(target=copy, args=(upstream, agent), name="lmconform-relay-socket", daemon=True)
+    back.start()
+    copy(agent, upstream)
+    back.join()

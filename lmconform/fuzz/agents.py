@@ -72,10 +72,13 @@ def observations(case: Case, run: AgentRun, target: Target, repetition: int = 0)
     checks of the whole run. A run that sent none (the agent could not start, or gave up first) is one example
     with no answer, for those checks to judge."""
     api = api_of(case.api)
-    sent = [exchange for exchange in run.exchanges
+    sent = [exchange for exchange in run.http_exchanges
             if exchange.request.method == api.method and _path(exchange, target).split("?", 1)[0] == api.path]
     if not sent:
-        why = run.unavailable or f"{run.label} sent no {api.title} request ({run.exit_text or run.ended})"
+        over_socket = any(exchange.request.url.startswith("ws") for exchange in run.exchanges)
+        why = run.unavailable or (f"{run.label} sent no {api.title} request over HTTP" +
+                                  (", only over the WebSocket it opened" if over_socket else "") +
+                                  f" ({run.exit_text or run.ended})")
         sent = [HttpExchange(request=HttpRequest(api.method, target.url(api.path), {}, None), error=why,
                              error_kind="exited")]
     described = summary(run)

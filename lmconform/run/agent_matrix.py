@@ -8,6 +8,10 @@ The defects of an overflow's refusal (those that prove agent.overflow.ended_clea
 task, a file longer than the context (its case's `file_words`), which its ordinary task never overflows; their rows
 follow a row of that task on the clean server.
 
+The defects only the Responses API's WebSocket mode meets (those whose every check is one of that mode's, and the
+server's refusal of the upgrade) are played with the agent set to use that mode (Codex's `supports_websockets =
+true`): no run over HTTP reaches them. Their rows follow a row of the clean server in that mode.
+
 A defect that changes none of the answers the agent gets changes nothing the agent does, and its row is the clean
 row; it is found without running the agent. The agent's clean run is replayed, request by request, to the server
 with the defect and to the clean server: when every answer is the same (timestamps and random request ids aside,
@@ -73,6 +77,10 @@ DECIDED_BY_THE_SERVER = ("agent.request.accepted",)
 _RUN_IDS = re.compile(r"\b(toolu_|call_|msg_|req_|resp_|fc_|chatcmpl-|ses_|prt_)[A-Za-z0-9]+|\b\d{6,}\b")
 CLEAN = "clean"
 CLEAN_OVERFLOW = "clean, file past the context"  # the clean server, on the task whose file is past its context
+CLEAN_SOCKET = "clean, over the WebSocket"  # the clean server, the agent in its WebSocket mode
+SOCKET_CHECKS = "responses.websocket."
+# The server that does not offer the WebSocket mode (LM Studio, llama-server): what an agent set to use it then does.
+SOCKET_VARIANTS = ("responses-websocket-not-offered",)
 # A cell that changed from green to red: the check held (✓) in one matrix, and failed (✗) or reached no verdict (⚠)
 # in the other.
 GREEN = OUTCOME_STYLES[Outcome.OK].symbol
@@ -87,12 +95,15 @@ class Row:
     unchanged: bool = False  # the defect changes none of the answers the agent gets: the clean row, not run
     raced: bool = False  # a race inside the agent (RACES): its cells other than DECIDED_BY_THE_SERVER are RACED
     overflow: bool = False  # played on the task whose file is past the context
+    socket: bool = False  # played with the agent in its WebSocket mode
 
     @property
     def key(self) -> str | None:
         """The row among its agent's: the defect, None for the clean server, CLEAN_OVERFLOW for the clean server on
-        the overflow task."""
-        return CLEAN_OVERFLOW if self.fault is None and self.overflow else self.fault
+        the overflow task, CLEAN_SOCKET for the clean server with the agent in its WebSocket mode."""
+        if self.fault is None:
+            return CLEAN_OVERFLOW if self.overflow else CLEAN_SOCKET if self.socket else None
+        return self.fault
 
     @property
     def server(self) -> str:
@@ -121,10 +132,31 @@ class Row:
 
 
 def faults_of(agent: Agent) -> list[str]:
-    return [name for name, fault in FAULTS.items() if fault.api in (agent.api, "http") and not fault.variant]
+    """The defects played on the agent as it is run by default: every one of its API's (and of HTTP) that a run
+    over HTTP can meet."""
+    socket = set(socket_faults())
+    return [name for name, fault in FAULTS.items()
+            if fault.api in (agent.api, "http") and not fault.variant and name not in socket]
 
 
-def row_of(agent: Agent, run: AgentRun, target: Target, fault: str | None, case: Case) -> Row:
+def socket_faults() -> tuple[str, ...]:
+    """The defects only the Responses API's WebSocket mode meets: every check a fault is proof of is one of that
+    mode's; then the server's refusal of the upgrade."""
+    proves: dict[str, set[str]] = {}
+    for check in REGISTRY.values():
+        for fault in check.proven_by:
+            proves.setdefault(fault, set()).add(check.id)
+    return (*(name for name, checks in proves.items()
+              if name in FAULTS and all(check.startswith(SOCKET_CHECKS) for check in checks)), *SOCKET_VARIANTS)
+
+
+def socket_faults_of(agent: Agent) -> list[str]:
+    """The defects played on the agent in its WebSocket mode: none for an agent without one."""
+    return [name for name in socket_faults() if FAULTS[name].api == agent.api] \
+        if agent.over_websocket() is not None else []
+
+
+def row_of(agent: Agent, run: AgentRun, target: Target, fault: str | None, case: Case, socket: bool = False) -> Row:
     """The row of `agent`'s run against the server with `fault` (None: the clean one) on `case`'s task."""
     examples = observations(case, run, target)
     outcomes = []
@@ -134,7 +166,7 @@ def row_of(agent: Agent, run: AgentRun, target: Target, fault: str | None, case:
                          if verdicts else None))
     race = RACES.get((agent.name, fault or ""))
     return Row(fault, tuple(outcomes), f"a race: {race}" if race else words(run), raced=bool(race),
-               overflow=bool(case.agent.file_words))
+               overflow=bool(case.agent.file_words), socket=socket)
 
 
 def words(run: AgentRun) -> str:
@@ -153,8 +185,19 @@ def words(run: AgentRun) -> str:
         said = "answered: " + run.outcome.final_text
     else:
         said = f"showed nothing and ended ({run.exit_text})"
+    said = _over_socket(run) + said
     said = _RUN_IDS.sub(lambda found: (found[1] or "") + "…", run.shown(" ".join(said.split())))
     return said if len(said) <= WORDS_CHARS else said[:WORDS_CHARS - 1] + "…"
+
+
+def _over_socket(run: AgentRun) -> str:
+    """How a run that opened a WebSocket went on: over it, or over HTTP after the sockets it gave up."""
+    sockets = [exchange for exchange in run.exchanges if not isinstance(exchange, HttpExchange)]
+    if not sockets:
+        return ""
+    if not run.http_exchanges:
+        return "over its WebSocket, "
+    return f"over HTTP after {len(sockets)} socket{'s' if len(sockets) > 1 else ''} given up, "
 
 
 def _answer(exchange: HttpExchange) -> tuple[Any, ...]:
@@ -193,10 +236,13 @@ def agent_rows(agent: Agent, base_url: str, pool: ThreadPoolExecutor, faults: It
     chosen = faults_of(agent) if faults is None else [fault for fault in faults_of(agent) if fault in set(faults)]
 
     measured = agent.as_measured()  # Codex with the tools LM Studio's dialect refuses turned off
+    over_socket = agent.over_websocket()
+    socket_chosen = [fault for fault in socket_faults_of(agent) if faults is None or fault in set(faults)]
 
-    def run_against(fault: str | None, task: Case) -> tuple[AgentRun, Target]:
+    def run_against(fault: str | None, task: Case, socket: bool = False) -> tuple[AgentRun, Target]:
         faulty = target if fault is None else replace(target, base_url=f"{base_url}/faults/{fault}")
-        return run_agent(measured, faulty, task.agent.task, task.agent.secret, LIMITS, node_modules,
+        runner = over_socket.as_measured() if socket and over_socket is not None else measured
+        return run_agent(runner, faulty, task.agent.task, task.agent.secret, LIMITS, node_modules,
                          file_words=task.agent.file_words), faulty
 
     def task_of(fault: str | None) -> Case:
@@ -227,7 +273,29 @@ def agent_rows(agent: Agent, base_url: str, pool: ThreadPoolExecutor, faults: It
             run, faulty = run_against(fault, task_of(fault))
             rows[fault] = row_of(agent, run, faulty, fault, task_of(fault))
     overflow_rows += [rows[fault] for fault in chosen if fault in rows and task_of(fault) is not case]
-    return [clean, *(rows[fault] for fault in chosen if fault in rows and task_of(fault) is case), *overflow_rows]
+    return [clean, *(rows[fault] for fault in chosen if fault in rows and task_of(fault) is case), *overflow_rows,
+            *_socket_rows(agent, socket_chosen, run_against, target, case, pool, settled)]
+
+
+def _socket_rows(agent: Agent, chosen: list[str], run_against: Callable[..., tuple[AgentRun, Target]],
+                 target: Target, case: Case, pool: ThreadPoolExecutor, settled: Callable[[Row], bool]) -> list[Row]:
+    """The clean server's row with the agent in its WebSocket mode, then a row per defect of that mode. None is
+    found unchanged by a replay: the relay passes a socket's messages on without reading them."""
+    if not chosen:
+        return []
+    clean_run, _ = run_against(None, case, True)
+    rows = [row_of(agent, clean_run, target, None, case, socket=True)]
+    pending = {fault: pool.submit(run_against, fault, case, True) for fault in chosen}
+    for fault, future in pending.items():
+        run, faulty = future.result()
+        row = row_of(agent, run, faulty, fault, case, socket=True)
+        for _ in range(RERUNS):
+            if settled(row):
+                break
+            run, faulty = run_against(fault, case, True)
+            row = row_of(agent, run, faulty, fault, case, socket=True)
+        rows.append(row)
+    return rows
 
 
 def row_line(row: Row) -> str:

@@ -18,7 +18,17 @@ from pathlib import Path
 from lmconform.agents import AGENTS
 from lmconform.agents.agent import Agent
 from lmconform.files import write_text_atomically
-from lmconform.run.agent_matrix import AGENT_CHECKS, CLEAN, CLEAN_OVERFLOW, WORKERS, Row, agent_rows, row_line, table
+from lmconform.run.agent_matrix import (
+    AGENT_CHECKS,
+    CLEAN,
+    CLEAN_OVERFLOW,
+    CLEAN_SOCKET,
+    WORKERS,
+    Row,
+    agent_rows,
+    row_line,
+    table,
+)
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 # What a row of the matrix follows from: the agents' pins, the reference server, the agents' configuration, sandbox and
@@ -104,7 +114,8 @@ def published_lines(page: str) -> dict[str, dict[str | None, str]]:
             found[title] = {}
         elif line.startswith("| ") and not line.startswith(("| server", "| ---")):
             server = line[2:].partition(" |")[0]
-            found[title][None if server == CLEAN else server if server == CLEAN_OVERFLOW else server.strip("`")] = line
+            found[title][None if server == CLEAN else server if server in (CLEAN_OVERFLOW, CLEAN_SOCKET)
+                         else server.strip("`")] = line
         elif line.startswith("Defects that change none"):
             for fault in re.findall(r"`([^`]+)`", line):
                 found[title][fault] = found[title][None]

@@ -31,7 +31,7 @@ from lmconform.verdicts.profiles import (
     Profile,
     predicted_from_findings,
 )
-from tools.agents.matrix import CLEAN, CLEAN_OVERFLOW, published_lines
+from tools.agents.matrix import CLEAN, CLEAN_OVERFLOW, CLEAN_SOCKET, published_lines
 from tools.catalogue import Table
 
 START, END = "<!-- predicted-and-live: start -->", "<!-- predicted-and-live: end -->"
@@ -61,7 +61,7 @@ def published_grades(page: str) -> dict[str, dict[str | None, str | None]]:
     for title, lines in published_lines(page).items():
         grades[titles[title]] = {}
         for server, line in lines.items():
-            if server == CLEAN_OVERFLOW:  # the overflow task's baseline: no defect, and no grade a profile keeps
+            if server in (CLEAN_OVERFLOW, CLEAN_SOCKET):  # a baseline: no defect, and no grade a profile keeps
                 continue
             cell = line.strip("|").split(" | ")[1].strip()
             said = cell.partition(" ")[2]

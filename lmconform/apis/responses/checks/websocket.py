@@ -3,7 +3,7 @@ message answered with a response's events in order, as JSON text frames, on one 
 continued on the socket that answered it; an unknown `previous_response_id` an `error` event that leaves the socket
 open; after a reconnect or a failed continuation, `previous_response_not_found`, and the whole input sent again
 answered. A refused upgrade (403, 404, 426, LM Studio's unknown route) is a mode not offered: UNSUPPORTED, no finding.
-Codex then retries until it gives up, unless its provider says `supports_websockets = false` (docs/agents.md)."""
+Codex CLI 0.171.0, set to use the mode, then tries the upgrade three times and goes on over HTTP (docs/agents.md)."""
 
 from __future__ import annotations
 
@@ -22,8 +22,10 @@ TERMINAL = ("response.completed", "response.incomplete", "response.failed")
 
 def _not_offered(exchange: WebSocketExchange) -> Unsupported:
     return Unsupported(f"the WebSocket upgrade was refused (HTTP {exchange.status}): the mode is not offered. Codex "
-                       "CLI retries the upgrade until it exits unless its provider says `supports_websockets = false` "
-                       "(`[model_providers.<id>]` in its config.toml)")
+                       "CLI uses it only where its provider says `supports_websockets = true` (`[model_providers.<id>]` "
+                       "in its config.toml); so set, it tries the upgrade three times, says \"Falling back from "
+                       "WebSockets to HTTPS transport\" and does its task over HTTP. Leave the line out (or `false`) "
+                       "against this server")
 
 
 def _socket(observed: Observed) -> WebSocketExchange:
