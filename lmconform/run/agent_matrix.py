@@ -9,8 +9,10 @@ task, a file longer than the context (its case's `file_words`), which its ordina
 follow a row of that task on the clean server.
 
 The defects only the Responses API's WebSocket mode meets (those whose every check is one of that mode's, and the
-server's refusal of the upgrade) are played with the agent set to use that mode (Codex's `supports_websockets =
-true`): no run over HTTP reaches them. Their rows follow a row of the clean server in that mode.
+server's refusal of the upgrade) change nothing an agent run as it is by default gets; they are played again with
+the agent set to use that mode (Codex's `supports_websockets = true`), in rows of their own after a row of the clean
+server in that mode. Those rows say what the mode costs a user who turns it on; the agent's profile, which predicts
+what it does as it is run by default, is measured without them.
 
 A defect that changes none of the answers the agent gets changes nothing the agent does, and its row is the clean
 row; it is found without running the agent. The agent's clean run is replayed, request by request, to the server
@@ -77,7 +79,8 @@ DECIDED_BY_THE_SERVER = ("agent.request.accepted",)
 _RUN_IDS = re.compile(r"\b(toolu_|call_|msg_|req_|resp_|fc_|chatcmpl-|ses_|prt_)[A-Za-z0-9]+|\b\d{6,}\b")
 CLEAN = "clean"
 CLEAN_OVERFLOW = "clean, file past the context"  # the clean server, on the task whose file is past its context
-CLEAN_SOCKET = "clean, over the WebSocket"  # the clean server, the agent in its WebSocket mode
+OVER_SOCKET = ", over the WebSocket"  # a row played with the agent in its WebSocket mode
+CLEAN_SOCKET = CLEAN + OVER_SOCKET
 SOCKET_CHECKS = "responses.websocket."
 # The server that does not offer the WebSocket mode (LM Studio, llama-server): what an agent set to use it then does.
 SOCKET_VARIANTS = ("responses-websocket-not-offered",)
@@ -103,11 +106,13 @@ class Row:
         the overflow task, CLEAN_SOCKET for the clean server with the agent in its WebSocket mode."""
         if self.fault is None:
             return CLEAN_OVERFLOW if self.overflow else CLEAN_SOCKET if self.socket else None
-        return self.fault
+        return self.fault + OVER_SOCKET if self.socket else self.fault
 
     @property
     def server(self) -> str:
-        return CLEAN if self.key is None else self.key if self.fault is None else f"`{self.fault}`"
+        if self.key is None:
+            return CLEAN
+        return self.key if self.fault is None else f"`{self.fault}`" + (OVER_SOCKET if self.socket else "")
 
     def cells(self) -> tuple[str, ...]:
         """The row's cell per agent check: ✓ ✗ ⚠ (OK, FAILED, ERROR), · nothing to judge, ~ a race."""
@@ -132,11 +137,7 @@ class Row:
 
 
 def faults_of(agent: Agent) -> list[str]:
-    """The defects played on the agent as it is run by default: every one of its API's (and of HTTP) that a run
-    over HTTP can meet."""
-    socket = set(socket_faults())
-    return [name for name, fault in FAULTS.items()
-            if fault.api in (agent.api, "http") and not fault.variant and name not in socket]
+    return [name for name, fault in FAULTS.items() if fault.api in (agent.api, "http") and not fault.variant]
 
 
 def socket_faults() -> tuple[str, ...]:

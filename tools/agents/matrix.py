@@ -21,8 +21,6 @@ from lmconform.files import write_text_atomically
 from lmconform.run.agent_matrix import (
     AGENT_CHECKS,
     CLEAN,
-    CLEAN_OVERFLOW,
-    CLEAN_SOCKET,
     WORKERS,
     Row,
     agent_rows,
@@ -114,8 +112,7 @@ def published_lines(page: str) -> dict[str, dict[str | None, str]]:
             found[title] = {}
         elif line.startswith("| ") and not line.startswith(("| server", "| ---")):
             server = line[2:].partition(" |")[0]
-            found[title][None if server == CLEAN else server if server in (CLEAN_OVERFLOW, CLEAN_SOCKET)
-                         else server.strip("`")] = line
+            found[title][None if server == CLEAN else server.replace("`", "")] = line
         elif line.startswith("Defects that change none"):
             for fault in re.findall(r"`([^`]+)`", line):
                 found[title][fault] = found[title][None]

@@ -22,6 +22,7 @@ from lmconform.cases import load_cases
 from lmconform.checks.registry import REGISTRY
 from lmconform.files import write_text_atomically
 from lmconform.run import applies
+from lmconform.run.agent_matrix import CLEAN_OVERFLOW, OVER_SOCKET
 from lmconform.verdicts.causes import known_causes
 from lmconform.verdicts.profiles import (
     EFFECT_GRADE,
@@ -31,7 +32,7 @@ from lmconform.verdicts.profiles import (
     Profile,
     predicted_from_findings,
 )
-from tools.agents.matrix import CLEAN, CLEAN_OVERFLOW, CLEAN_SOCKET, published_lines
+from tools.agents.matrix import CLEAN, published_lines
 from tools.catalogue import Table
 
 START, END = "<!-- predicted-and-live: start -->", "<!-- predicted-and-live: end -->"
@@ -61,7 +62,9 @@ def published_grades(page: str) -> dict[str, dict[str | None, str | None]]:
     for title, lines in published_lines(page).items():
         grades[titles[title]] = {}
         for server, line in lines.items():
-            if server in (CLEAN_OVERFLOW, CLEAN_SOCKET):  # a baseline: no defect, and no grade a profile keeps
+            # The overflow task's baseline has no defect, and the rows of the agent in its WebSocket mode are not the
+            # agent as it is run by default, which its profile predicts: no grade a profile keeps.
+            if server == CLEAN_OVERFLOW or (server or "").endswith(OVER_SOCKET):
                 continue
             cell = line.strip("|").split(" | ")[1].strip()
             said = cell.partition(" ")[2]
