@@ -91,7 +91,8 @@ class ChatStream:
 
     def _before_done(self) -> tuple[list[ChatChunk], list[ChatChunk]]:
         if self._sorted is None:
-            data, errors = [], []
+            data: list[ChatChunk] = []
+            errors: list[ChatChunk] = []
             for chunk in self.chunks:
                 if chunk.done:
                     break
@@ -144,6 +145,7 @@ class _StreamNormaliser:
             self.call_id[call] = new_id
             self.events.append(ToolCallStarted(call, index, new_id, entry.get("type", MISSING), source))
         else:
+            assert known is not None, "a delta that starts no call continues a known one"
             call = known
             if not self.call_id.get(call) and new_id:
                 self.call_id[call] = new_id
@@ -184,7 +186,8 @@ def normalize_chat_stream(exchange: HttpExchange) -> ChatStream:
         for choice in chunk_choices(chunk):
             if not isinstance(choice, dict) or choice.get("index", 0) != 0:
                 continue
-            delta = choice.get("delta") if isinstance(choice.get("delta"), dict) else {}
+            delta = choice.get("delta")
+            delta = delta if isinstance(delta, dict) else {}
             for _, channel, text in channel_texts(delta):
                 normaliser.text(text, channel, chunk.source)
             tool_calls = delta.get("tool_calls")
@@ -211,20 +214,22 @@ def normalize_chat_body(body: Any) -> Generation:
     events = generation.events
     if not isinstance(body, dict):
         return generation
-    choices = body.get("choices") if isinstance(body.get("choices"), list) else []
-    choice = choices[0] if choices and isinstance(choices[0], dict) else {}
-    message = choice.get("message") if isinstance(choice.get("message"), dict) else {}
+    choices = body.get("choices")
+    choice = choices[0] if isinstance(choices, list) and choices and isinstance(choices[0], dict) else {}
+    message = choice.get("message")
+    message = message if isinstance(message, dict) else {}
 
     def source(path: str, value: Any) -> Source:
         return Source(f"JSON body {path}", json.dumps(value, ensure_ascii=False, default=repr)[:500])
 
     for field_name, channel, text in channel_texts(message):
         events.append(Text(text, channel, source(f"message.{field_name}", text)))
-    tool_calls = message.get("tool_calls") if isinstance(message.get("tool_calls"), list) else []
-    for call, entry in enumerate(tool_calls):
+    tool_calls = message.get("tool_calls")
+    for call, entry in enumerate(tool_calls if isinstance(tool_calls, list) else []):
         entry = entry if isinstance(entry, dict) else {}
         where = source(f"choices[0].message.tool_calls[{call}]", entry)
-        function = entry.get("function") if isinstance(entry.get("function"), dict) else {}
+        function = entry.get("function")
+        function = function if isinstance(function, dict) else {}
         events.append(ToolCallStarted(call, entry.get("index", MISSING), entry.get("id"), entry.get("type", MISSING), where))
         if function.get("name") not in (None, ""):
             events.append(ToolCallName(call, function["name"], where))
@@ -242,8 +247,9 @@ def chat_logprobs(exchange: HttpExchange) -> list | None:
         choices = [choice for chunk in exchange.view(normalize_chat_stream).data_chunks()
                    for choice in chunk_choices(chunk) if isinstance(choice, dict) and choice.get("index", 0) == 0]
     else:
-        body = exchange.json if isinstance(exchange.json, dict) else {}
-        choices = body.get("choices")[:1] if isinstance(body.get("choices"), list) else []
+        body = exchange.json
+        given = body.get("choices") if isinstance(body, dict) else None
+        choices = given[:1] if isinstance(given, list) else []
     found = [choice["logprobs"]["content"] for choice in choices if isinstance(choice, dict)
              and isinstance(choice.get("logprobs"), dict) and isinstance(choice["logprobs"].get("content"), list)]
     return [entry for entries in found for entry in entries] if found else None

@@ -122,6 +122,7 @@ def normalize_messages_stream(exchange: HttpExchange) -> MessagesStream:
     stream = MessagesStream(read_typed_events(exchange))
     out = stream.generation.events
     by_index: dict[Any, Block] = {}
+    block: Block | None  # the block an event belongs to: none for a delta or a stop of an index never started
     fragments_seen: set[int] = set()
     open_calls: list[int] = []
     stop_reason: Any = None
@@ -202,9 +203,9 @@ def normalize_messages_body(body: Any) -> Generation:
     out = generation.events
     if not isinstance(body, dict):
         return generation
-    content = body.get("content") if isinstance(body.get("content"), list) else []
+    content = body.get("content")
     call = 0
-    for position, block in enumerate(content):
+    for position, block in enumerate(content if isinstance(content, list) else []):
         if not isinstance(block, dict):
             continue
         source = Source(f"JSON body content[{position}]", json.dumps(block, ensure_ascii=False, default=repr)[:500])

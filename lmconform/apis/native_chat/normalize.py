@@ -128,17 +128,18 @@ def normalize_native_body(body: Any) -> Generation:
     out = generation.events
     if not isinstance(body, dict):
         return generation
-    output = body.get("output") if isinstance(body.get("output"), list) else []
+    output = body.get("output")
     call = 0
-    for position, item in enumerate(output):
+    for position, item in enumerate(output if isinstance(output, list) else []):
         if not isinstance(item, dict):
             continue
         source = Source(f"JSON body output[{position}]", json.dumps(item, ensure_ascii=False, default=repr)[:500])
-        channel = {"message": "content", "reasoning": "reasoning"}.get(item.get("type"))
+        channel = {"message": "content", "reasoning": "reasoning"}.get(item.get("type", ""))
         if channel and isinstance(item.get("content"), str) and item["content"]:
             out.append(Text(item["content"], channel, source))
         elif item.get("type") in ("tool_call", "invalid_tool_call"):
-            metadata = item.get("metadata") if isinstance(item.get("metadata"), dict) else {}
+            metadata = item.get("metadata")
+            metadata = metadata if isinstance(metadata, dict) else {}
             name = item.get("tool") if item["type"] == "tool_call" else metadata.get("tool_name")
             out.append(ToolCallStarted(call, position, None, item["type"], source))
             if name not in (None, ""):

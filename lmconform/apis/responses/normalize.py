@@ -99,6 +99,7 @@ def normalize_responses_stream(exchange: HttpExchange) -> ResponsesStream:
     call_of_item: dict[Any, int] = {}  # item id (or output index) -> call number
     fragments_seen: set[int] = set()
     open_calls: list[int] = []
+    call: int | None  # the call an event belongs to, if any
 
     def item_key(event: TypedEvent) -> Any:
         return event.get("item_id") or ("output_index", event.get("output_index"))
@@ -151,15 +152,15 @@ def normalize_responses_body(body: Any) -> Generation:
     out = generation.events
     if not isinstance(body, dict):
         return generation
-    output = body.get("output") if isinstance(body.get("output"), list) else []
+    output = body.get("output")
     call = 0
-    for position, item in enumerate(output):
+    for position, item in enumerate(output if isinstance(output, list) else []):
         if not isinstance(item, dict):
             continue
         source = Source(f"JSON body output[{position}]", json.dumps(item, ensure_ascii=False, default=repr)[:500])
         if item.get("type") == "message":
             for part in item.get("content") or []:
-                key, channel = MESSAGE_PARTS.get(part.get("type"), ("", "")) if isinstance(part, dict) else ("", "")
+                key, channel = MESSAGE_PARTS.get(part.get("type", ""), ("", "")) if isinstance(part, dict) else ("", "")
                 if key and isinstance(part.get(key), str) and part[key]:
                     out.append(Text(part[key], channel, source))
         elif item.get("type") == "reasoning":

@@ -52,6 +52,7 @@ def play(case: Case, target: Target, settings: RunSettings) -> Observed:
             try:
                 exchange = _write(transport, case, turn, played, target)
             except _NotSendable as reason:
+                assert turn is not None, "only a turn can be unsendable: the case's request is always written"
                 turns[name] = PlayedTurn(turn, None, str(reason))
                 continue
             played[name] = exchange
@@ -84,7 +85,7 @@ def _write(transport: StdioTransport, case: Case, turn: StdioTurn | None, played
         cancelled = played.get(turn.cancels)
         if cancelled is None or not cancelled.request.is_request:
             raise _NotSendable(f"the message it cancels ({turn.cancels}) was not sent as a request")
-        params: Any = {**turn.body, "requestId": cancelled.request_id}
+        params = {**turn.body, "requestId": cancelled.request_id}
     elif method == CHAT_RESPONSE and case.method == CHAT_RESPONSE and isinstance(case.body, dict):
         params = {**case.body, **{key: value for key, value in turn.body.items() if key != "messages"},
                   "messages": _history(turn, played)}

@@ -32,7 +32,9 @@ def _void_replay(exchange: HttpExchange) -> VoidOutcome:
 def _sdk_chat_replay(exchange: HttpExchange) -> SdkOutcome:
     from lmconform.clients.openai_python import replay_chat_stream  # loaded by the first replay: see load_sdks
 
-    return replay_chat_stream(exchange.request.body, exchange)
+    body = exchange.request.body
+    assert isinstance(body, dict), "the checks that replay a stream judge streamed cases, whose body is an object"
+    return replay_chat_stream(body, exchange)
 
 
 def _void(observed: Observed) -> VoidOutcome:

@@ -30,7 +30,8 @@ def _message(observed: Observed) -> dict:
     body = observed.exchange.json
     choices = body.get("choices") if isinstance(body, dict) else None
     choice = choices[0] if isinstance(choices, list) and choices and isinstance(choices[0], dict) else {}
-    return choice.get("message") if isinstance(choice.get("message"), dict) else {}
+    message = choice.get("message")
+    return message if isinstance(message, dict) else {}
 
 
 @check("chat.message.tool_calls_absent_when_empty", level=Level.MUST, applies=chat_answer,
@@ -87,7 +88,7 @@ def length_at_max_tokens(observed: Observed) -> Iterator[Failure]:
     end = observed.generation.end
     usage = end.usage if end is not None and isinstance(end.usage, dict) else {}
     used = usage.get("completion_tokens")
-    if cap is None or not isinstance(used, int) or used < cap:
+    if end is None or cap is None or not isinstance(used, int) or used < cap:
         raise NotApplicable("the answer did not reach the request's max_tokens")
     if end.finish_reason is None:
         raise NotApplicable("no finish_reason at all: chat.stream.finish_reason.exactly_once reports it")

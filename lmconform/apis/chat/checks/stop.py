@@ -37,10 +37,9 @@ def left_out(observed: Observed) -> Iterator[Failure]:
             yield Failure(f"no {json.dumps(stop)} in the answer", shown(text[max(0, at - 40):at + len(stop) + 20]),
                           observed.exchange.body_excerpt(300))
             return
-        ended_on_stop = end is not None and end.finish_reason == "stop"
         start = next((stop[:size] for size in range(len(stop) - 1, SHORTEST_PART - 1, -1) if text.endswith(stop[:size])),
                      None)
-        if ended_on_stop and start:
+        if end is not None and end.finish_reason == "stop" and start:
             yield Failure(f"an answer that leaves out all of {json.dumps(stop)}",
                           f"it ends with its start {json.dumps(start)}: {shown(text[-60:])}", str(end.source))
             return

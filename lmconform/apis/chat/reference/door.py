@@ -104,7 +104,8 @@ async def chat_completions(request: Request, faults: frozenset[str]) -> Response
         reasoning = thought(last_user_text(read["messages"]))
         return streamed(render(chunks, reasoning, form), SSE_HEADERS, request)
     chunks = [apply(stages.OBJECT, faults, chunk) for chunk in chunks]
-    lines = apply(stages.STREAM, faults, overflow_cut([*chunks, "[DONE]"], read["messages"], faults))
+    data: list[dict[str, Any] | str] = [*chunks, "[DONE]"]
+    lines = apply(stages.STREAM, faults, overflow_cut(data, read["messages"], faults))
     frames = apply(stages.SSE, faults, _sent([_data(line) for line in lines]), request.app.state.stopping)
     return StreamingResponse(frames, headers=SSE_HEADERS)
 

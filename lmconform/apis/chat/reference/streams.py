@@ -20,7 +20,8 @@ def render(plain: list[Chunk], reasoning: str | None, form: Form) -> Rendered:
     """The chunks the plain server would stream (without [DONE]), with `reasoning` first if any, in the form."""
     chunks, effects = chat_chunks(plain, reasoning, form)
     writer = JsonWriter(form)
-    events = [(None, writer.dumps(chunk)) for chunk in chunks] + [(None, "[DONE]")]
+    events: list[tuple[str | None, str]] = [(None, writer.dumps(chunk)) for chunk in chunks]
+    events.append((None, "[DONE]"))
     return rendered(form, events, effects, writer, FEATURES, ends_with_done=True)
 
 
@@ -29,15 +30,22 @@ def _choice(chunk: Chunk) -> dict[str, Any] | None:
     return choices[0] if isinstance(choices, list) and len(choices) == 1 else None
 
 
+def _sole_choice(chunk: Chunk) -> dict[str, Any]:
+    """The choice of a chunk known to hold one: the door's first chunk (a template), or a piece of a run (_run_key)."""
+    choice = _choice(chunk)
+    assert choice is not None, "the door's first chunk and every piece of a run hold one choice"
+    return choice
+
+
 def _with_delta(template: Chunk, delta: dict[str, Any]) -> Chunk:
-    choice = {**_choice(template), "delta": delta, "finish_reason": None}
+    choice = {**_sole_choice(template), "delta": delta, "finish_reason": None}
     return {**template, "choices": [choice]}
 
 
 def _run_key(chunk: Chunk) -> Any:
     """What a chunk adds to, when it is one piece of a string: a text field, or one call's arguments."""
-    choice = _choice(chunk)
-    delta = choice.get("delta") if choice else None
+    choice = _choice(chunk) or {}
+    delta = choice.get("delta")
     if not isinstance(delta, dict) or choice.get("finish_reason") is not None or len(delta) != 1:
         return None
     (field, value), = delta.items()
@@ -51,7 +59,7 @@ def _run_key(chunk: Chunk) -> Any:
 
 
 def _piece_of(chunk: Chunk, key: Any) -> str:
-    delta = _choice(chunk)["delta"]
+    delta = _sole_choice(chunk)["delta"]
     return delta["tool_calls"][0]["function"]["arguments"] if isinstance(key, tuple) else delta[key]
 
 

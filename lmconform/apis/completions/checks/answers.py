@@ -60,7 +60,7 @@ def length_at_max_tokens(observed: Observed) -> Iterator[Failure]:
     end = observed.generation.end
     usage = end.usage if end is not None and isinstance(end.usage, dict) else {}
     used = usage.get("completion_tokens")
-    if cap is None or not isinstance(used, int) or used < cap:
+    if end is None or cap is None or not isinstance(used, int) or used < cap:
         raise NotApplicable("the answer did not use up the request's max_tokens")
     if end.finish_reason != "length":
         yield Failure('finish_reason "length"', f"finish_reason {shown(end.finish_reason)} after {used} of {cap} "

@@ -5,8 +5,9 @@ from lmconform.checks.refs import OPENAI_COMPLETIONS_CREATE, OPENAI_COMPLETIONS_
 from lmconform.checks.schema import BODIES, SchemaObject, register
 from lmconform.vocabulary import Level
 
-PROOFS = {Level.MUST: ("completions-index-missing",), Level.SHOULD: ("completions-id-missing",),
-          Level.INFO: ("completions-logprobs-omitted",)}
+PROOFS: dict[Level, tuple[str, ...]] = {Level.MUST: ("completions-index-missing",),
+                                        Level.SHOULD: ("completions-id-missing",),
+                                        Level.INFO: ("completions-logprobs-omitted",)}
 
 register(SchemaObject("completions.completion", "body", BODIES, "a `text_completion` body", completions_body,
                       OPENAI_COMPLETIONS_OBJECT, PROOFS))

@@ -107,7 +107,7 @@ def validated(raw: bytes) -> dict[str, Any]:
     return body
 
 
-def _answer(body: dict[str, Any], prompt: str, keep_stop: bool) -> tuple[str, str]:
+def _answer(body: dict[str, Any], prompt: str, keep_stop: bool) -> tuple[str, str | None]:
     """The model's text and why it ended: the answer to the prompt (to what goes between the prompt and the suffix,
     for fill-in-the-middle), cut before the first stop sequence in it, then at `max_tokens` words."""
     asked = f"{prompt} … {body['suffix']}" if isinstance(body.get("suffix"), str) else prompt

@@ -42,7 +42,7 @@ def logprobs_dropped(body: JsonObject) -> JsonObject:
 @fault("completions-finish-stop-at-max-tokens", stages.TEXT, api="completions",
        summary='a text cut at `max_tokens` ends with finish_reason "stop", not "length" (stream and non-stream)',
        seen_in="servers that report every end of generation as a stop")
-def finish_stop_at_max_tokens(ending: tuple[str, str]) -> tuple[str, str]:
+def finish_stop_at_max_tokens(ending: tuple[str, str | None]) -> tuple[str, str | None]:
     text, reason = ending
     return text, "stop" if reason == "length" else reason
 

@@ -24,7 +24,8 @@ ERROR_TYPES = ("invalid_request_error", "authentication_error", "billing_error",
                "overloaded_error")
 
 
-def _tool_uses(observed: Observed) -> list[str]:
+def _tool_uses(observed: Observed) -> list[object]:
+    """The name of each tool_use block of the answer, as the block gives it (None when it gives none)."""
     observed.require_success()
     content = final_message(observed).get("content")
     return [block.get("name") for block in content if isinstance(block, dict) and block.get("type") == "tool_use"] \

@@ -165,7 +165,8 @@ def end_turn_after_tool_use(message: dict[str, Any]) -> dict[str, Any]:
        seen_in="hand-written Anthropic adapters over chat completions")
 def stop_reason_openai(message: dict[str, Any]) -> dict[str, Any]:
     words = {"end_turn": "stop", "stop_sequence": "stop", "tool_use": "tool_calls", "max_tokens": "length"}
-    return {**message, "stop_reason": words.get(message.get("stop_reason"), message.get("stop_reason"))}
+    given = message.get("stop_reason")
+    return {**message, "stop_reason": words.get(given, given) if isinstance(given, str) else given}
 
 
 @fault("messages-stop-sequence-as-end-turn", stages.OBJECT, api="messages",

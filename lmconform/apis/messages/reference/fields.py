@@ -25,8 +25,8 @@ def _refusal(name: str, summary: str, carries: Carries, status: int, message: st
 
 def _blocks(body: dict[str, Any]) -> list[dict[str, Any]]:
     """The system prompt's blocks and every content block of the messages."""
-    system = body.get("system") if isinstance(body.get("system"), list) else []
-    found = [block for block in system if isinstance(block, dict)]
+    system = body.get("system")
+    found = [block for block in system if isinstance(block, dict)] if isinstance(system, list) else []
     for message in body.get("messages") or []:
         content = message.get("content") if isinstance(message, dict) else None
         found += [block for block in content if isinstance(block, dict)] if isinstance(content, list) else []

@@ -14,7 +14,7 @@ import json
 import re
 from typing import Any
 
-from lmconform.reference.model import Plan, arguments_json
+from lmconform.reference.model import Plan, arguments_json, compact_json
 from lmconform.reference.wire import FRAGMENT_CHARS
 
 # The chat model's finish reasons in Anthropic's words.
@@ -45,7 +45,7 @@ def message_object(message_id: str, model: str, plan: Plan, thought: str | None,
         content.append({"type": "text", "text": text})
     content += ({"type": "tool_use", "id": f"toolu_{call.id}", "name": call.name, "input": call.arguments}
                 for call in plan.tool_calls)
-    stop_reason = "stop_sequence" if stop_sequence is not None else STOP_REASONS.get(plan.finish_reason, "end_turn")
+    stop_reason = "stop_sequence" if stop_sequence is not None else STOP_REASONS.get(plan.finish_reason or "", "end_turn")
     written = [text, *(thought.split() if thought else ()), *(arguments_json(c.arguments) for c in plan.tool_calls)]
     return {
         "id": message_id,
@@ -68,7 +68,7 @@ def stream_events(message: dict[str, Any]) -> list[dict[str, Any]]:
         opening["stop_sequence"] = None
     if isinstance(message.get("usage"), dict):
         opening["usage"] = {**message["usage"], "output_tokens": 0}
-    found = [{"type": "message_start", "message": opening}, {"type": "ping"}]
+    found: list[dict[str, Any]] = [{"type": "message_start", "message": opening}, {"type": "ping"}]
     for index, block in enumerate(message.get("content") or []):
         found.append({"type": "content_block_start", "index": index, "content_block": _opened(block)})
         found += ({"type": "content_block_delta", "index": index, "delta": delta} for delta in _deltas(block))
@@ -82,15 +82,16 @@ def stream_events(message: dict[str, Any]) -> list[dict[str, Any]]:
 
 def _opened(block: dict[str, Any]) -> dict[str, Any]:
     """A block as `content_block_start` announces it: nothing generated yet."""
-    empty = {"text": {"text": ""}, "thinking": {"thinking": ""}, "tool_use": {"input": {}}}
+    empty: dict[str, dict[str, Any]] = {"text": {"text": ""}, "thinking": {"thinking": ""}, "tool_use": {"input": {}}}
     signature = {"signature": ""} if block.get("type") == "thinking" and "signature" in block else {}
-    return {**block, **empty.get(block.get("type"), {}), **signature}
+    return {**block, **empty.get(block.get("type", ""), {}), **signature}
 
 
 def _deltas(block: dict[str, Any]) -> list[dict[str, Any]]:
-    kind = block.get("type")
+    kind = block.get("type", "")
     if kind == "tool_use":
-        streamed = block.get("input") if isinstance(block.get("input"), str) else arguments_json(block.get("input"))
+        given = block.get("input")  # the arguments object, or whatever a fault left in its place
+        streamed = given if isinstance(given, str) else compact_json(given)
         pieces = [streamed[start:start + FRAGMENT_CHARS] for start in range(0, len(streamed), FRAGMENT_CHARS)]
         return [{"type": "input_json_delta", "partial_json": piece} for piece in pieces]
     name = {"text": "text", "thinking": "thinking"}.get(kind)

@@ -210,7 +210,7 @@ def conversation(body: dict[str, Any], adaptive: bool = True) -> Conversation:
                                  "content": content_text(block.get("content", ""))})
         if texts or not any(block["type"] == "tool_result" for block in blocks):
             messages.append({"role": "user", "content": " ".join(texts)})
-    tools = [{"type": "function", "function": {"name": tool["name"], "description": tool.get("description", ""),
+    tools: list[dict[str, Any]] = [{"type": "function", "function": {"name": tool["name"], "description": tool.get("description", ""),
                                                 "parameters": tool["input_schema"]}} for tool in body.get("tools", [])]
     choice = body.get("tool_choice") or {"type": "auto"}
     chat_choice = {"auto": "auto", "any": "required", "tool": "required", "none": "none"}[choice["type"]]

@@ -189,7 +189,8 @@ def response_shape(observed: Observed) -> Iterator[Failure]:
         kind = item.get("type") if isinstance(item, dict) else None
         if kind not in OUTPUT_TYPES or (kind in ("message", "reasoning") and not isinstance(item.get("content"), str)):
             yield Failure(f"an item of type {', '.join(OUTPUT_TYPES)}", f"output[{position}] = {item!r}"[:200], where)
-    stats = result.get("stats") if isinstance(result.get("stats"), dict) else {}
+    stats = result.get("stats")
+    stats = stats if isinstance(stats, dict) else {}
     for key in ("input_tokens", "total_output_tokens"):
         if isinstance(stats.get(key), bool) or not isinstance(stats.get(key), int):
             yield Failure(f"an integer stats.{key}", repr(stats.get(key)), where)

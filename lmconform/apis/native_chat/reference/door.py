@@ -64,7 +64,7 @@ async def native_chat(request: Request, faults: frozenset[str]) -> Response:
     user = {"role": "user", "content": _input_text(body["input"])}
     conversation = [user] if CHAIN_IGNORED in faults else [*earlier, user]
     system = [{"role": "system", "content": body["system_prompt"]}] if body.get("system_prompt") else []
-    chat_body = {"messages": [*system, *conversation], "tools": tools, "tool_choice": "auto"}
+    chat_body: dict[str, Any] = {"messages": [*system, *conversation], "tools": tools, "tool_choice": "auto"}
     overflow = overflow_refusal(chat_body["messages"], body.get("stream") is True, faults,
                                 lambda words: Refused(lmstudio_words(words), "input").response())
     if overflow is not None:

@@ -68,11 +68,12 @@ def incomplete_at_max_output_tokens(observed: Observed) -> Iterator[Failure]:
     # SHOULD: clients tell a cut answer from a finished one by it; vLLM's suite asserts it.
     response = _response(observed)
     cap = output_cap(observed.request_body, "max_output_tokens")
-    usage = response.get("usage") if isinstance(response.get("usage"), dict) else {}
-    used = usage.get("output_tokens")
+    usage = response.get("usage")
+    used = usage.get("output_tokens") if isinstance(usage, dict) else None
     if cap is None or not isinstance(used, int) or used < cap:
         raise NotApplicable("the answer did not reach the request's max_output_tokens")
-    details = response.get("incomplete_details") if isinstance(response.get("incomplete_details"), dict) else {}
+    details = response.get("incomplete_details")
+    details = details if isinstance(details, dict) else {}
     if response.get("status") != "incomplete" or details.get("reason") != "max_output_tokens":
         yield Failure(f'status "incomplete", reason "max_output_tokens" ({used} of {cap} tokens used)',
                       f"status {response.get('status')!r}, incomplete_details {response.get('incomplete_details')!r}",

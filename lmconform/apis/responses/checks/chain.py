@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from typing import Any
 
 from lmconform.apis.responses.checks.scope import (
     forgotten,
@@ -31,25 +32,30 @@ from lmconform.wire.http import HttpExchange
 class _Refused(Exception):
     """A turn whose answer a check needs was not answered 2xx: that is the check's finding."""
 
-    def __init__(self, played: PlayedTurn) -> None:
-        exchange = played.exchange
-        self.failure = Failure(f"the {played.turn.name} turn answered 2xx",
+    def __init__(self, name: str, exchange: HttpExchange) -> None:
+        self.failure = Failure(f"the {name} turn answered 2xx",
                                f"HTTP {exchange.status} {exchange.error or ''}".strip(),
                                f"{exchange.body_excerpt(300)}\nReproduce: {exchange.request.reproduction()}")
 
 
-def _sent(observed: Observed, played: PlayedTurn) -> PlayedTurn:
-    """The turn if it was sent; a turn that could not be sent leaves nothing to judge."""
+def _exchange(played: PlayedTurn) -> HttpExchange:
+    """The turn's exchange; a turn that could not be sent leaves nothing to judge."""
     if played.exchange is None:
         raise NotApplicable(f"the turn {played.turn.name!r} was not sent: {played.skipped}")
+    return played.exchange
+
+
+def _sent(observed: Observed, played: PlayedTurn) -> PlayedTurn:
+    """The turn if it was sent (_exchange)."""
+    _exchange(played)
     return played
 
 
 def _answer(played: PlayedTurn) -> dict:
     """The response object of a turn that was answered 2xx."""
-    exchange = played.exchange
+    exchange = _exchange(played)
     if exchange.error or not exchange.status or not 200 <= exchange.status < 300:
-        raise _Refused(played)
+        raise _Refused(played.turn.name, exchange)
     return response_object(exchange)
 
 
@@ -102,7 +108,9 @@ def forgotten_by(observed: Observed, turn: HttpTurn) -> dict[str, str]:
     return forgotten(observed.case, turn, deleted)
 
 
-def _previous_id(observed: Observed, turn: HttpTurn) -> str:
+def _previous_id(observed: Observed, turn: HttpTurn) -> Any:
+    """The id the answer a chained turn continues gave itself: what the turn's answer must echo."""
+    assert turn.previous is not None, "only a chained turn (_chained) continues an answer"
     return response_object(observed.answer_to(turn.previous)).get("id")
 
 
@@ -150,7 +158,7 @@ def history_used(observed: Observed, played: PlayedTurn) -> Iterator[Failure]:
     if with_history <= without:
         yield Failure(f"more than {without} input tokens (the same input sent alone)",
                       f"{with_history} input tokens with previous_response_id: the history was dropped",
-                      f"Reproduce: {played.exchange.request.reproduction()}")
+                      f"Reproduce: {_exchange(played).request.reproduction()}")
 
 
 def _recalling(observed: Observed) -> list[PlayedTurn]:
@@ -168,7 +176,7 @@ def recall_answered(observed: Observed, played: PlayedTurn) -> Iterator[Failure]
                     for part in item.get("content") or [] if isinstance(part, dict))
     if played.turn.recall not in text:
         yield Failure(f"an answer containing {played.turn.recall!r}", repr(text[:200]),
-                      f"Reproduce: {played.exchange.request.reproduction()}")
+                      f"Reproduce: {_exchange(played).request.reproduction()}")
 
 
 def _second_children(observed: Observed) -> list[PlayedTurn]:
@@ -200,7 +208,7 @@ def fork_independent(observed: Observed, played: PlayedTurn) -> Iterator[Failure
     if after != before:
         yield Failure(f"{before} input tokens, as for the same child before its sibling existed",
                       f"{after} input tokens: a sibling's turn leaked into this child",
-                      f"Reproduce: {played.exchange.request.reproduction()}")
+                      f"Reproduce: {_exchange(played).request.reproduction()}")
 
 
 def _call_answers(observed: Observed) -> list[PlayedTurn]:

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
 from lmconform.apis.responses.checks.scope import responses_streamed
@@ -23,10 +23,12 @@ NO_COMPLETED = "Didn't receive a `response.completed` event"
 def _sdk_responses_replay(exchange: HttpExchange) -> SdkResponsesOutcome:
     from lmconform.clients.openai_python import replay_responses_stream  # see lmconform.clients.load_sdks
 
-    return replay_responses_stream(exchange.request.body, exchange)
+    body = exchange.request.body
+    assert isinstance(body, dict), "the checks that replay a stream judge streamed cases, whose body is an object"
+    return replay_responses_stream(body, exchange)
 
 
-def _calls(calls: list[tuple[str, str | None]]) -> str:
+def _calls(calls: Sequence[tuple[str | None, str | None]]) -> str:
     """Function calls as a reader writes them: `calculate({"expression": "2+2"})`, or `none`."""
     return ", ".join(f"{name}({arguments if arguments is not None else ''})" for name, arguments in calls) or "none"
 

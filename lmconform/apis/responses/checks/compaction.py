@@ -58,8 +58,8 @@ def count_covers_answer(observed: Observed) -> Iterator[Failure]:
 def is_compaction(observed: Observed) -> Iterator[Failure]:
     # Codex replaces its transcript with the output: an ordinary response there drops the history it compacted.
     body = _body(observed)
-    output = body.get("output") if isinstance(body.get("output"), list) else []
-    kinds = [item.get("type") for item in output if isinstance(item, dict)]
+    output = body.get("output")
+    kinds = [item.get("type") for item in (output if isinstance(output, list) else []) if isinstance(item, dict)]
     if body.get("object") != "response.compaction" or "compaction" not in kinds:
         yield Failure('object "response.compaction" with a `compaction` item in `output`',
                       f"object {shown(body.get('object'))}, output items {kinds}", observed.exchange.body_excerpt(300))

@@ -144,7 +144,8 @@ def _item_texts(item: object) -> list[str]:
     content = item.get("content") if isinstance(item, dict) else None
     if isinstance(content, str):
         return [content]
-    return [part.get("text") for part in content or [] if isinstance(part, dict) and isinstance(part.get("text"), str)]
+    texts = [part.get("text") for part in content or [] if isinstance(part, dict)]
+    return [text for text in texts if isinstance(text, str)]
 
 
 @check("responses.store.input_items_listed", level=Level.MUST, applies=responses_input_items,

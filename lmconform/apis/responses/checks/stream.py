@@ -83,7 +83,8 @@ def items_opened_before_parts(observed: Observed) -> Iterator[Failure]:
                           str(event.source))
             return
         elif index in closed:
-            yield Failure(f"nothing for output_index {index} after its output_item.done", event.type, str(event.source))
+            yield Failure(f"nothing for output_index {index} after its output_item.done", str(event.type),
+                          str(event.source))
             return
         if event.type == "response.output_item.done":
             closed.add(index)

@@ -86,7 +86,7 @@ def _hosted_dropped(tool: dict[str, Any], response: dict[str, Any]) -> tuple[str
 
 
 def _dropped(tool: dict[str, Any], response: dict[str, Any]) -> tuple[str | None, str]:
-    judge = {"namespace": _namespace_dropped, "custom": _custom_dropped}.get(tool.get("type"), _hosted_dropped)
+    judge = {"namespace": _namespace_dropped, "custom": _custom_dropped}.get(tool.get("type", ""), _hosted_dropped)
     return judge(tool, response)
 
 

@@ -244,10 +244,10 @@ def _chat_body(turn: Turn, messages: list[dict[str, Any]]) -> dict[str, Any]:
     tools, choice = turn.tools, turn.tool_choice
     if isinstance(choice, dict):
         tools, choice = [tool for tool in tools if tool.get("name") == choice["name"]], "required"
-    body = {"messages": messages,
-            "tools": [{"type": "function", "function": function} for function in chat_functions(tools)],
-            "tool_choice": choice, "parallel_tool_calls": turn.parallel_tool_calls,
-            "max_tokens": turn.max_output_tokens}
+    body: dict[str, Any] = {
+        "messages": messages,
+        "tools": [{"type": "function", "function": function} for function in chat_functions(tools)],
+        "tool_choice": choice, "parallel_tool_calls": turn.parallel_tool_calls, "max_tokens": turn.max_output_tokens}
     if turn.text_format is not None:  # the chat model knows the same formats as `response_format`
         body["response_format"] = _as_response_format(turn.text_format)
     return body

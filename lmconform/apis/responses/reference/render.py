@@ -122,7 +122,7 @@ def stream_events(response: dict[str, Any]) -> list[dict[str, Any]]:
     # Nothing is counted, nor cut, nor finished yet.
     opening = {**response, "status": "in_progress", "completed_at": None, "incomplete_details": None, "output": [],
                "usage": None}
-    found = [{"type": "response.created", "response": opening}, {"type": "response.in_progress", "response": opening}]
+    found: list[dict[str, Any]] = [{"type": "response.created", "response": opening}, {"type": "response.in_progress", "response": opening}]
     for index, item in enumerate(response["output"]):
         found.append({"type": "response.output_item.added", "output_index": index, "item": _opened(item)})
         found += _content_events(item, index)
@@ -148,8 +148,8 @@ def _words(text: str) -> list[str]:
 
 def _opened(item: dict[str, Any]) -> dict[str, Any]:
     """The item as `response.output_item.added` announces it: in progress, with nothing generated yet."""
-    empty = {"function_call": {"arguments": ""}, "custom_tool_call": {"input": ""}}.get(item["type"], {"content": []})
-    return {**item, **empty, **({"status": "in_progress"} if "status" in item else {})}
+    empty: dict[str, dict[str, Any]] = {"function_call": {"arguments": ""}, "custom_tool_call": {"input": ""}}
+    return {**item, **empty.get(item["type"], {"content": []}), **({"status": "in_progress"} if "status" in item else {})}
 
 
 def _deltas(kind: str, where: dict[str, Any], streamed: str) -> list[dict[str, Any]]:

@@ -22,7 +22,8 @@ PATCH = "*** Begin Patch\n*** Add File: hello.txt\n+{text}\n*** End Patch"
 def within_grammar(tool: dict[str, Any], text: str) -> str:
     """What the model writes for a custom tool: its text, or for a grammar tool whose grammar does not take that, the
     text as a patch, as OpenAI's constrained decoding keeps a model inside the grammar."""
-    form = tool.get("format") if isinstance(tool.get("format"), dict) else {}
+    form = tool.get("format")
+    form = form if isinstance(form, dict) else {}
     if form.get("type") != "grammar" or in_grammar(form.get("syntax"), form.get("definition"), text).matches is not False:
         return text
     return PATCH.format(text=text)
@@ -30,7 +31,7 @@ def within_grammar(tool: dict[str, Any], text: str) -> str:
 
 def chat_functions(tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The functions of the chat form that stand for the request's tools."""
-    functions = []
+    functions: list[dict[str, Any]] = []
     for tool in tools:
         if tool["type"] == "function":
             functions.append({key: tool[key] for key in ("name", "description", "parameters") if key in tool})

@@ -197,7 +197,9 @@ def _zod_type(value: Any) -> str:
         return "boolean"
     if isinstance(value, int | float):
         return "number"
-    return {str: "string", list: "array"}.get(type(value), "object")
+    if isinstance(value, str):
+        return "string"
+    return "array" if isinstance(value, list) else "object"
 
 
 def _field(container: dict[str, Any], key: str, expected: str, param: str, required: bool = False) -> Any:

@@ -78,7 +78,9 @@ def alive_after_error(observed: Observed) -> Iterator[Failure]:
 
 def _result(observed: Observed) -> object:
     observed.require_success()
-    return asked(observed)[0].response.value["result"]
+    response = asked(observed)[0].response
+    assert response is not None, "a request that succeeded was answered"
+    return response.value["result"]
 
 
 _MODEL_TEXT = ("id", "name", "family", "version")

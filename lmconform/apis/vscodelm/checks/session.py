@@ -68,6 +68,7 @@ def _history_judged(observed: Observed, turns: list[StdioTurn], expected_state: 
         if expected_state == COMMITTED:
             committed = len(sent) - _own_messages(observed, turn.name)
         else:  # what was committed when the discarded turn began
+            assert turn.previous is not None, "the case schema gives an edited answer the turn it replaces"
             previous = _item(observed, turn.previous)
             committed = len(previous.params.get("messages", [])) - _own_messages(observed, turn.previous)
         expected = f"{expected_state}, {committed} committed messages"

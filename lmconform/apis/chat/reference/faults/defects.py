@@ -47,6 +47,13 @@ def _reindexed(calls: list[list[Entry]], index: Callable[[int], int]) -> list[li
             for call in calls]
 
 
+def _first_chunk(lines: list[Line]) -> dict[str, Any]:
+    """A stream's first line, which the door always makes a chunk (the role delta), never text such as [DONE]."""
+    first = lines[0]
+    assert isinstance(first, dict), "the door opens every stream with a chunk"
+    return first
+
+
 def _each_chunk(lines: list[Line], change: Callable[[dict[str, Any]], dict[str, Any]]) -> list[Line]:
     return [change(line) if isinstance(line, dict) else line for line in lines]
 
@@ -178,7 +185,7 @@ def server_error(refusal: Response) -> Response:
        summary="one more chunk event follows `data: [DONE]` (stream only)",
        seen_in="hand-written SSE encoders")
 def data_after_done(lines: list[Line]) -> list[Line]:
-    envelope = {key: value for key, value in lines[0].items() if key != "choices"}
+    envelope = {key: value for key, value in _first_chunk(lines).items() if key != "choices"}
     return [*lines, {**envelope, "choices": [{"index": 0, "delta": {}, "logprobs": None, "finish_reason": None}]}]
 
 
@@ -241,17 +248,17 @@ def finish_reason_missing(plan: Plan) -> Plan:
        summary="the first chunk's delta has no `role` (stream only)",
        seen_in="servers that never send the role delta")
 def role_missing(lines: list[Line]) -> list[Line]:
-    first, *rest = lines
+    first = _first_chunk(lines)
     choice = first["choices"][0]
     delta = {key: value for key, value in choice["delta"].items() if key != "role"}
-    return [{**first, "choices": [{**choice, "delta": delta}]}, *rest]
+    return [{**first, "choices": [{**choice, "delta": delta}]}, *lines[1:]]
 
 
 @fault("chunk-id-changes", stages.STREAM, api="chat",
        summary="each chunk carries a different `id` (stream only)",
        seen_in="servers that mint an id per chunk")
 def chunk_id_changes(lines: list[Line]) -> list[Line]:
-    prefix, first = lines[0]["id"].rsplit("-", 1)
+    prefix, first = _first_chunk(lines)["id"].rsplit("-", 1)
     serials = count(int(first))
     return _each_chunk(lines, lambda chunk: {**chunk, "id": f"{prefix}-{next(serials)}"})
 

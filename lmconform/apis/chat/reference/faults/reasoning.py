@@ -72,7 +72,9 @@ def _last_prompt_changed(body: dict[str, Any], change: Any) -> dict[str, Any]:
     """The request with `change` applied to its last message's text, when that is a user's plain string: what the
     model reads as the prompt."""
     messages = body.get("messages")
-    last = messages[-1] if isinstance(messages, list) and messages else None
+    if not isinstance(messages, list) or not messages:
+        return body
+    last = messages[-1]
     if not isinstance(last, dict) or last.get("role") != "user" or not isinstance(last.get("content"), str):
         return body
     return {**body, "messages": [*messages[:-1], {**last, "content": change(last["content"])}]}

@@ -78,7 +78,7 @@ def usage_chunk_with_choice(lines: list[Line]) -> list[Line]:
          seen_in="LM Studio (lmstudio-bug-tracker#676 sample)")
 def role_with_content(lines: list[Line]) -> list[Line]:
     first, second, *rest = lines
-    if not (isinstance(second, dict) and second["choices"] and "content" in second["choices"][0]["delta"]):
+    if not (isinstance(first, dict) and isinstance(second, dict) and second["choices"] and "content" in second["choices"][0]["delta"]):
         return lines
     delta = {"role": "assistant", "content": second["choices"][0]["delta"]["content"]}
     return [{**first, "choices": [{**second["choices"][0], "delta": delta}]}, *rest]  # its logprobs too
@@ -117,7 +117,7 @@ def content_empty_with_tool_calls(body: dict[str, Any]) -> dict[str, Any]:
                  '"type", "code": 400}}`',
          seen_in="llama.cpp's llama-server; vLLM (responses/test_errors.py)")
 def error_object_integer_code(refusal: Response) -> Response:
-    message = json.loads(refusal.body)["error"]
+    message = json.loads(bytes(refusal.body))["error"]
     error = {"message": message, "type": "invalid_request_error", "code": refusal.status_code}
     return JSONResponse({"error": error}, status_code=refusal.status_code)
 

@@ -14,4 +14,4 @@ from lmconform.reference.faults.registry import fault
        summary="`GET /v1/models` answers 200 with a bare JSON list of model entries, no `object`/`data` envelope",
        seen_in="hand-written mock servers")
 def models_bare_list(reply: Response) -> Response:
-    return JSONResponse(json.loads(reply.body)["data"])
+    return JSONResponse(json.loads(bytes(reply.body))["data"])

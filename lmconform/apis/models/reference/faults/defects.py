@@ -22,6 +22,6 @@ def models_missing(reply: Response) -> Response:
        seen_in="servers that pass a loader's settings through as text; opencode and Codex size their history by "
                "the number")
 def models_context_length_string(reply: Response) -> Response:
-    body = json.loads(reply.body)
+    body = json.loads(bytes(reply.body))
     return JSONResponse({**body, "data": [{**entry, "max_context_length": str(entry["max_context_length"])}
                                           for entry in body["data"]]})

@@ -17,14 +17,14 @@ from lmconform.reference.model import CONTEXT_WORDS
                  "second",
          seen_in="llama.cpp's llama-server (test_basic.py); LM Studio lists embedding models (#763)")
 def models_extra_keys(reply: Response) -> Response:
-    body = json.loads(reply.body)
+    body = json.loads(bytes(reply.body))
     first = {**body["data"][0], "aliases": [], "tags": [], "status": {"value": "loaded"}}
     embedding = {"id": "text-embedding-nomic-embed-text-v1.5", "object": "model", "owned_by": "organization_owner"}
     return JSONResponse({**body, "data": [first, embedding]})
 
 
 def _context_length_as(reply: Response, stated: dict) -> Response:
-    body = json.loads(reply.body)
+    body = json.loads(bytes(reply.body))
     entries = [{**{key: value for key, value in entry.items() if key != "max_context_length"}, **stated}
                for entry in body["data"]]
     return JSONResponse({**body, "data": entries})

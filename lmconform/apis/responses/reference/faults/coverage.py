@@ -107,7 +107,7 @@ def delta_logprobs_missing(events: list[Event]) -> list[Event]:
        summary='a refused Responses request gets `{"error": "<message>"}`, a bare string, not an error object',
        seen_in="mlx-based servers (Blaizzy/nativ PR#195); LM Studio's chat endpoint answers so (#670)")
 def responses_error_string(refusal: Response) -> Response:
-    message = json.loads(refusal.body)["error"]["message"]
+    message = json.loads(bytes(refusal.body))["error"]["message"]
     return JSONResponse({"error": message}, status_code=refusal.status_code)
 
 

@@ -138,7 +138,7 @@ def arguments_done_mismatch(events: list[Event]) -> list[Event]:
        seen_in="vllm PR #56285 (ids made again when the final response is built)")
 def stream_item_ids_differ(events: list[Event]) -> list[Event]:
     def renamed(item: dict[str, Any]) -> dict[str, Any]:
-        again = {key: f"{item[key]}_final" for key in ("id", "call_id") if key in item}
+        again: dict[str, str] = {key: f"{item[key]}_final" for key in ("id", "call_id") if key in item}
         return {**item, **again}
 
     return [{**event, "response": {**event["response"], "output": [renamed(item) for item in event["response"]["output"]]}}
