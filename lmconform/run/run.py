@@ -180,9 +180,10 @@ class Run:
         if not plays:
             return None
         verdict = worst_of(list(plays.values())) if len(plays) > 1 else next(iter(plays.values()))
-        known = self.expectations.for_pair(case.id, check.id) if self.expectations else None
-        if known is not None:
-            return replace(verdict, expected=known.record(self.expectations.source))
+        expectations = self.expectations
+        known = expectations.for_pair(case.id, check.id) if expectations else None
+        if known is not None and expectations is not None:
+            return replace(verdict, expected=known.record(expectations.source))
         return self._expected_of_dialect(verdict)
 
     def _expected_of_dialect(self, verdict: Verdict) -> Verdict:
