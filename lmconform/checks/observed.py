@@ -21,7 +21,9 @@ from lmconform.wire.http import HttpExchange
 
 # What a case was played on: the exchanges of its API's transport (an HttpExchange, a StdioExchange for a bridge, a
 # WebSocketExchange for the Responses API's WebSocket mode) and the turns of its cases (an HttpTurn, a StdioTurn). A
-# check of one API names them (`Observed[StdioExchange, StdioTurn]`); a bare `Observed` is one over HTTP.
+# check of one API names them (`Observed[StdioExchange, StdioTurn]`); a bare `Observed` is one over HTTP. Covariant,
+# so that one over HTTP is also an AnyObserved, as the run holds it: nothing replaces an observation's exchanges once
+# it is played (checks only read), which is what makes that sound.
 ExchangeT = TypeVar("ExchangeT", bound=Exchange, default=HttpExchange, covariant=True)
 TurnT = TypeVar("TurnT", bound=Turn, default=HttpTurn, covariant=True)
 ObservedT = TypeVar("ObservedT", bound="Observed[Any, Any]")
