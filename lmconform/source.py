@@ -26,7 +26,7 @@ from typing import Protocol
 
 from lmconform.cases import Case
 from lmconform.checks.evaluate import Verdict
-from lmconform.checks.observed import Observed
+from lmconform.checks.observed import AnyObserved
 from lmconform.checks.registry import Check
 from lmconform.settings import RunSettings
 from lmconform.target import Target
@@ -39,8 +39,8 @@ class SourceContext:
     target: Target
     upstream: Target | None
     settings: RunSettings
-    play: Callable[[Case], Observed]  # one example sent to the target (and the upstream, if any)
-    written: Callable[[Case], list[Observed]]  # a case played as it is written, once or K times
+    play: Callable[[Case], AnyObserved]  # one example sent to the target (and the upstream, if any)
+    written: Callable[[Case], list[AnyObserved]]  # a case played as it is written, once or K times
     checks: tuple[Check, ...]  # every check the run could hold the target to, selected or not
 
 
@@ -49,6 +49,6 @@ class Source(Protocol):
 
     def representatives(self, case: Case) -> list[Case]: ...
 
-    def examples(self, case: Case, context: SourceContext) -> list[Observed]: ...
+    def examples(self, case: Case, context: SourceContext) -> list[AnyObserved]: ...
 
-    def judged(self, check: Check, observed: Observed) -> Verdict | None: ...
+    def judged(self, check: Check, observed: AnyObserved) -> Verdict | None: ...

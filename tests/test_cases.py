@@ -6,7 +6,7 @@ import re
 import jsonschema
 import pytest
 
-from lmconform.cases import CASE_SCHEMA, CaseError, case_files, load_case, load_cases
+from lmconform.cases import CASE_SCHEMA, CaseError, HttpTurn, StdioTurn, case_file, case_files, load_case, load_cases
 from lmconform.cases.reader import api_of_file
 
 CASE_FILES = case_files()
@@ -73,3 +73,19 @@ def test_a_case_file_that_is_not_json_is_refused(tmp_path):
     with pytest.raises(CaseError, match="not JSON"):
         load_case(path)
 
+
+
+def test_a_case_gives_its_turns_as_those_of_its_transport_and_refuses_another():
+    over_http = load_case(case_file("responses/continue-loop"))
+    over_stdio = load_case(case_file("vscodelm/cancel-while-streaming"))
+    assert over_http.turns_of(HttpTurn) == over_http.turns and over_http.turns
+    assert over_stdio.turns_of(StdioTurn) == over_stdio.turns and over_stdio.turns
+    with pytest.raises(TypeError, match="responses/continue-loop has turns of another transport than StdioTurn"):
+        over_http.turns_of(StdioTurn)
+
+
+def test_only_a_coding_agents_case_gives_an_agent_task():
+    assert load_case(case_file("chat/agent-opencode")).agent_task.name == "opencode"
+    written = load_case(case_file("responses/continue-loop"))
+    with pytest.raises(ValueError, match="responses/continue-loop is no coding agent's task"):
+        assert written.agent_task is None

@@ -12,7 +12,7 @@ from __future__ import annotations
 import fnmatch
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from lmconform.api_table import api_of
 
@@ -93,6 +93,9 @@ class StdioTurn(Turn):
     cancels: str | None = None
     after_parts: int | None = None
     edited_answer: str | None = None
+
+
+TurnT = TypeVar("TurnT", bound=Turn)
 
 
 # The words of a sibling turn: they must not reach any other child of the same parent.
@@ -193,6 +196,22 @@ class Case:
         first = "" if self.raw_body is not None else self.method
         return (first, *("" if isinstance(turn, StdioTurn) and turn.raw_body is not None else turn.method or default
                          for turn in self.turns))
+
+    @property
+    def agent_task(self) -> AgentTask:
+        """What the case's coding agent is asked to do: a case of the `agents` source, and each request its agent
+        sent, has one; asking another case for it is a mistake in the code that asks."""
+        if self.agent is None:
+            raise ValueError(f"the case {self.id} is no coding agent's task")
+        return self.agent
+
+    def turns_of(self, transport: type[TurnT]) -> tuple[TurnT, ...]:
+        """The case's turns, of the transport its API speaks (HttpTurn, StdioTurn): what a check or a player of that
+        API reads them as. Asking a case for the turns of another transport is a mistake in the code that asks."""
+        turns = tuple(turn for turn in self.turns if isinstance(turn, transport))
+        if len(turns) != len(self.turns):
+            raise TypeError(f"the case {self.id} has turns of another transport than {transport.__name__}")
+        return turns
 
     @property
     def tool_choice(self) -> Any:

@@ -15,7 +15,7 @@ from lmconform.run.play import play
 from lmconform.run.run import feature_probe
 from lmconform.settings import RunSettings
 from lmconform.target import Target
-from lmconform.wire.http import HttpExchange, route_missing
+from lmconform.wire.http import HttpExchange, over_http, route_missing
 
 REFUSED_KEY = (401, 403)
 
@@ -162,7 +162,7 @@ def missing_apis(target: Target) -> dict[str, str]:
         probe = feature_probe(api.name, api.name)  # an optional API's cases name it as their feature
         if probe is None:
             continue
-        exchange = play(probe, target, settings=RunSettings(max_tokens=PROBE_MAX_TOKENS)).exchange
+        exchange = over_http(play(probe, target, settings=RunSettings(max_tokens=PROBE_MAX_TOKENS)).exchange)
         if route_missing(exchange):
             missing[api.name] = f"HTTP {exchange.status} to {probe.method} {probe.path}"
     return missing

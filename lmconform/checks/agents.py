@@ -162,8 +162,8 @@ def tool_ran_with_arguments_sent(observed: Observed) -> Iterator[Failure | Note]
                            f"{_canonical(matched[0])[:120]}")
             continue
         if not readings:
-            _, error = call.parsed_arguments()
-            yield Failure(f"{run.label} runs {meant}", f"the arguments sent do not parse ({error}); it ran {ran}",
+            _, unparsed = call.parsed_arguments()
+            yield Failure(f"{run.label} runs {meant}", f"the arguments sent do not parse ({unparsed}); it ran {ran}",
                           _said(run))
         else:
             yield Failure(f"{run.label} runs {meant}", run.shown(f"it ran {ran}"), _said(run))

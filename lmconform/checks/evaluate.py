@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from lmconform.checks.observed import Observed
+from lmconform.checks.observed import AnyObserved
 from lmconform.checks.registry import Check
 from lmconform.verdicts.causes import SOURCE as CAUSES
 from lmconform.vocabulary import FINDING_OUTCOME, Failure, Grade, NotApplicable, Note, NoVerdict, Outcome, Unsupported
@@ -40,7 +40,7 @@ class Verdict:
     @property
     def known_limit(self) -> bool:
         """Whether the verdict is expected of the target because a known cause documents it of its dialect."""
-        return bool(self.expected) and str(self.expected.get("file", "")).startswith(CAUSES)
+        return self.expected is not None and str(self.expected.get("file", "")).startswith(CAUSES)
 
     @property
     def message(self) -> str:
@@ -91,34 +91,36 @@ class Verdict:
         }
 
 
-def evaluate(check: Check, observed: Observed) -> Verdict | None:
+def evaluate(check: Check, observed: AnyObserved) -> Verdict | None:
     """The verdict of `check` on `observed`, or None when the check has nothing to judge in this answer."""
     exchange = observed.exchange
-    common = dict(case_id=observed.case.id, check=check, curl=observed.reproduction(), secrets=observed.secrets,
-                  example=observed.example, agent=observed.agent_run.label if observed.agent_run else "")
+    # What every verdict on the observation says, whatever its outcome.
+    common = Verdict(case_id=observed.case.id, check=check, outcome=Outcome.OK, curl=observed.reproduction(),
+                     secrets=observed.secrets, example=observed.example,
+                     agent=observed.agent_run.label if observed.agent_run else "")
     if observed.unsupported:
-        return Verdict(outcome=Outcome.UNSUPPORTED, detail=observed.unsupported, **common)
+        return replace(common, outcome=Outcome.UNSUPPORTED, detail=observed.unsupported)
     judges_run = check.kind == "agent"  # an agent's coping with a failed or cut answer is what it judges
     failed = _no_answer(observed)
     if failed is not None and not judges_run and not (check.judges_lost_process and failed.error_kind in LOST_PROCESS) \
             and not (check.judges_broken_answers and failed.error_kind == BROKEN):
-        return Verdict(outcome=Outcome.ERROR, detail=failed.error, **common)
+        return replace(common, outcome=Outcome.ERROR, detail=failed.error or "")
     if observed.feature_missing:
-        detail = f"the target has no {observed.case.feature} route (HTTP {exchange.status}: {exchange.body_excerpt(200)})"
-        return Verdict(outcome=Outcome.UNSUPPORTED, detail=detail, **common)
+        detail = f"the target has no {observed.case.feature} route ({exchange.status_text}: {exchange.body_excerpt(200)})"
+        return replace(common, outcome=Outcome.UNSUPPORTED, detail=detail)
     if exchange.truncated and not check.judges_cut_bodies and not judges_run:
         detail = f"the body passed the {exchange.max_body_bytes} byte cap and was cut off; nothing after it was read"
-        return Verdict(outcome=Outcome.ERROR, detail=detail, **common)
+        return replace(common, outcome=Outcome.ERROR, detail=detail)
     try:
         found = check.run(observed)
     except NotApplicable:
         return None
     except Unsupported as reason:
-        return Verdict(outcome=Outcome.UNSUPPORTED, detail=str(reason), **common)
+        return replace(common, outcome=Outcome.UNSUPPORTED, detail=str(reason))
     except NoVerdict as reason:
-        return Verdict(outcome=Outcome.ERROR, detail=str(reason), **common)
+        return replace(common, outcome=Outcome.ERROR, detail=str(reason))
     except Exception as error:  # a check must never take the run down; a crash is a verdict-less ERROR
-        return Verdict(outcome=Outcome.ERROR, detail=f"the check crashed: {type(error).__name__}: {error}", **common)
+        return replace(common, outcome=Outcome.ERROR, detail=f"the check crashed: {type(error).__name__}: {error}")
     failures = tuple(item for item in found if isinstance(item, Failure))
     notes = tuple(item.text for item in found if isinstance(item, Note))
     grade = next((item for item in found if isinstance(item, Grade)), None)
@@ -126,7 +128,7 @@ def evaluate(check: Check, observed: Observed) -> Verdict | None:
     outcome = FINDING_OUTCOME[check.level] if failures else Outcome.OK
     cut = _cut_at_length(exchange) if failures and isinstance(exchange, HttpExchange) else None
     notes += (cut,) if cut else ()
-    return Verdict(outcome=outcome, failures=failures, notes=notes, grade=grade, **common)
+    return replace(common, outcome=outcome, failures=failures, notes=notes, grade=grade)
 
 
 def _cut_at_length(exchange: HttpExchange) -> str | None:
@@ -148,14 +150,14 @@ def _cut_at_length(exchange: HttpExchange) -> str | None:
             "shorter than the answer cuts it there, with no error a client can see")
 
 
-def judged(check: Check, observed: Observed) -> Verdict | None:
+def judged(check: Check, observed: AnyObserved) -> Verdict | None:
     """The verdict of `check` on `observed`, evaluated once however often it is asked for (checks only read)."""
     if check.id not in observed.judged:
         observed.judged[check.id] = evaluate(check, observed)
     return observed.judged[check.id]
 
 
-def _no_answer(observed: Observed) -> Exchange | None:
+def _no_answer(observed: AnyObserved) -> Exchange | None:
     """The exchange that leaves the case without a verdict: its request's, if that failed; over a transport that
     holds the case's conversation (a process), any of them, since what follows a lost process is not the target's
     answer to the case."""

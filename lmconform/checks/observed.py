@@ -6,10 +6,12 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from functools import wraps
-from typing import Any
+from typing import Any, Generic, Self
+
+from typing_extensions import TypeVar
 
 from lmconform.agents.outcome import AgentRun
-from lmconform.cases import FIRST, Case, Turn
+from lmconform.cases import FIRST, Case, HttpTurn, Turn
 from lmconform.normalize.events import Generation, ToolCall
 from lmconform.normalize.reading import reading
 from lmconform.target import Target
@@ -17,8 +19,17 @@ from lmconform.vocabulary import Failure, NotApplicable, Unsupported
 from lmconform.wire.exchange import Exchange
 from lmconform.wire.http import HttpExchange
 
+# What a case was played on: the exchanges of its API's transport (an HttpExchange, a StdioExchange for a bridge, a
+# WebSocketExchange for the Responses API's WebSocket mode) and the turns of its cases (an HttpTurn, a StdioTurn). A
+# check of one API names them (`Observed[StdioExchange, StdioTurn]`); a bare `Observed` is one over HTTP. Covariant,
+# so that one over HTTP is also an AnyObserved, as the run holds it: nothing replaces an observation's exchanges once
+# it is played (checks only read), which is what makes that sound.
+ExchangeT = TypeVar("ExchangeT", bound=Exchange, default=HttpExchange, covariant=True)
+TurnT = TypeVar("TurnT", bound=Turn, default=HttpTurn, covariant=True)
+ObservedT = TypeVar("ObservedT", bound="Observed[Any, Any]")
 
-def generation_of(api: str, exchange: HttpExchange) -> Generation:
+
+def generation_of(api: str, exchange: Exchange) -> Generation:
     """Any exchange of `api` in the generation vocabulary, from whichever form actually arrived."""
     normaliser = reading(api).generation
     if normaliser is None:
@@ -33,26 +44,26 @@ def output_cap(request: Any, field: str) -> int | None:
 
 
 @dataclass(frozen=True)
-class PlayedTurn:
+class PlayedTurn(Generic[TurnT, ExchangeT]):
     """A further turn of a case as the run played it: its exchange, or why it could not be sent."""
 
-    turn: Turn
-    exchange: HttpExchange | None
+    turn: TurnT
+    exchange: ExchangeT | None
     skipped: str | None = None
 
 
 @dataclass
-class Observed:
+class Observed(Generic[ExchangeT, TurnT]):
     case: Case
     target: Target
-    exchange: HttpExchange
-    turns: dict[str, PlayedTurn] = field(default_factory=dict)  # by name, in the order they were played
+    exchange: ExchangeT
+    turns: dict[str, PlayedTurn[TurnT, ExchangeT]] = field(default_factory=dict)  # by name, in the order played
     feature_missing: bool = False  # the target lacks the optional feature the case exercises
     upstream_exchange: HttpExchange | None = None  # the same request straight to --upstream
     upstream_target: Target | None = None
     # A pair's further answers (`"pair": "stream"`): the request in its other form ("streamed" or "body"), and the
     # unstreamed answer fetched by its id ("stored"), where the API's server keeps its answers.
-    paired: dict[str, HttpExchange] = field(default_factory=dict)
+    paired: dict[str, ExchangeT] = field(default_factory=dict)
     # For an example of a generated case: how it was generated and how to replay every request of it.
     example: str = ""
     # Verdicts already given on this observation, by check id: a generated example is judged once while it is
@@ -88,7 +99,7 @@ class Observed:
         return [self.exchange, *(played.exchange for played in self.turns.values() if played.exchange is not None),
                 *self.paired.values()]
 
-    def require_event_stream(self) -> None:
+    def require_event_stream(self: Observed[HttpExchange, Any]) -> None:
         """A check of streams has nothing to judge in a refusal or in an answer that is not an event stream."""
         self.require_success()
         if not self.exchange.is_event_stream:
@@ -124,7 +135,7 @@ class Observed:
             raise NotApplicable("no --upstream to compare with")
         return self.upstream_exchange
 
-    def pair(self) -> tuple[HttpExchange, HttpExchange]:
+    def pair(self) -> tuple[ExchangeT, ExchangeT]:
         """The answers of a pair, (streamed, body); a pair whose either answer is a refusal has nothing to compare."""
         if not self.case.pair:
             raise NotApplicable("the case is not a pair")
@@ -139,7 +150,7 @@ class Observed:
                 raise NotApplicable(f"one of the pair did not arrive whole: {exchange.error}")
         return streamed, body
 
-    def answers(self) -> list[tuple[str, Observed]]:
+    def answers(self) -> list[tuple[str, Self]]:
         """Each answer the case's request got, as an observation of its own, for the checks that hold every form of
         the answer to one rule (a stop string left out, log probabilities given): the case's own answer and, for a
         pair, the request in its other form, each named by its form when there are two ("the stream", "the body")."""
@@ -150,7 +161,7 @@ class Observed:
         return [(own, self), ("the body" if self.case.streamed else "the stream",
                               replace(self, exchange=other, paired={}, judged={}))]
 
-    def answer_to(self, name: str) -> HttpExchange:
+    def answer_to(self, name: str) -> ExchangeT:
         """The exchange of the case's request (FIRST) or of one of its turns; a turn that could not be sent has
         nothing to judge."""
         if name == FIRST:
@@ -161,13 +172,17 @@ class Observed:
         return played.exchange
 
 
-def in_every_answer(judge: Callable[[Observed], Iterable[Failure]]) -> Callable[[Observed], Iterator[Failure]]:
+# An observation of whichever transport its case's API speaks: what the run plays and judges.
+AnyObserved = Observed[Exchange, Turn]
+
+
+def in_every_answer(judge: Callable[[ObservedT], Iterable[Failure]]) -> Callable[[ObservedT], Iterator[Failure]]:
     """A check of one answer made a check of every answer the request got (Observed.answers): a pair's stream and its
     body are each held to it, each failure naming the form it was found in, and the check has nothing to judge only
     when neither answer has."""
 
     @wraps(judge)
-    def judged(observed: Observed) -> Iterator[Failure]:
+    def judged(observed: ObservedT) -> Iterator[Failure]:
         reasons, judged_any = [], False
         for form, answer in observed.answers():
             if answer.exchange.error:  # the case's own answer never gets here (lmconform.checks.evaluate)

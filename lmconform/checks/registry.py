@@ -12,7 +12,7 @@ import fnmatch
 import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from lmconform.vocabulary import CHECK_KINDS, Failure, Grade, Level, Note, Requirement, surface_of
 
@@ -20,7 +20,10 @@ if TYPE_CHECKING:
     from lmconform.cases import Case
     from lmconform.checks.observed import Observed
 
-CheckFunction = Callable[["Observed"], Iterable[Failure | Note | Grade]]
+# A check takes the observations of its API's transport (`Observed[StdioExchange, StdioTurn]` for a bridge's): the
+# registry holds checks of every transport, and the run gives each only the cases its `applies` accepts.
+CheckFunction = Callable[["Observed[Any, Any]"], Iterable[Failure | Note | Grade]]
+CheckFunctionT = TypeVar("CheckFunctionT", bound=CheckFunction)
 ID_PATTERN = re.compile(r"^[a-z][a-z0-9_]*(\.[a-z0-9_]+){2,}$")
 
 
@@ -48,7 +51,7 @@ class Check:
     # holds each to the fault × check table `make catalogue` writes.
     proven_by: tuple[str, ...] = ()
 
-    def run(self, observed: Observed) -> list[Failure | Note | Grade]:
+    def run(self, observed: Observed[Any, Any]) -> list[Failure | Note | Grade]:
         return list(self.function(observed))
 
 
@@ -57,7 +60,8 @@ REGISTRY: dict[str, Check] = {}
 
 def check(id: str, *, level: Level, title: str, ref: str, applies: Callable[[Case], bool],
           proven_by: Iterable[str] = (), requires: Iterable[Requirement] = (), kind: str = "wire",
-          judges_cut_bodies: bool = False, judges_lost_process: bool = False, judges_broken_answers: bool = False):
+          judges_cut_bodies: bool = False, judges_lost_process: bool = False,
+          judges_broken_answers: bool = False) -> Callable[[CheckFunctionT], CheckFunctionT]:
     """Register a check function under a stable id; a second registration of the same id is an error."""
     if not ID_PATTERN.match(id):
         raise ValueError(f"check id {id!r} is not <surface>.<area>.<property> in lower case")
@@ -66,7 +70,7 @@ def check(id: str, *, level: Level, title: str, ref: str, applies: Callable[[Cas
     if kind not in CHECK_KINDS:
         raise ValueError(f"check {id!r}: kind is one of {', '.join(CHECK_KINDS)}")
 
-    def register(function: CheckFunction) -> CheckFunction:
+    def register(function: CheckFunctionT) -> CheckFunctionT:
         REGISTRY[id] = Check(id=id, level=Level(level), title=title, ref=ref, applies=applies, function=function,
                              surface=surface_of(id), kind=kind, requires=frozenset(map(Requirement, requires)),
                              judges_cut_bodies=judges_cut_bodies, judges_lost_process=judges_lost_process,

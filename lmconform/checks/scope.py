@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from lmconform.api_table import HTTP, api_of
-from lmconform.cases import Case
+from lmconform.cases import Case, HttpTurn
 from lmconform.normalize.reading import reading
 from lmconform.vocabulary import LONG_PROMPT_WORDS, Level
 
@@ -50,7 +50,7 @@ def refusal_level(case: Case) -> Level:
     MUST for a written invalid case and a hand-written violation, a structure no server can read."""
     generated = case.provenance.get("generated") if isinstance(case.provenance, dict) else None
     level = generated.get("level") if isinstance(generated, dict) else None
-    return Level(level) if level in Level.__members__ else Level.MUST
+    return Level(level) if isinstance(level, str) and level in Level.__members__ else Level.MUST
 
 
 def refusal_required(case: Case) -> bool:
@@ -63,7 +63,7 @@ def refusal_advised(case: Case) -> bool:
 
 def refusal_expected(case: Case) -> bool:
     """The request, or one of the turns (an unknown previous_response_id), is to be refused with an error body."""
-    return over_http(case) and (case.invalid or any(turn.unknown_previous_id for turn in case.turns))
+    return over_http(case) and (case.invalid or any(turn.unknown_previous_id for turn in case.turns_of(HttpTurn)))
 
 
 def streamed(case: Case) -> bool:
@@ -163,7 +163,8 @@ def paired_forced_enum(case: Case) -> bool:
     tool = forced_tool(case) if paired(case) else None
     parameters = (tool.get("parameters") or tool.get("input_schema")) if tool else None
     properties = parameters.get("properties") if isinstance(parameters, dict) else None
-    return bool(properties) and all(isinstance(schema, dict) and "enum" in schema for schema in properties.values())
+    return isinstance(properties, dict) and bool(properties) and all(isinstance(schema, dict) and "enum" in schema
+                                                                    for schema in properties.values())
 
 
 def asks_logprobs(case: Case) -> bool:
@@ -214,7 +215,8 @@ def carried_reasoning(body: object) -> list[str]:
     for listed in (value for value in items if isinstance(value, list)):
         for entry in (entry for entry in listed if isinstance(entry, dict)):
             found += [entry[name] for name in _REASONING_MEMBERS if isinstance(entry.get(name), str) and entry[name]]
-            for key in _REASONING_PARTS.get(entry.get("type"), ()):
+            kind = entry.get("type")
+            for key in _REASONING_PARTS.get(kind, ()) if isinstance(kind, str) else ():
                 value = entry.get(key)
                 parts = value if isinstance(value, list) else [{"text": value}]
                 found += [part["text"] for part in parts if isinstance(part, dict) and isinstance(part.get("text"), str)]

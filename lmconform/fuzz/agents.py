@@ -20,7 +20,7 @@ from lmconform.agents.versions import node_modules
 from lmconform.api_table import api_of
 from lmconform.cases import Case, load_cases
 from lmconform.checks.evaluate import judged as evaluate_judged
-from lmconform.checks.observed import Observed
+from lmconform.checks.observed import AnyObserved, Observed
 from lmconform.settings import RunSettings
 from lmconform.source import SourceContext
 from lmconform.target import Target
@@ -37,9 +37,9 @@ def takes_part(case: Case, settings: RunSettings) -> bool:
 def representatives(case: Case) -> list[Case]:
     """The requests the agent is on record as sending given the case's shape of model id (its recorded cases), as
     examples of this case; the case's own request when none is recorded."""
-    agent = AGENTS[case.agent.name]
+    agent = AGENTS[case.agent_task.name]
     client = agent.client  # recorded cases name it by its user agent: `claude-cli 2.1.332`
-    shape = agent.model_shape(case.agent.model_shape).name
+    shape = agent.model_shape(case.agent_task.model_shape).name
     recorded = [other for other in load_cases(case.api)
                 if str(other.provenance.get("client", "")).startswith(client + " ")
                 and other.provenance.get("model_shape", shape) == shape]
@@ -47,19 +47,20 @@ def representatives(case: Case) -> list[Case]:
         _example(case, case.method, case.path, case.body)]
 
 
-def examples(case: Case, context: SourceContext) -> list[Observed]:
+def examples(case: Case, context: SourceContext) -> list[AnyObserved]:
     """The agent run `settings.repeat` times; every request of every run is an example (none of them a finding to
     shrink: an agent is not a generator); none when the run does not run the case's agent."""
-    agent, settings = AGENTS[case.agent.name], context.settings
+    task, settings = case.agent_task, context.settings
+    agent = AGENTS[task.name]
     if not takes_part(case, settings):
         return []
     limits = Limits(settings.agent_seconds, settings.agent_requests)
     installed = node_modules(agent, dict(settings.agent_versions).get(agent.name))
-    found: list[Observed] = []
+    found: list[AnyObserved] = []
     for repetition in range(settings.repeat):
-        run = run_agent(agent, context.target, case.agent.task, case.agent.secret, limits, installed,
-                        model=agent.model_shape(case.agent.model_shape).model if case.agent.model_shape else None,
-                        file_words=case.agent.file_words)
+        run = run_agent(agent, context.target, task.task, task.secret, limits, installed,
+                        model=agent.model_shape(task.model_shape).model if task.model_shape else None,
+                        file_words=task.file_words)
         found += observations(case, run, context.target, repetition)
     return found
 
@@ -67,7 +68,7 @@ def examples(case: Case, context: SourceContext) -> list[Observed]:
 judged = evaluate_judged  # a check's own verdict on each request the agent sent
 
 
-def observations(case: Case, run: AgentRun, target: Target, repetition: int = 0) -> list[Observed]:
+def observations(case: Case, run: AgentRun, target: Target, repetition: int = 0) -> list[AnyObserved]:
     """The run's requests of the case's API as examples, in the order the agent sent them; the last carries the
     checks of the whole run. A run that sent none (the agent could not start, or gave up first) is one example
     with no answer, for those checks to judge."""
@@ -82,10 +83,10 @@ def observations(case: Case, run: AgentRun, target: Target, repetition: int = 0)
         sent = [HttpExchange(request=HttpRequest(api.method, target.url(api.path), {}, None), error=why,
                              error_kind="exited")]
     described = summary(run)
-    examples = []
+    examples: list[AnyObserved] = []
     for position, exchange in enumerate(sent):
         example = _example(case, exchange.request.method, _path(exchange, target), exchange.request.body)
-        if case.agent.file_words and holds_filler(exchange.request.body):
+        if case.agent_task.file_words and holds_filler(exchange.request.body):
             # A request carrying the file past the context: an overflow, refused as one, as a written case's.
             example = replace(example, overflows_context=True, expect_status="success_or_client_error")
         examples.append(Observed(example, target, exchange, example=described, play=repetition, agent_run=run,
@@ -104,7 +105,7 @@ def _path(exchange: HttpExchange, target: Target) -> str:
 
 
 def _example(case: Case, method: str, path: str, body) -> Case:
-    agent = case.agent
+    agent = case.agent_task
     provenance = {"source": f"sent by the agent {agent.name} through lmconform's relay, for {case.id}"}
     text = body if isinstance(body, str) else None
     return replace(case, method=method, path=path, body=None if text is not None else body, raw_body=text,

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import random
 import string
-from typing import Any
+from typing import Any, Literal
 
 from hypothesis import strategies as st
 
@@ -33,7 +33,8 @@ UNUSUAL_TEXTS = (
 # with `codec="utf-8"` (`st.text()`'s default), which draws the same characters but makes Hypothesis encode all 1.1
 # million code points once per storage directory: 3 to 6 CPU-seconds of every run in a fresh output folder
 # (`lmconform check`). Every free text of the generated requests draws from this one set.
-utf8_characters = st.characters(exclude_categories=("Cs",))
+SURROGATES: tuple[Literal["Cs"]] = ("Cs",)
+utf8_characters = st.characters(exclude_categories=SURROGATES)
 texts = st.one_of(
     st.lists(st.sampled_from(WORDS), min_size=1, max_size=6).map(" ".join),
     st.sampled_from(UNUSUAL_TEXTS),
@@ -134,7 +135,8 @@ def instance(schema: dict) -> Any:
         return {name: instance(child) for name, child in schema.get("properties", {}).items()}
     if kind == "array":
         return [instance(schema["items"])]
-    return {"string": "Paris", "integer": 3, "number": 1.5, "boolean": True}[kind]
+    scalars: dict[Any, object] = {"string": "Paris", "integer": 3, "number": 1.5, "boolean": True}
+    return scalars[kind]
 
 
 @st.composite

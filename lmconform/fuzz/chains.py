@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from lmconform.api_table import api_of
 from lmconform.cases import FIRST, Case, HttpTurn
 from lmconform.checks.evaluate import judged as evaluate_judged
-from lmconform.checks.observed import Observed
+from lmconform.checks.observed import AnyObserved
 from lmconform.fuzz.search import Search, searched
 from lmconform.fuzz.search import search as generic_search
 from lmconform.settings import DEFAULT_FUZZ_SHRINK, RunSettings
@@ -165,19 +165,18 @@ def representative(source: Case) -> Case:
     return as_case(source, program.turns, 0)
 
 
-def search(source: Case, play: Callable[[Case], Observed], has_finding: Callable[[Observed], bool],
+def search(source: Case, play: Callable[[Case], AnyObserved], has_finding: Callable[[AnyObserved], bool],
            examples: int, seed: int | None = None, shrink_plays: int = DEFAULT_FUZZ_SHRINK) -> Search:
     """Up to `examples` programs (see `programs_for`), each played; the first with a finding shrunk."""
     return generic_search(programs(source), play, has_finding, programs_for(examples), seed, shrink_plays)
 
 
-def describe(observed: Observed) -> str:
+def describe(observed: AnyObserved) -> str:
     """A generated program as a person reads it: its turns, then every request that replays it."""
     case = observed.case
     lines = [f"{case.provenance['source']}, example {case.provenance['generated'].get('example')}:",
              f"  {FIRST}: {_shown(HttpTurn(FIRST, case.body))}"]
-    for played in observed.turns.values():
-        turn = played.turn
+    for turn in observed.case.turns_of(HttpTurn):  # each played, in order (observed.turns)
         references = ", ".join(f"{key} {value}" for key, value in (("previous", turn.previous),
                                                                   ("answers the call of", turn.answers_call_of)) if value)
         lines.append(f"  {turn.name}: {_shown(turn)}{f' ({references})' if references else ''}")
@@ -203,5 +202,5 @@ def takes_part(case: Case, settings: RunSettings) -> bool:
     return True
 
 
-def examples(case: Case, context: SourceContext) -> list[Observed]:
+def examples(case: Case, context: SourceContext) -> list[AnyObserved]:
     return searched(case, context, SOURCE, search, describe)

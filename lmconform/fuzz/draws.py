@@ -22,7 +22,7 @@ _depth = 0
 _imported_constants = getattr(providers, "_get_local_constants", None)
 
 
-def _no_imported_constants() -> object:
+def _no_imported_constants() -> providers.Constants:
     return providers.Constants()
 
 

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from lmconform.api_table import api_of
 from lmconform.cases import Case
 from lmconform.checks.evaluate import judged as evaluate_judged
-from lmconform.checks.observed import Observed
+from lmconform.checks.observed import AnyObserved
 from lmconform.fuzz.derived import SENT_LEVELS, schema_violations
 from lmconform.fuzz.search import Search, searched
 from lmconform.fuzz.search import search as generic_search
@@ -101,7 +101,7 @@ def representatives(source: Case) -> list[Case]:
     return [as_case(source, body, None) for body in generated_requests(source.api).representatives(function)]
 
 
-def search(source: Case, play: Callable[[Case], Observed], has_finding: Callable[[Observed], bool],
+def search(source: Case, play: Callable[[Case], AnyObserved], has_finding: Callable[[AnyObserved], bool],
            examples: int, seed: int | None = None, shrink_plays: int = DEFAULT_FUZZ_SHRINK,
            profile: str | None = None) -> Search:
     """Valid requests in one search; invalid ones in a search per family of violations, the budget shared between
@@ -110,7 +110,7 @@ def search(source: Case, play: Callable[[Case], Observed], has_finding: Callable
     if mode_of(source) == "positive":
         return generic_search(examples_of(source, seed), play, has_finding, examples, seed, shrink_plays)
     families = violation_families(source.api, profile)
-    kept: list[Observed] = []
+    kept: list[AnyObserved] = []
     for position, family in enumerate(families):
         share = examples // len(families) + (position < examples % len(families))
         drawn = st.sampled_from(family).flatmap(lambda violation: examples_of(source, seed, violation))
@@ -121,7 +121,7 @@ def search(source: Case, play: Callable[[Case], Observed], has_finding: Callable
     return Search(tuple(kept), None)
 
 
-def describe(observed: Observed) -> str:
+def describe(observed: AnyObserved) -> str:
     """A generated request as a person reads it: how it was made, its body, and the command that replays it."""
     case = observed.case
     generated = case.provenance["generated"]
@@ -145,6 +145,6 @@ def takes_part(case: Case, settings: RunSettings) -> bool:
     return True
 
 
-def examples(case: Case, context: SourceContext) -> list[Observed]:
+def examples(case: Case, context: SourceContext) -> list[AnyObserved]:
     profile = context.target.profile_spec.family  # the schemas' profile: what the target documents as valid
     return searched(case, context, SOURCE, partial(search, profile=profile), describe)

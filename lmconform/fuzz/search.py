@@ -21,7 +21,7 @@ from hypothesis.errors import Flaky, Unsatisfiable
 from lmconform.cases import Case
 from lmconform.cases.writer import save_finding
 from lmconform.checks.evaluate import judged
-from lmconform.checks.observed import Observed
+from lmconform.checks.observed import AnyObserved
 from lmconform.checks.registry import Check
 from lmconform.fuzz.draws import independent_of_imports
 from lmconform.settings import DEFAULT_FUZZ_SHRINK
@@ -33,21 +33,21 @@ from lmconform.vocabulary import Outcome
 class Search:
     """What a search played: the examples that kept every invariant, and the shrunk one that did not (if any)."""
 
-    kept: tuple[Observed, ...]
-    finding: Observed | None
+    kept: tuple[AnyObserved, ...]
+    finding: AnyObserved | None
 
 
 class _Found(Exception):
     pass
 
 
-def search(examples_of: st.SearchStrategy[Case], play: Callable[[Case], Observed],
-           has_finding: Callable[[Observed], bool], examples: int, seed: int | None = None,
+def search(examples_of: st.SearchStrategy[Case], play: Callable[[Case], AnyObserved],
+           has_finding: Callable[[AnyObserved], bool], examples: int, seed: int | None = None,
            shrink_plays: int = DEFAULT_FUZZ_SHRINK) -> Search:
     """Generate up to `examples` cases, play each, and shrink the first one `has_finding` to the smallest, playing
     at most `shrink_plays` more."""
-    kept: list[Observed] = []
-    found: list[Observed] = []
+    kept: list[AnyObserved] = []
+    found: list[AnyObserved] = []
     shrinking = [0]  # requests sent since the first finding
     if examples <= 0:
         return Search((), None)
@@ -99,7 +99,7 @@ class FindingOf:
     def __init__(self, checks: Iterable[Check]) -> None:
         self.checks = [check for check in checks if not check.requires]
 
-    def __call__(self, observed: Observed) -> bool:
+    def __call__(self, observed: AnyObserved) -> bool:
         failing = [check for check in self.checks if check.applies(observed.case)
                    and (verdict := judged(check, observed)) is not None and verdict.outcome in SHRUNK_OUTCOMES]
         if failing and len(failing) < len(self.checks):
@@ -108,7 +108,7 @@ class FindingOf:
 
 
 def searched(case: Case, context: SourceContext, name: str, search_with: Callable[..., Search],
-             describe: Callable[[Observed], str]) -> list[Observed]:
+             describe: Callable[[AnyObserved], str]) -> list[AnyObserved]:
     """The examples a source of generated requests (called `name`, searching with `search_with` and describing an
     example with `describe`) gives for `case`: those that kept every invariant, and the shrunk one that did not; none
     when the run's settings leave the source or the case's mode out."""
@@ -116,7 +116,7 @@ def searched(case: Case, context: SourceContext, name: str, search_with: Callabl
     if name not in settings.fuzz_sources or settings.fuzz_mode not in ("both", "negative" if case.invalid else "positive"):
         return []
 
-    def play_example(example: Case) -> Observed:
+    def play_example(example: Case) -> AnyObserved:
         observed = context.play(example)
         observed.example = describe(observed)
         return observed

@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 
 from lmconform.cases import Case
 from lmconform.checks.evaluate import Verdict, evaluate
-from lmconform.checks.observed import Observed
+from lmconform.checks.observed import AnyObserved, Observed
 from lmconform.checks.registry import Check
 from lmconform.fuzz.draws import independent_of_imports
 from lmconform.fuzz.requests import generated_requests
@@ -31,6 +31,7 @@ from lmconform.reference.streams.form import LINE_ENDS
 from lmconform.settings import RunSettings
 from lmconform.source import SourceContext
 from lmconform.vocabulary import FINDINGS, Outcome
+from lmconform.wire.http import HttpExchange
 
 # What a search counts and shrinks: what fails a run, and a check that could not judge what it was given.
 COUNTED = frozenset({Outcome.FAILED, Outcome.NON_STRICT, Outcome.ERROR})
@@ -126,11 +127,11 @@ def representatives(source: Case) -> list[Case]:
     return [as_case(source, Example(source.api, "", CITIES[0], True, 2, usage, Form(0, frozenset())), 0)]
 
 
-def played_form(observed: Observed) -> Form | None:
+def played_form(observed: AnyObserved) -> Form | None:
     """The form the answer was written in, by the features that changed something (from the reference server's
     header, straight or through the proxy); None when no reference server said."""
     for exchange in (observed.upstream_exchange, observed.exchange):
-        named = exchange.headers.get(FORM_HEADER.lower()) if exchange is not None else None
+        named = exchange.headers.get(FORM_HEADER.lower()) if isinstance(exchange, HttpExchange) else None
         if named:
             try:
                 return parse_form(named)
@@ -139,16 +140,16 @@ def played_form(observed: Observed) -> Form | None:
     return None
 
 
-def shows(observed: Observed) -> str:
+def shows(observed: AnyObserved) -> str:
     for exchange in (observed.upstream_exchange, observed.exchange):
-        text = exchange.headers.get(SHOWS_HEADER.lower()) if exchange is not None else None
+        text = exchange.headers.get(SHOWS_HEADER.lower()) if isinstance(exchange, HttpExchange) else None
         if text:
             return text
     form = played_form(observed)
     return "the form " + str(form) if form else PLAIN_SHOWS
 
 
-def describe(observed: Observed) -> str:
+def describe(observed: AnyObserved) -> str:
     """An example as a person reads it: its form, what the form did, and the requests that replay it."""
     case = observed.case
     form = played_form(observed) or parse_form(case.provenance["form"])
@@ -166,7 +167,7 @@ class Finding:
     smallest form found that still makes it go wrong, as it was played."""
 
     key: str
-    observed: Observed
+    observed: AnyObserved
     form: Form
     cause: str  # what the form did, or PLAIN_SHOWS: it goes wrong whatever the framing
 
@@ -176,22 +177,22 @@ class Search:
     """What a search played: the examples without a finding, each finding shrunk, and how many examples each
     shrunk form accounts for (by the form's name)."""
 
-    kept: tuple[Observed, ...]
+    kept: tuple[AnyObserved, ...]
     findings: tuple[Finding, ...]
     examples_of: dict[str, int]
-    played: tuple[Observed, ...]  # every example as first played
+    played: tuple[AnyObserved, ...]  # every example as first played
 
 
-Play = Callable[[Case], Observed]
-FindingsOf = Callable[[Observed], frozenset[str]]
+Play = Callable[[Case], AnyObserved]
+FindingsOf = Callable[[AnyObserved], frozenset[str]]
 
 
 def search(source: Case, play: Play, findings_of: FindingsOf, examples: int, seed: int = 0) -> Search:
     """Play `examples` generated examples of the source's API. Each thing that goes wrong is shrunk unless a form
     already shrunk for it holds no feature the example lacks; what else goes wrong in the shrunk form is put down
     to the same form."""
-    kept: list[Observed] = []
-    played: list[Observed] = []
+    kept: list[AnyObserved] = []
+    played: list[AnyObserved] = []
     findings: list[Finding] = []
     examples_of: dict[str, int] = {}
     for index, example in enumerate(drawn(source.api, examples, seed)):
@@ -235,7 +236,7 @@ def _shown_by_earlier(source: Case, example: Example, index: int, key: str, find
     return None
 
 
-def _shrunk(source: Case, example: Example, index: int, key: str, observed: Observed, play: Play,
+def _shrunk(source: Case, example: Example, index: int, key: str, observed: AnyObserved, play: Play,
             findings_of: FindingsOf) -> Finding:
     """The smallest form found that still has `key`: no feature at all, or one feature alone (under the
     example's seed, then under a few others: where a write is cut depends on every byte before it, so a feature
@@ -243,7 +244,7 @@ def _shrunk(source: Case, example: Example, index: int, key: str, observed: Obse
     features taken away one at a time, each kept away if `key` still goes wrong without it."""
     tried: set[tuple[int, frozenset[str]]] = {(example.form.seed, example.form.features)}
 
-    def has_key(form: Form) -> Observed | None:
+    def has_key(form: Form) -> AnyObserved | None:
         tried.add((form.seed, form.features))
         answer = play(as_case(source, example.in_form(form), index))
         return answer if key in findings_of(answer) else None
@@ -272,7 +273,7 @@ def _other_seed(seed: int, turn: int) -> int:
 # --- judging an example that went through a proxy -------------------------------------------------------------------
 
 
-def straight(observed: Observed) -> Observed | None:
+def straight(observed: AnyObserved) -> AnyObserved | None:
     """The example as the upstream answered it straight, judged as an answer of its own."""
     if observed.upstream_exchange is None:
         return None
@@ -280,7 +281,7 @@ def straight(observed: Observed) -> Observed | None:
                     example=observed.example)
 
 
-def judged(check: Check, observed: Observed) -> Verdict | None:
+def judged(check: Check, observed: AnyObserved) -> Verdict | None:
     """`check`'s verdict on the proxy's answer to an example. A check the upstream's own answer fails as well is
     no finding about the proxy: the form is legal, a client reads it wrongly, and the proxy passed it on as it
     was (the verdict says so)."""
@@ -303,9 +304,9 @@ def keys_of(verdict: Verdict) -> set[str]:
     return {f"{verdict.check.id} ({failure.expected.split(':', 1)[0]})" for failure in verdict.failures}
 
 
-def findings_by(checks: list[Check]) -> Callable[[Observed], frozenset[str]]:
+def findings_by(checks: list[Check]) -> Callable[[AnyObserved], frozenset[str]]:
     """What goes wrong with an example through the proxy, by `checks`: one key when no answer came at all."""
-    def findings_of(observed: Observed) -> frozenset[str]:
+    def findings_of(observed: AnyObserved) -> frozenset[str]:
         if observed.exchange.error:
             return frozenset({f"no answer ({observed.exchange.error_kind})"})
         found: set[str] = set()
@@ -325,7 +326,7 @@ def takes_part(case: Case, settings: RunSettings) -> bool:
     return settings.stream_examples > 0
 
 
-def examples(case: Case, context: SourceContext) -> list[Observed]:
+def examples(case: Case, context: SourceContext) -> list[AnyObserved]:
     """The generated answers through the target (a proxy) and straight to the upstream: those without a finding, and
     each finding shrunk to the smallest form that still has it. Without generated answers to send, the case is its
     own plain request, played as written."""
@@ -333,7 +334,7 @@ def examples(case: Case, context: SourceContext) -> list[Observed]:
     if not settings.stream_examples:
         return context.written(case)
 
-    def play_example(example: Case) -> Observed:
+    def play_example(example: Case) -> AnyObserved:
         observed = context.play(example)
         observed.example = describe(observed)
         return observed

@@ -66,11 +66,11 @@ def unhonoured(schema: Any, subject: str) -> str | None:
         Draft202012Validator.check_schema(schema)
     except SchemaError as error:
         return f"the schema is not a JSON Schema: {error.message}"
-    error = next(_errors(example(schema, subject), schema), None)
-    if error is None:
+    broken = next(_errors(example(schema, subject), schema), None)
+    if broken is None:
         return None
-    where = "".join(f"/{step}" for step in error.absolute_path) or "/"
-    return f"JSON Schema keyword '{error.validator}' (at {where}) is not supported in a structured output"
+    where = "".join(f"/{step}" for step in broken.absolute_path) or "/"
+    return f"JSON Schema keyword '{broken.validator}' (at {where}) is not supported in a structured output"
 
 
 def breaking(schema: Any, subject: str, keywords: frozenset[str] | None = None) -> Any:
@@ -101,14 +101,14 @@ def _resolved(root: Any, reference: str) -> Any:
 
 
 def _object(schema: dict, subject: str, root: Any, depth: int) -> dict:
-    properties = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
-    required = schema.get("required") if isinstance(schema.get("required"), list) else list(properties)
+    properties = given if isinstance(given := schema.get("properties"), dict) else {}
+    required = listed if isinstance(listed := schema.get("required"), list) else list(properties)
     names = list(properties) if depth < DEPTH else [name for name in properties if name in required]
     return {name: example(properties[name], subject, root, depth + 1) for name in names}
 
 
 def _array(schema: dict, subject: str, root: Any, depth: int) -> list:
-    prefix = schema.get("prefixItems") if isinstance(schema.get("prefixItems"), list) else []
+    prefix = given if isinstance(given := schema.get("prefixItems"), list) else []
     items = [example(item, subject, root, depth + 1) for item in prefix]
     least = schema.get("minItems", 0) if isinstance(schema.get("minItems"), int) else 0
     wanted = max(least, len(items) + (1 if depth < DEPTH and schema.get("items") is not False else 0))
@@ -136,7 +136,7 @@ def _number(schema: dict, kind: str) -> int | float:
 
 
 def _string(schema: dict, subject: str) -> str:
-    text = FORMATS.get(schema.get("format"), subject) if isinstance(schema.get("format"), str) else subject
+    text = FORMATS.get(named, subject) if isinstance(named := schema.get("format"), str) else subject
     least, most = schema.get("minLength"), schema.get("maxLength")
     if isinstance(least, int) and len(text) < least:
         text = text + "x" * (least - len(text))

@@ -136,7 +136,7 @@ def _structured(body: dict[str, Any], prompt: str) -> str | None:
     """The answer as JSON when `response_format` asks for it: an example of the schema, or an object."""
     response_format = body.get("response_format")
     kind = response_format.get("type") if isinstance(response_format, dict) else None
-    if kind == "json_schema":
+    if kind == "json_schema" and isinstance(response_format, dict):
         return compact_json(example((response_format.get("json_schema") or {}).get("schema"), _subject(prompt)))
     if kind == "json_object":
         return arguments_json({"text": f"You said: {prompt}"})
@@ -228,7 +228,9 @@ def agent_turn(body: dict[str, Any]) -> Plan | None:
         if found:
             return Plan(f'The secret word is "{found[1]}".')
         return Plan(f"The file did not give me the secret word; the tool said: {said[:200]}")
-    path = AGENT_TASK.search(content_text(messages[asked].get("content")))[1]
+    task = AGENT_TASK.search(content_text(messages[asked].get("content")))
+    assert task is not None  # `asked` is the message it was found in
+    path = task[1]
     call = _reading_call(body.get("tools") or [], path)
     if call is None:
         return None
@@ -246,12 +248,12 @@ def _reading_call(tools: list[dict[str, Any]], path: str) -> tuple[str, dict[str
         function = next((function for function in functions if str(function.get("name")).lower() in names), None)
         parameters = function.get("parameters") if function else None
         properties = parameters.get("properties") if isinstance(parameters, dict) else None
-        if not isinstance(properties, dict):
+        if function is None or not isinstance(parameters, dict) or not isinstance(properties, dict):
             continue
         slot = next((name for name in properties if fits(name)), None)
         if slot is None:
             continue
-        required = parameters.get("required") if isinstance(parameters.get("required"), list) else []
+        required = listed if isinstance(listed := parameters.get("required"), list) else []
         arguments = {name: example(properties[name], "") for name in required if name in properties}
         arguments[slot] = value(properties[slot])
         return function["name"], arguments

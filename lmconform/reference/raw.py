@@ -94,9 +94,9 @@ async def body_of(answer: Response) -> AsyncIterator[bytes]:
     """The body of any answer, write by write."""
     if isinstance(answer, StreamingResponse):
         async for data in answer.body_iterator:
-            yield data if isinstance(data, bytes) else data.encode()
+            yield data.encode() if isinstance(data, str) else bytes(data)
     else:
-        yield answer.body
+        yield bytes(answer.body)
 
 
 async def dripped(body: AsyncIterator[bytes], count: int = DRIP_BYTES, pause: float = DRIP_PAUSE_S

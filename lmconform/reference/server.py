@@ -11,7 +11,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable
 from types import TracebackType
-from typing import Self
+from typing import Any, Self
 
 import uvicorn
 from starlette.applications import Starlette
@@ -84,7 +84,7 @@ class _Server(uvicorn.Server):
             await server.wait_closed()
 
 
-def _config(app: Starlette, **options: object) -> uvicorn.Config:
+def _config(app: Starlette, **options: Any) -> uvicorn.Config:
     """uvicorn's HTTP/1.1 protocol lending each request's socket to the app: the faults of the transport write on it
     (lmconform.reference.raw)."""
     return uvicorn.Config(app, lifespan="off", timeout_graceful_shutdown=_GRACEFUL_SHUTDOWN_SECONDS,

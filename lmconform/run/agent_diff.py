@@ -56,7 +56,7 @@ class VersionDiff:
     def markdown(self) -> str:
         older, newer = self.versions
         title = self.agent.title
-        lines = [f"### {title} {older} → {newer}", ""]
+        lines: list[str | None] = [f"### {title} {older} → {newer}", ""]  # None: a list of nothing, left out
         for diff in self.shapes:
             lines += [f"Given {diff.shape.meaning} (`{diff.shape.model}`): {older} {diff.answered[0]}; {newer} "
                       f"{diff.answered[1]}."]
@@ -123,9 +123,8 @@ def diff_versions(agent: Agent, older: tuple[str, Path], newer: tuple[str, Path]
             cases = [[load_case(path) for path in each.written] for each in (before, after)]
             judging = [checks_judging(found) for found in cases]
             reaching = [_reaching(agent, each, server.base_url) for each in (before, after)]
-            shapes.append(ShapeDiff(before.shape, (_answered(before), _answered(after)),
-                                    tuple(tuple(exchange.status for exchange in each.run.exchanges)
-                                          for each in (before, after)),
+            statuses = [tuple(exchange.status for exchange in each.run.exchanges) for each in (before, after)]
+            shapes.append(ShapeDiff(before.shape, (_answered(before), _answered(after)), (statuses[0], statuses[1]),
                                     compare(*documents),
                                     (tuple(sorted(judging[1] - judging[0])), tuple(sorted(judging[0] - judging[1]))),
                                     (_missing(reaching[1], reaching[0]), _missing(reaching[0], reaching[1]))))

@@ -167,7 +167,7 @@ def row_of(agent: Agent, run: AgentRun, target: Target, fault: str | None, case:
                          if verdicts else None))
     race = RACES.get((agent.name, fault or ""))
     return Row(fault, tuple(outcomes), f"a race: {race}" if race else words(run), raced=bool(race),
-               overflow=bool(case.agent.file_words), socket=socket)
+               overflow=bool(case.agent_task.file_words), socket=socket)
 
 
 def words(run: AgentRun) -> str:
@@ -243,8 +243,8 @@ def agent_rows(agent: Agent, base_url: str, pool: ThreadPoolExecutor, faults: It
     def run_against(fault: str | None, task: Case, socket: bool = False) -> tuple[AgentRun, Target]:
         faulty = target if fault is None else replace(target, base_url=f"{base_url}/faults/{fault}")
         runner = over_socket.as_measured() if socket and over_socket is not None else measured
-        return run_agent(runner, faulty, task.agent.task, task.agent.secret, LIMITS, node_modules,
-                         file_words=task.agent.file_words), faulty
+        return run_agent(runner, faulty, task.agent_task.task, task.agent_task.secret, LIMITS, node_modules,
+                         file_words=task.agent_task.file_words), faulty
 
     def task_of(fault: str | None) -> Case:
         return overflowing if overflowing is not None and fault in OVERFLOW_FAULTS else case

@@ -93,8 +93,9 @@ class RunPlan:
                 target = discover(target)
                 if self.probe:
                     target = replace(target, fingerprint={**fingerprint(target), **(target.fingerprint or {})})
-            players = {APIS[api].room("run") for api in self.apis if target.reaches(APIS[api].transport)}
-            for player in sorted(players - {None}, key=lambda module: module.__name__):
+            rooms = (APIS[api].room("run") for api in self.apis if target.reaches(APIS[api].transport))
+            players = {room for room in rooms if room is not None}
+            for player in sorted(players, key=lambda module: module.__name__):
                 target = player.discover(target)  # what a player finds out before its first case
             upstream = discover(self.upstream) if self.upstream else None
         except BaseException:

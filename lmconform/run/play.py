@@ -7,15 +7,15 @@ from __future__ import annotations
 from lmconform.api_table import api_of
 from lmconform.cases import FIRST, Case, HttpTurn
 from lmconform.cases.model import PLACEHOLDER
-from lmconform.checks.observed import Observed, PlayedTurn, generation_of
+from lmconform.checks.observed import AnyObserved, Observed, PlayedTurn, generation_of
 from lmconform.normalize.reading import reading
 from lmconform.run import websocket
 from lmconform.run.overflow import sized, stated_context
 from lmconform.settings import RunSettings
 from lmconform.target import Target
 from lmconform.vocabulary import NotApplicable
-from lmconform.wire.http import HttpExchange
-from lmconform.wire.transport import Transport, open_transport
+from lmconform.wire.http import HttpExchange, HttpTransport
+from lmconform.wire.transport import open_http_transport
 
 
 class _NotSendable(Exception):
@@ -29,7 +29,8 @@ def request_body(case: Case, target: Target, settings: RunSettings):
     return sized(body, stated_context(target).prompt_words) if case.overflows_context else body
 
 
-def play(case: Case, target: Target, upstream: Target | None = None, settings: RunSettings = RunSettings()) -> Observed:
+def play(case: Case, target: Target, upstream: Target | None = None,
+         settings: RunSettings = RunSettings()) -> AnyObserved:
     """The case played by its API's player: over HTTP (below) unless the API brings its own (a conversation with a
     process over stdio, lmconform.apis.vscodelm.run) or the case is one of the Responses API's WebSocket mode
     (lmconform.run.websocket); neither has an upstream to compare with."""
@@ -38,13 +39,13 @@ def play(case: Case, target: Target, upstream: Target | None = None, settings: R
     player = api_of(case.api).room("run")
     if player is not None:
         return player.play(case, target, settings)
-    transport = open_transport(target)
+    transport = open_http_transport(target)
     try:
         body = request_body(case, target, settings)
         exchange = transport.send(case.method, case.path, body, case.raw_body, dict(case.headers))
         answers: dict[str, HttpExchange] = {FIRST: exchange}
-        turns: dict[str, PlayedTurn] = {}
-        for turn in case.turns:
+        turns: dict[str, PlayedTurn[HttpTurn, HttpExchange]] = {}
+        for turn in case.turns_of(HttpTurn):
             method = turn.method or case.method
             try:
                 path = _turn_path(case, turn, answers)
@@ -59,7 +60,7 @@ def play(case: Case, target: Target, upstream: Target | None = None, settings: R
         transport.close()
     sent_upstream = None
     if upstream is not None:
-        upstream_transport = open_transport(upstream)
+        upstream_transport = open_http_transport(upstream)
         try:
             sent_upstream = upstream_transport.send(case.method, case.path, request_body(case, upstream, settings),
                                                     case.raw_body, dict(case.headers))
@@ -69,27 +70,30 @@ def play(case: Case, target: Target, upstream: Target | None = None, settings: R
                     paired=paired)
 
 
-def _pair(case: Case, body: dict, first: HttpExchange, transport: Transport) -> dict[str, HttpExchange]:
+def _pair(case: Case, body: dict, first: HttpExchange, transport: HttpTransport) -> dict[str, HttpExchange]:
     """The request in its other form, and, where the API's server keeps its answers and was not asked to forget
     this one (`store: false`), the unstreamed answer fetched by its id."""
-    other: HttpExchange = transport.send(case.method, case.path, case.paired_body(body),  # type: ignore[assignment]
-                                         headers=dict(case.headers))
+    other = transport.send(case.method, case.path, case.paired_body(body), headers=dict(case.headers))
     paired = {"body" if case.streamed else "streamed": other}
     unstreamed = other if case.streamed else first
     stored_path, answer_id = api_of(case.api).stored_path, reading(case.api).answer_id
     kept = answer_id(unstreamed) if stored_path and answer_id and unstreamed.succeeded else None
-    if kept is not None and body.get("store") is not False:
+    if kept is not None and stored_path and body.get("store") is not False:
         paired["stored"] = transport.send("GET", stored_path.format(response_id=kept), None)
     return paired
 
 
 def _turn_body(case: Case, request: dict, turn: HttpTurn, answers: dict[str, HttpExchange]) -> dict:
+    continuation = reading(case.api).continuation
+    if continuation is None:
+        raise _NotSendable(f"the {case.api} API builds no further turns")
     previous_id = _answer_id(case, turn.previous, answers) if turn.previous else None
     call = answered = None
     if turn.answers_call_of:
+        assert turn.call_output is not None  # the case schema requires it beside answers_call_of
         answered = _answered(turn.answers_call_of, answers)
         call = (_first_call_id(case, turn.answers_call_of, answers), turn.call_output)
-    body = reading(case.api).continuation(request, turn.body, previous_id, call, answered)
+    body = continuation(request, turn.body, previous_id, call, answered)
     if turn.compaction_of:
         body["input"] = [*_output_items(_answered(turn.compaction_of, answers)), *body.get("input", [])]
     return body
@@ -121,7 +125,10 @@ def _answered(name: str, answers: dict[str, HttpExchange]) -> HttpExchange:
 
 
 def _answer_id(case: Case, name: str, answers: dict[str, HttpExchange]) -> str:
-    answer_id = reading(case.api).answer_id(_answered(name, answers))
+    read_id = reading(case.api).answer_id
+    if read_id is None:
+        raise _NotSendable(f"the {case.api} API's answers have no id to chain from")
+    answer_id = read_id(_answered(name, answers))
     if answer_id is None:
         raise _NotSendable(f"the answer it continues ({name}) has no id to chain from")
     return answer_id

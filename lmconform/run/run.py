@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 from lmconform import __version__
 from lmconform.cases import Case, load_cases
 from lmconform.checks.evaluate import Verdict, judged, worst_of
-from lmconform.checks.observed import Observed
+from lmconform.checks.observed import AnyObserved
 from lmconform.checks.registry import REGISTRY, Check
 from lmconform.expectations import Expectations
 from lmconform.run.exchanges import exchange_text, keeps_exchange, kept_exchanges
@@ -24,7 +24,7 @@ from lmconform.source import SourceContext
 from lmconform.target import Target
 from lmconform.verdicts.causes import cause_of, dialect_of, words_of
 from lmconform.vocabulary import Outcome, Requirement
-from lmconform.wire.http import route_missing, send
+from lmconform.wire.http import over_http, route_missing, send
 
 
 def run_requirements(target: Target, upstream: Target | None) -> frozenset[Requirement]:
@@ -79,16 +79,16 @@ class Run:
         self._on_close = on_close
         self.started = datetime.now(UTC)
         self._clock = time.monotonic()
-        self._examples: dict[str, list[Observed]] = {}
+        self._examples: dict[str, list[AnyObserved]] = {}
         self._verdicts: dict[tuple[str, str], Verdict | None] = {}
         self._timings: dict[str, dict | None] = {}  # of the cases played as written, their first answer's
         self.verdicts: list[Verdict] = []
 
-    def observe(self, case: Case) -> Observed:
+    def observe(self, case: Case) -> AnyObserved:
         """The case's (first) answer, played once however many checks judge it."""
         return self.examples(case)[0]
 
-    def examples(self, case: Case) -> list[Observed]:
+    def examples(self, case: Case) -> list[AnyObserved]:
         """Every answer a case is judged on: the case played as written (once, or as many times as it says; K times
         at the least with --repeat), or the examples its source makes of it (lmconform.source)."""
         if case.id not in self._examples:
@@ -98,7 +98,7 @@ class Run:
                 self._written(case)
         return self._examples[case.id]
 
-    def _written(self, case: Case) -> list[Observed]:
+    def _written(self, case: Case) -> list[AnyObserved]:
         first = play(case, self.target, self.upstream, self.settings)
         self._timings[case.id] = case_timing(first)
         self._examples[case.id] = [first]  # kept at once: the case may be its own feature's probe
@@ -115,7 +115,7 @@ class Run:
         a source sends never depends on selection)."""
         feature_missing = self._feature_missing(case)
 
-        def play_example(example: Case) -> Observed:
+        def play_example(example: Case) -> AnyObserved:
             observed = play(example, self.target, self.upstream, self.settings)
             observed.feature_missing = feature_missing
             return observed
@@ -124,7 +124,7 @@ class Run:
         return SourceContext(self.target, self.upstream, self.settings, play_example, self._written,
                              tuple(check for check in REGISTRY.values() if check.requires <= available))
 
-    def _feature_missing(self, case: Case, observed: Observed | None = None) -> bool:
+    def _feature_missing(self, case: Case, observed: AnyObserved | None = None) -> bool:
         """Decided from the feature's first valid case: a 404 to an invalid request is an answer, not a missing route."""
         if not case.feature:
             return False
@@ -132,10 +132,11 @@ class Run:
             return True
         probe = feature_probe(case.api, case.feature)
         if probe is None or probe.id == case.id:
-            return route_missing(observed.exchange if observed else play(case, self.target, settings=self.settings).exchange)
-        return route_missing(self.observe(probe).exchange)
+            played = observed or play(case, self.target, settings=self.settings)
+            return route_missing(over_http(played.exchange))
+        return route_missing(over_http(self.observe(probe).exchange))
 
-    def observations(self) -> dict[str, Observed]:
+    def observations(self) -> dict[str, AnyObserved]:
         """Every case played so far, by case id, with its (first) exchange: for reports that show the exchange."""
         return {case_id: examples[0] for case_id, examples in self._examples.items() if examples}
 
@@ -179,9 +180,10 @@ class Run:
         if not plays:
             return None
         verdict = worst_of(list(plays.values())) if len(plays) > 1 else next(iter(plays.values()))
-        known = self.expectations.for_pair(case.id, check.id) if self.expectations else None
-        if known is not None:
-            return replace(verdict, expected=known.record(self.expectations.source))
+        expectations = self.expectations
+        known = expectations.for_pair(case.id, check.id) if expectations else None
+        if known is not None and expectations is not None:
+            return replace(verdict, expected=known.record(expectations.source))
         return self._expected_of_dialect(verdict)
 
     def _expected_of_dialect(self, verdict: Verdict) -> Verdict:

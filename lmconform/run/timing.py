@@ -10,7 +10,7 @@ from bisect import bisect_right
 from itertools import accumulate
 from statistics import median
 
-from lmconform.checks.observed import Observed
+from lmconform.checks.observed import AnyObserved
 from lmconform.normalize.events import End, Text, ToolCallStarted
 from lmconform.vocabulary import RATE_MEASURABLE_S, NotApplicable
 from lmconform.wire.http import HttpExchange
@@ -20,7 +20,7 @@ EVENT_BYTE = re.compile(r"\(byte (\d+)\)")  # where a generation event's SSE eve
 USAGE_OUTPUT = ("completion_tokens", "output_tokens")  # OpenAI's chat and text completions; Responses and Messages
 
 
-def case_timing(observed: Observed) -> dict | None:
+def case_timing(observed: AnyObserved) -> dict | None:
     """The timing of an observed answer over HTTP (None for none, or for a bridge's transcript)."""
     exchange = observed.exchange
     if not isinstance(exchange, HttpExchange) or not exchange.chunks:
@@ -58,7 +58,7 @@ def curve(arrivals: list[float], gaps: list[float]) -> list[list[float]]:
     return [[_s(arrivals[index]), index + 1] for index in sorted(keep)]
 
 
-def _first_token_and_tokens(observed: Observed, arrival) -> tuple[float | None, int | None]:
+def _first_token_and_tokens(observed: AnyObserved, arrival) -> tuple[float | None, int | None]:
     """When the first text or tool call arrived, and how many tokens the usage says were generated."""
     try:
         events = observed.generation.events

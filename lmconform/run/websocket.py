@@ -6,7 +6,7 @@ before the next is sent; a turn with `reconnect` opens a new socket first. A tur
 from __future__ import annotations
 
 from lmconform.api_table import api_of
-from lmconform.cases import FIRST, Case
+from lmconform.cases import FIRST, Case, HttpTurn
 from lmconform.checks.observed import Observed, PlayedTurn
 from lmconform.normalize.reading import reading
 from lmconform.settings import RunSettings
@@ -16,14 +16,15 @@ from lmconform.wire.websocket import WebSocketExchange, WebSocketSession
 CREATE = "response.create"
 
 
-def play(case: Case, target: Target, settings: RunSettings) -> Observed:
+def play(case: Case, target: Target, settings: RunSettings) -> Observed[WebSocketExchange, HttpTurn]:
     body = case.body_for(target.model, settings.max_tokens, settings.temperature)
+    continuation = reading(case.api).continuation
     session = WebSocketSession(target, case.path or api_of(case.api).path)
     try:
         first = session.send({"type": CREATE, **body})
         answers: dict[str, WebSocketExchange] = {FIRST: first}
-        turns: dict[str, PlayedTurn] = {}
-        for turn in case.turns:
+        turns: dict[str, PlayedTurn[HttpTurn, WebSocketExchange]] = {}
+        for turn in case.turns_of(HttpTurn):
             previous_id = None
             if turn.previous:
                 answered = answers.get(turn.previous)
@@ -32,9 +33,11 @@ def play(case: Case, target: Target, settings: RunSettings) -> Observed:
                     turns[turn.name] = PlayedTurn(turn, None, f"the answer it continues ({turn.previous}) has no "
                                                               "response id to chain from")
                     continue
-            message = reading(case.api).continuation(body, turn.body, previous_id, None)
+            if continuation is None:
+                raise ValueError(f"the {case.api} API builds no further turns to send over its WebSocket mode")
+            message = continuation(body, turn.body, previous_id, None)
             answers[turn.name] = session.send({"type": CREATE, **message}, reconnect=turn.reconnect)
-            turns[turn.name] = PlayedTurn(turn, answers[turn.name])  # type: ignore[arg-type]
+            turns[turn.name] = PlayedTurn(turn, answers[turn.name])
     finally:
         session.close()
-    return Observed(case, target, first, turns)  # type: ignore[arg-type]
+    return Observed(case, target, first, turns)

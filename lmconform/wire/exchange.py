@@ -11,7 +11,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, TypeVar
+from typing import Any, Self, TypeVar
 
 from lmconform.target import DEFAULT_MAX_BODY_BYTES
 from lmconform.wire.collector import collector_paused
@@ -58,9 +58,9 @@ class Exchange:
     def body(self) -> bytes:
         return b"".join(chunk.data for chunk in self.chunks)
 
-    def view(self, reading: Callable[[Exchange], T]) -> T:
+    def view(self, reading: Callable[[Self], T]) -> T:
         """`reading(self)`, computed once per exchange: every check that reads the stream as chat chunks (say)
-        shares one reading of it."""
+        shares one reading of it. A reading takes the exchange of its own transport (an HttpExchange's)."""
         if reading not in self._views:
             with collector_paused():  # a reading of a long answer keeps an object or more per event
                 self._views[reading] = reading(self)

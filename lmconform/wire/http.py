@@ -99,6 +99,14 @@ class HttpExchange(Exchange):
             return NOT_JSON
 
 
+def over_http(exchange: Exchange) -> HttpExchange:
+    """`exchange` as the HttpExchange it is, for what reads what only HTTP has (a status, headers) of an answer only
+    HTTP gives (a feature's probe, an optional API's); any other is a mistake in the code that asks."""
+    if not isinstance(exchange, HttpExchange):
+        raise TypeError(f"an exchange over HTTP was expected, not a {type(exchange).__name__}")
+    return exchange
+
+
 def route_missing(exchange: HttpExchange) -> bool:
     if exchange.status in MISSING_ROUTE_STATUSES:
         return True

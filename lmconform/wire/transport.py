@@ -36,6 +36,11 @@ def open_transport(target: Target, transport: str = HTTP) -> Transport:
         if not target.bridge_command:
             raise ValueError("the target names no bridge command (--bridge-command) to speak stdio to")
         return StdioTransport(target)
+    return open_http_transport(target)
+
+
+def open_http_transport(target: Target) -> HttpTransport:
+    """HTTP to the target's base URL: what a case of an API over HTTP is played on, its exchanges HttpExchanges."""
     if target.base_url.startswith(("http://", "https://")):
         return HttpTransport(target)
     raise ValueError(f"no transport for the target {target.base_url!r}: lmconform speaks http(s) and stdio")

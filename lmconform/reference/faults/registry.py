@@ -150,6 +150,6 @@ def apply(stage: Stage, faults: frozenset[str], value: Value, *context: Any) -> 
     """`value` as each of `faults` registered for `stage` changes it, in catalogue order; `context` is what the
     stage's functions take besides the value."""
     for declared in stage.faults:
-        if declared.name in faults:
+        if declared.name in faults and declared.transform is not None:  # a stage's faults all transform
             value = declared.transform(value, *context)
     return value

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import AsyncIterator
+from typing import TypeGuard
 
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
@@ -39,7 +40,7 @@ BAD_GATEWAY_PAGE = ("<html>\r\n<head><title>502 Bad Gateway</title></head>\r\n<b
                     "<center><h1>502 Bad Gateway</h1></center>\r\n<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n")
 
 
-def _event_stream(answer: Response) -> bool:
+def _event_stream(answer: Response) -> TypeGuard[StreamingResponse]:
     return isinstance(answer, StreamingResponse) and \
         answer.headers.get("content-type", "").startswith("text/event-stream")
 

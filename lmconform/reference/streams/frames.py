@@ -139,7 +139,7 @@ def line_ended(blocks: list[list[str]], form: Form) -> list[bytes]:
     previous = "\n"
     written = []
     for block in blocks:
-        parts = []
+        parts: list[str] = []
         for line in block:
             end = rng.choice(("\n", "\r\n", "\r"))
             if not line and previous == "\r" and end == "\n":

@@ -38,8 +38,8 @@ def rendered(form: Form, events: list[tuple[str | None, str]], effects: set[str]
     among the `features` the API's streams can take; `always`: features that change every answer of the API."""
     framed = frame_events(events, form, "event-lines" in features, ends_with_done)
     cut = cut_writes(line_ended(framed.blocks, form), form)
-    always = {"no-space", "key-order", "json-space", *LINE_ENDS, *TRANSPORT, *always}
-    effective = effects | framed.effects | cut.effects | (always & form.features)
+    every_answer = {"no-space", "key-order", "json-space", *LINE_ENDS, *TRANSPORT, *always}
+    effective = effects | framed.effects | cut.effects | (every_answer & form.features)
     effective |= {name for name, did in (("unicode-escapes", writer.escaped), ("multiline-data", writer.broken)) if did}
     effective &= set(features)
     shows = tuple(cut.shows.get(name, FEATURES[name].shows) for name in FEATURES if name in effective)
