@@ -20,7 +20,7 @@ from lmconform.run.run import Run, discover, judging, run_requirements
 from lmconform.run.sources import SOURCES
 from lmconform.settings import RunSettings
 from lmconform.target import Target
-from lmconform.wire.collector import freeze_long_lived
+from lmconform.wire.collector import collector_paused, freeze_long_lived
 
 # The bridge of the embedded run: lmconform's reference bridge with its deterministic echo agent, which needs no
 # model and says what history it was given (so commit and discard are judged, not UNSUPPORTED), started by its
@@ -116,8 +116,12 @@ class RunPlan:
             run.play_ahead(self.played_ahead(cases))
             # Once the target has answered: the SDKs take two seconds to import, which a target that is not there
             # would make its user wait for "Is the server running?".
-            load_sdks({check.surface for check in self.checks if check.kind == "client"}
-                      & {surface for api in self.apis for surface in APIS[api].clients} if clients is None else clients)
+            # Importing makes objects that live as long as the process, and cycles of no garbage: the collector,
+            # started again and again by the allocations, would only traverse them (a third of a second).
+            with collector_paused():
+                load_sdks({check.surface for check in self.checks if check.kind == "client"}
+                          & {surface for api in self.apis for surface in APIS[api].clients} if clients is None
+                          else clients)
             freeze_long_lived()
         except BaseException:
             run.close()
