@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from lmconform.cases import Case
 from lmconform.checks.registry import Check
 from lmconform.exit_status import UNREACHABLE
 from lmconform.plugin import (
@@ -27,13 +28,18 @@ from lmconform.vocabulary import Outcome
 @pytest.fixture(scope="session")
 def lmconform_run(pytestconfig: pytest.Config, request: pytest.FixtureRequest):
     """The run against the target; the embedded reference server when no --endpoint was given. It loads the SDKs
-    of the client checks left once pytest has selected (`-k`), and of no other."""
+    of the client checks left once pytest has selected (`-k`), and of no other; of the cases left, it plays ahead
+    those the plan plays so (RunPlan.played_ahead)."""
     plan = pytestconfig.stash[PLAN_KEY]
-    judged = (getattr(item, "callspec", None) for item in request.session.items)
-    checks = (callspec.params.get("check") for callspec in judged if callspec)
-    clients = {check.surface for check in checks if isinstance(check, Check) and check.kind == "client"}
+    judged = [callspec.params for callspec in (getattr(item, "callspec", None) for item in request.session.items)
+              if callspec]
+    clients = {params["check"].surface for params in judged
+               if isinstance(params.get("check"), Check) and params["check"].kind == "client"}
+    # A pytest-xdist worker is handed its tests a batch at a time: which cases are its own is not known yet.
+    cases = [] if hasattr(pytestconfig, "workerinput") else \
+        [params["case"] for params in judged if isinstance(params.get("case"), Case)]
     try:
-        run = plan.start(clients)
+        run = plan.start(clients, cases)
     except TargetUnreachable as error:
         hint = f"Is the server running? (--endpoint {plan.target.base_url})" if plan.target.base_url else \
             f"Is the command right? (--bridge-command {plan.target.shown_command!r})"

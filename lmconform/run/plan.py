@@ -20,7 +20,7 @@ from lmconform.run.run import Run, discover, judging, run_requirements
 from lmconform.run.sources import SOURCES
 from lmconform.settings import RunSettings
 from lmconform.target import Target
-from lmconform.wire.collector import freeze_long_lived
+from lmconform.wire.collector import collector_paused, freeze_long_lived
 
 # The bridge of the embedded run: lmconform's reference bridge with its deterministic echo agent, which needs no
 # model and says what history it was given (so commit and discard are judged, not UNSUPPORTED), started by its
@@ -73,11 +73,22 @@ class RunPlan:
             return []
         return [(case, check) for case in self.cases_of(api) for check in judging(self.checks, case)]
 
-    def start(self, clients: Iterable[str] | None = None) -> Run:
+    def played_ahead(self, cases: Iterable[Case]) -> list[Case]:
+        """Those of `cases` a run plays in a thread beside its own (Run.play_ahead): the cases of the embedded
+        reference bridge, each a process started for it and parts paced by `--part-delay`, which wait far more
+        than they compute. Only its own bridge without faults: each of its cases ends within a second, so a run
+        that stops (Ctrl-C, an error) waits no longer than that for the one in hand; a user's bridge, or one
+        with a fault that holds its answer, may take its whole read timeout."""
+        if not self.target.embedded or self.bridge_faults:
+            return []
+        return [case for case in cases if APIS[case.api].transport == STDIO]
+
+    def start(self, clients: Iterable[str] | None = None, cases: Iterable[Case] = ()) -> Run:
         """The run against the target, found and fingerprinted; raises TargetUnreachable when nothing answers.
         Facts the plan's target carries in its fingerprint already (how a test server was built) are kept.
         `clients`: the surfaces of the client checks the run will judge (pytest's, once `-k` has deselected);
-        None: those of every selected check that judges an API of the plan's."""
+        None: those of every selected check that judges an API of the plan's. `cases`: those the run will judge, of
+        which it starts playing ahead the ones it plays so (`played_ahead`), while the SDKs load."""
         target = self.target
         if target.embedded:
             if any(APIS[api].transport == STDIO for api in self.apis):
@@ -101,12 +112,22 @@ class RunPlan:
         except BaseException:
             self.stop()
             raise
-        # Once the target has answered: the SDKs take two seconds to import, which a target that is not there
-        # would make its user wait for "Is the server running?".
-        load_sdks({check.surface for check in self.checks if check.kind == "client"}
-                  & {surface for api in self.apis for surface in APIS[api].clients} if clients is None else clients)
-        freeze_long_lived()
-        return Run(target, self.expectations, upstream, checks=self.checks, on_close=self.stop, settings=self.settings)
+        run = Run(target, self.expectations, upstream, checks=self.checks, on_close=self.stop, settings=self.settings)
+        try:
+            run.play_ahead(self.played_ahead(cases))
+            # Once the target has answered: the SDKs take two seconds to import, which a target that is not there
+            # would make its user wait for "Is the server running?".
+            # Importing makes objects that live as long as the process, and cycles of no garbage: the collector,
+            # started again and again by the allocations, would only traverse them (a third of a second).
+            with collector_paused():
+                load_sdks({check.surface for check in self.checks if check.kind == "client"}
+                          & {surface for api in self.apis for surface in APIS[api].clients} if clients is None
+                          else clients)
+            freeze_long_lived()
+        except BaseException:
+            run.close()
+            raise
+        return run
 
     def stop(self) -> None:
         """Stop the embedded reference server, if this plan started one."""
@@ -115,7 +136,7 @@ class RunPlan:
 
     def run_all(self) -> Run:
         """Start, and judge every selected check on every case it applies to: `pytest suites` without pytest."""
-        run = self.start()
+        run = self.start(cases=[case for api in self.apis for case, _ in self.pairs(api)])
         try:
             for api in self.apis:
                 for case, check in self.pairs(api):

@@ -3,9 +3,11 @@ source makes, lmconform.source), and the verdicts given on them, with what the t
 
 from __future__ import annotations
 
+import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable
+from concurrent.futures import Future
 from dataclasses import replace
 from datetime import UTC, datetime
 
@@ -82,6 +84,9 @@ class Run:
         self._examples: dict[str, list[AnyObserved]] = {}
         self._verdicts: dict[tuple[str, str], Verdict | None] = {}
         self._timings: dict[str, dict | None] = {}  # of the cases played as written, their first answer's
+        self._ahead: dict[str, Future[list[AnyObserved]]] = {}  # the cases played ahead (play_ahead), by id
+        self._ahead_thread: threading.Thread | None = None
+        self._stopping = threading.Event()
         self.verdicts: list[Verdict] = []
 
     def observe(self, case: Case) -> AnyObserved:
@@ -99,15 +104,49 @@ class Run:
         return self._examples[case.id]
 
     def _written(self, case: Case) -> list[AnyObserved]:
-        first = play(case, self.target, self.upstream, self.settings)
+        ahead = self._ahead.pop(case.id, None)
+        plays = ahead.result() if ahead is not None else self._plays(case)
+        first = plays[0]
         self._timings[case.id] = case_timing(first)
-        self._examples[case.id] = [first]  # kept at once: the case may be its own feature's probe
+        self._examples[case.id] = plays  # kept at once: the case may be its own feature's probe
         first.feature_missing = self._feature_missing(case, first)
-        for repetition in range(1, max(self.settings.repeat, case.plays)):
-            again = play(case, self.target, self.upstream, self.settings)
+        for repetition, again in enumerate(plays[1:], start=1):
             again.feature_missing, again.play = first.feature_missing, repetition
-            self._examples[case.id].append(again)
-        return self._examples[case.id]
+        return plays
+
+    def _plays(self, case: Case) -> list[AnyObserved]:
+        """The case played as written: once, or as many times as it says (K times at the least with --repeat)."""
+        return [play(case, self.target, self.upstream, self.settings)
+                for _ in range(max(1, self.settings.repeat, case.plays))]
+
+    def play_ahead(self, cases: Iterable[Case]) -> None:
+        """Play `cases` (written ones) in a thread beside the one that judges, in order, before any check asks for
+        them: a case that mostly waits for a process (a bridge started for it, its parts paced) then waits while
+        the rest of the run computes. A check that asks for one waits for it; `close` lets the case in hand end
+        and plays no other."""
+        if self._ahead_thread is not None:
+            return
+        pending: dict[str, Case] = {}  # each once, in the order first given
+        for case in cases:
+            if not case.source and case.id not in self._examples:
+                pending.setdefault(case.id, case)
+        if not pending:
+            return
+        self._ahead = {case_id: Future() for case_id in pending}
+        futures = [(case, self._ahead[case_id]) for case_id, case in pending.items()]
+        self._ahead_thread = threading.Thread(target=self._play_each, args=(futures,), name="lmconform-play-ahead",
+                                              daemon=True)
+        self._ahead_thread.start()
+
+    def _play_each(self, futures: list[tuple[Case, Future[list[AnyObserved]]]]) -> None:
+        for case, future in futures:
+            if self._stopping.is_set():
+                future.cancel()
+                continue
+            try:
+                future.set_result(self._plays(case))
+            except BaseException as error:  # given to the check that asks for the case, as if it had played it
+                future.set_exception(error)
 
     def _context(self, case: Case) -> SourceContext:
         """What a source is given for `case`: its examples are played as any case is, with whether the target lacks
@@ -153,7 +192,11 @@ class Run:
         return sum(verdict is None for verdict in self._verdicts.values())
 
     def close(self) -> None:
-        """End what the run started (the embedded reference server)."""
+        """End what the run started: the cases played ahead (the one in hand ends, with its process), then the
+        embedded reference server."""
+        self._stopping.set()
+        if self._ahead_thread is not None:
+            self._ahead_thread.join()
         if self._on_close is not None:
             self._on_close()
 
