@@ -30,6 +30,7 @@ from lmconform.target import (
     BRIDGE_PROFILES,
     DEFAULT_MAX_BODY_BYTES,
     DEFAULT_READ_TIMEOUT_S,
+    DEFAULT_STREAM_IDLE_LIMIT_S,
     Target,
     normalize_base_url,
     parse_command,
@@ -61,6 +62,10 @@ def add_options(parser: pytest.Parser) -> None:
     group.addoption(*names, dest="lmconform_read_timeout", default=str(DEFAULT_READ_TIMEOUT_S), metavar="SECONDS",
                     help=f"seconds to wait for the next bytes of an answer; a stalled stream ends its case with "
                          f"ERROR (default {DEFAULT_READ_TIMEOUT_S:g})")
+    group.addoption("--stream-idle-limit", default=str(DEFAULT_STREAM_IDLE_LIMIT_S), metavar="SECONDS",
+                    help="longest silence (no event) a Responses stream may hold before a client drops it and sends "
+                         f"the request again (default {DEFAULT_STREAM_IDLE_LIMIT_S:g}: Codex CLI's "
+                         "stream_idle_timeout_ms)")
     group.addoption("--max-body-bytes", default=str(DEFAULT_MAX_BODY_BYTES), metavar="N",
                     help=f"stop reading an answer after N bytes (default {DEFAULT_MAX_BODY_BYTES})")
     group.addoption("--repeat", default="1", metavar="K",
@@ -219,6 +224,7 @@ def target_from_options(config: pytest.Config) -> Target:
         profile=config.getoption("profile") or (None if base_url or command else "reference"),
         read_timeout=_number(config, "lmconform_read_timeout", "--read-timeout", *WAIT),
         max_body_bytes=_number(config, "max_body_bytes", "--max-body-bytes", int, 1),
+        stream_idle_limit_s=_number(config, "stream_idle_limit", "--stream-idle-limit", *WAIT),
         bridge_command=command,
         bridge_profile=config.getoption("bridge_profile"),
     )

@@ -90,6 +90,17 @@ def test_hypothesis_keeps_its_tables_in_the_user_s_cache_not_in_out(tmp_path):
     assert list((tmp_path / "cache" / "lmconform" / "hypothesis").rglob("charmap.json.gz"))
 
 
+def test_the_stream_idle_limit_is_the_one_given(server, tmp_path):
+    # prefill-comment-keepalives holds the long prompt's first event back for seconds: within Codex's 300 s, past 1 s.
+    silence = ("--checks", "responses.stream.silence_within_idle_limit")
+    url = f"{server.base_url}/faults/prefill-comment-keepalives"
+    within = check(url, *silence, "--out", str(tmp_path / "default"), cwd=tmp_path, cases=("responses/long-prompt-stream",))
+    assert within.returncode == 0, within.stdout[-2000:] + within.stderr[-2000:]
+    past = check(url, *silence, "--stream-idle-limit", "1", "--out", str(tmp_path / "one"), cwd=tmp_path,
+                 cases=("responses/long-prompt-stream",))
+    assert past.returncode == 1 and "responses.stream.silence_within_idle_limit" in past.stdout, past.stdout[-2000:]
+
+
 def test_a_faulty_server_exits_1_and_its_check_is_named_first(server, tmp_path):
     done = check(f"{server.base_url}/faults/tool-index-one", *QUICK, "--out", str(tmp_path), cwd=tmp_path)
     assert done.returncode == 1, done.stdout[-2000:] + done.stderr[-2000:]
@@ -180,6 +191,8 @@ REFUSAL = b'{"error": {"message": "Invalid API key"}}'
     (None, ["--read-timeout", "0"], 2, "--read-timeout takes a number above 0 and at most 86400, not '0'"),
     (None, ["--read-timeout", "inf"], 2, "--read-timeout takes a number above 0 and at most 86400, not 'inf'"),
     (None, ["--repeat", "0"], 2, "--repeat takes a whole number of at least 1, not '0'"),
+    (None, ["--stream-idle-limit", "0"], 2, "--stream-idle-limit takes a number above 0 and at most 86400, not '0'"),
+    (None, ["--stream-idle-limit", "5m"], 2, "--stream-idle-limit takes a number above 0 and at most 86400, not '5m'"),
     ((404, b'{"detail": "Not Found"}', "application/json"), ["{url}"], 3,
      "answers GET /v1/models with no list of models (HTTP 404 application/json"),
     ((500, b"Internal Server Error", "text/plain"), ["{url}"], 3, "with no list of models (HTTP 500 text/plain"),

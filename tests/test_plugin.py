@@ -131,6 +131,7 @@ def test_an_endless_body_is_cut_off_at_the_default_cap_with_a_finding(server, tm
         (["--timeout", "soon"], "--read-timeout takes a number above 0 and at most 86400, not 'soon'"),
         (["--read-timeout", "inf"], "--read-timeout takes a number above 0 and at most 86400, not 'inf'"),
         (["--temperature", "nan"], "--temperature takes a number from 0 to 2, not 'nan'"),
+        (["--stream-idle-limit", "-1"], "--stream-idle-limit takes a number above 0 and at most 86400, not '-1'"),
         (["--fuzz-examples", "-1"], "--fuzz-examples takes a whole number of at least 0, not '-1'"),
         (["--checks", "chat.nothing.like_this"], "no check id matches"),
         (["--cases", "void-weather"], "no case matches 'void-weather'"),

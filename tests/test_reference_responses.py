@@ -190,7 +190,17 @@ def test_nested_tools_are_rejected(client: httpx.Client) -> None:
         (ask([]), "input", "too_small"),
         (ask([{"role": "robot", "content": "hi"}]), "input.0.role", "invalid_enum_value"),
         (ask([{"type": "message", "role": "user"}]), "input.0.content", "invalid_type"),
-        (ask([{"role": "user", "content": [{"type": "input_image", "image_url": "x"}]}]), "input.0.content.0",
+        (ask([{"role": "user", "content": [{"type": "input_image", "image_url": "x"}]}]), "input.0.content.0.image_url",
+         "invalid_value"),
+        (ask([{"role": "user", "content": [{"type": "input_image", "detail": "low"}]}]), "input.0.content.0.image_url",
+         "missing_required_parameter"),
+        (ask([{"role": "user", "content": [{"type": "input_image", "file_id": "file-1", "detail": "tiny"}]}]),
+         "input.0.content.0.detail", "invalid_enum_value"),
+        (ask([{"role": "user", "content": [{"type": "input_file", "filename": "a.pdf"}]}]),
+         "input.0.content.0.file_data", "missing_required_parameter"),
+        (ask([{"role": "user", "content": [{"type": "input_file", "file_data": "JVBERi0="}]}]),
+         "input.0.content.0.file_data", "invalid_value"),
+        (ask([{"role": "user", "content": [{"type": "input_audio", "text": "x"}]}]), "input.0.content.0",
          "invalid_union"),
         (ask([{"type": "web_search_call"}]), "input.0.type", "invalid_union_discriminator"),
         (ask([{"type": "function_call_output", "output": "sunny"}]), "input.0.call_id", "invalid_type"),
@@ -227,6 +237,19 @@ def test_messages_in_every_accepted_form(client: httpx.Client) -> None:
     assert [item["name"] for item in forced["output"]] == ["currentTime"]
     assert post(client, ask("Hello", reasoning={}, store=False, stream=False)).status_code == 200
     assert text(create(client, ask([{"type": "reasoning", "id": "rs_1", "summary": []}]))) == "You said: "
+
+
+def test_an_image_or_a_file_is_taken_beside_the_text(client: httpx.Client) -> None:
+    # The Open Responses templates image-input and file-input: a data: URL PNG or PDF beside the question; the model
+    # reads the text.
+    image = {"type": "input_image", "image_url": "data:image/png;base64,iVBORw0KGgo=", "detail": "low"}
+    body = create(client, ask([{"role": "user", "content": [{"type": "input_text", "text": "Hello"}, image]}]))
+    assert text(body) == "You said: Hello"
+    by_id = {"type": "input_image", "file_id": "file-1"}
+    pdf = {"type": "input_file", "filename": "a.pdf", "file_data": "data:application/pdf;base64,JVBERi0="}
+    for attached in (by_id, pdf):
+        assert text(create(client, ask([{"role": "user", "content": [attached, {"type": "input_text", "text": "Hi"}]}]))) \
+            == "You said: Hi"
 
 
 def test_body_that_is_not_json(client: httpx.Client) -> None:

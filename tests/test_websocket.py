@@ -182,7 +182,7 @@ def verdicts(base_url: str, read_timeout: float = 30, cases: tuple[str, ...] = C
 
 def test_the_clean_server_passes_and_a_refused_upgrade_is_not_offered(server):
     clean = verdicts(server.base_url)
-    assert len({case for case, _ in clean}) == 6 and set(clean.values()) == {Outcome.OK}
+    assert len({case for case, _ in clean}) == 7 and set(clean.values()) == {Outcome.OK}
     for fault in ("responses-websocket-not-offered", "responses-websocket-not-offered,unknown-route-200"):
         assert set(verdicts(f"{server.base_url}/faults/{fault}").values()) == {Outcome.UNSUPPORTED}
 
@@ -192,11 +192,25 @@ def test_the_clean_server_passes_and_a_refused_upgrade_is_not_offered(server):
     ("websocket-closed-mid-response", "events_in_order"), ("websocket-store-false-forgotten", "continuation_kept"),
     ("chain-ignored", "continuation_kept"), ("websocket-error-as-close", "unknown_previous_is_error"),
     ("unknown-previous-200", "unknown_previous_is_error"), ("websocket-error-as-close", "store_false_recovery"),
-    ("websocket-failed-continuation-kept", "failed_continuation_evicts")])
+    ("websocket-failed-continuation-kept", "failed_continuation_evicts"),
+    ("compaction-input-500", "compaction_new_chain_used"), ("compaction-input-forgotten", "compaction_new_chain_used")])
 def test_each_fault_fails_the_check_it_breaks(server, fault, check):
     found = verdicts(f"{server.base_url}/faults/{fault}")
     judged = {outcome for (_, check_id), outcome in found.items() if check_id == f"responses.websocket.{check}"}
     assert judged & {Outcome.FAILED, Outcome.NON_STRICT}
+
+
+NEW_CHAIN = ("responses/websocket-compaction-new-chain",)
+USED = ("responses/websocket-compaction-new-chain", "responses.websocket.compaction_new_chain_used")
+
+
+def test_a_compaction_refused_naming_it_is_a_limit_and_a_server_without_compact_leaves_nothing_to_send(server):
+    # compaction-input-refused: the item refused 400 at input.0.type, an error event on the socket, the socket open.
+    refused = verdicts(f"{server.base_url}/faults/compaction-input-refused", cases=NEW_CHAIN)
+    assert set(refused.values()) == {Outcome.OK}
+    # responses-compaction-not-offered: POST /v1/responses/compact is a 404, the socket itself answers.
+    not_offered = verdicts(f"{server.base_url}/faults/responses-compaction-not-offered", cases=NEW_CHAIN)
+    assert not_offered.pop(USED) is Outcome.UNSUPPORTED and set(not_offered.values()) == {Outcome.OK}
 
 
 def test_an_answer_that_never_ends_is_a_finding_once_the_read_timeout_passes(server):

@@ -24,7 +24,13 @@ from lmconform.check_command.progress import Progress, case_of
 from lmconform.check_command.survey import Refused, missing_apis, offer_sentence, survey
 from lmconform.command_line import WAIT, number_within
 from lmconform.exit_status import USAGE_ERROR
-from lmconform.target import DEFAULT_READ_TIMEOUT_S, Target, address_hint, normalize_base_url
+from lmconform.target import (
+    DEFAULT_READ_TIMEOUT_S,
+    DEFAULT_STREAM_IDLE_LIMIT_S,
+    Target,
+    address_hint,
+    normalize_base_url,
+)
 from lmconform.wire.redact import redact_text
 
 FILES = ("report.html", "results.json", "junit.xml")
@@ -65,6 +71,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--read-timeout", metavar="SECONDS",
                         help="longest wait for the server's next bytes before a case is an ERROR (default "
                              f"{DEFAULT_READ_TIMEOUT_S:g}; a slow model on a CPU may need more)")
+    parser.add_argument("--stream-idle-limit", metavar="SECONDS",
+                        help="longest silence (no event) a Responses stream may hold before a client drops it and "
+                             f"sends the request again (default {DEFAULT_STREAM_IDLE_LIMIT_S:g}, Codex CLI's; set it "
+                             "to a provider's stream_idle_timeout_ms / 1000)")
     parser.add_argument("--out", default=DEFAULT_OUT, metavar="DIR",
                         help=f"where report.html, results.json and junit.xml go (default ./{DEFAULT_OUT})")
     parser.set_defaults(handler=run_check)
@@ -152,6 +162,8 @@ def _suite_options(args: argparse.Namespace, api_key: str | None, say, offered: 
             raise Refused(not_installed, USAGE_ERROR)
     repeat = _number("--repeat", args.repeat, int, 1)
     read_timeout = None if args.read_timeout is None else _number("--read-timeout", args.read_timeout, *WAIT)
+    idle_limit = None if args.stream_idle_limit is None else _number("--stream-idle-limit", args.stream_idle_limit,
+                                                                     *WAIT)
     if args.expect and not Path(args.expect).is_file():
         raise Refused(f"--expect {args.expect}: no such file", USAGE_ERROR)
     options = [*(word for glob in args.checks for word in ("--checks", glob)), "--repeat", str(repeat)]
@@ -160,6 +172,7 @@ def _suite_options(args: argparse.Namespace, api_key: str | None, say, offered: 
     options += ["--strict"] if args.strict else []
     options += ["--api-key", api_key] if api_key else []
     options += ["--read-timeout", str(read_timeout)] if read_timeout else []
+    options += ["--stream-idle-limit", str(idle_limit)] if idle_limit else []
     if args.url is None:
         return options + _embedded(args, say)
     if args.reference_fault:

@@ -101,9 +101,8 @@ def _turn_body(case: Case, request: dict, turn: HttpTurn, answers: dict[str, Htt
 
 def _output_items(exchange: HttpExchange) -> list:
     """The output items of an answer (a compaction's, which a client sends back as they are)."""
-    answer = exchange.json if isinstance(exchange.json, dict) else {}
-    items = answer.get("output")
-    if not isinstance(items, list) or not items:
+    items = websocket.output_items(exchange)
+    if not items:
         raise _NotSendable(f"the answer it sends back has no output items: {exchange.body_excerpt(200)}")
     return items
 

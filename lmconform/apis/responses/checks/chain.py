@@ -275,9 +275,13 @@ def unknown_id_is_400_not_found(observed: Observed) -> Iterator[Failure]:
 # --- stateless replay: the transcript the client keeps, sent whole with store: false -----------------------------
 
 def names_the_item(exchange: HttpExchange) -> bool:
-    """A refusal that says what it could not take: `param` or the message points into `input` (a replayed item), or
-    into `tools` (a tool the replay offers, such as the custom tool whose calls it replays)."""
-    error = error_object(exchange)
+    """A refusal that says what it could not take (error_names_the_item) in its body's error object."""
+    return error_names_the_item(error_object(exchange))
+
+
+def error_names_the_item(error: dict) -> bool:
+    """An error object that says what it could not take: `param` or the message points into `input` (a replayed
+    item), or into `tools` (a tool the replay offers, such as the custom tool whose calls it replays)."""
     said = f"{error.get('param') or ''} {error.get('message') or ''}"
     return "input" in said or "tools" in said
 

@@ -2,18 +2,20 @@
 message answered with a response's events in order, as JSON text frames, on one socket; a `store: false` response
 continued on the socket that answered it; an unknown `previous_response_id` an `error` event that leaves the socket
 open; after a reconnect or a failed continuation, `previous_response_not_found`, and the whole input sent again
-answered. A refused upgrade (403, 404, 426, LM Studio's unknown route) is a mode not offered: UNSUPPORTED, no finding.
-Codex CLI 0.171.0, set to use the mode, then tries the upgrade three times and goes on over HTTP (docs/agents.md)."""
+answered; a compaction (`POST /v1/responses/compact`) sent as the input of a new chain answered with its history. A
+refused upgrade (403, 404, 426, LM Studio's unknown route) is a mode not offered: UNSUPPORTED, no finding. Codex CLI
+0.171.0, set to use the mode, then tries the upgrade three times and goes on over HTTP (docs/agents.md)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
+from lmconform.apis.responses.checks.chain import error_names_the_item, input_tokens
 from lmconform.apis.responses.checks.scope import responses_websocket
 from lmconform.checks.observed import Observed
 from lmconform.checks.refs import OPENAI_RESPONSES_WEBSOCKET
 from lmconform.checks.registry import check
-from lmconform.vocabulary import Failure, Level, NotApplicable, Unsupported
+from lmconform.vocabulary import Failure, Level, NotApplicable, Note, Unsupported
 from lmconform.wire.websocket import WebSocketExchange
 
 NOT_FOUND = "previous_response_not_found"
@@ -181,3 +183,43 @@ def failed_continuation_evicts(observed: Observed) -> Iterator[Failure]:
     if failed.error_event is None:
         raise NotApplicable(f"the failing continuation was not refused with an error event: {failed.status_text}")
     yield from _not_found(_turn(observed, "after-failure"), "the response a failed continuation named, continued again")
+
+
+@check("responses.websocket.compaction_new_chain_used", level=Level.MUST,
+       applies=responses_websocket("compaction in a new chain"), ref=OPENAI_RESPONSES_WEBSOCKET,
+       judges_broken_answers=True,
+       title="Over the WebSocket, a compaction's output sent as the input of a new chain (no `previous_response_id`) "
+             "is answered with the history it stands for (more input tokens than the question alone), or refused with "
+             "an `error` event naming it", proven_by=("compaction-input-500", "compaction-input-forgotten"))
+def compaction_new_chain_used(observed: Observed) -> Iterator[Failure | Note]:
+    # Codex compacts over HTTP and goes on over its socket with the compaction in place of its transcript: an error
+    # stops it, and an answer that dropped the item answers a conversation without its history.
+    _socket(observed)
+    played = observed.turns.get("compacted")
+    compacted = played.exchange if played is not None else None
+    if compacted is None or not compacted.succeeded:
+        answered = compacted.status_text if compacted is not None else "not sent"
+        raise Unsupported(f"POST /v1/responses/compact was not answered ({answered}): no compaction to send over the "
+                          "socket (responses.compact.is_compaction judges the route)")
+    new_chain = _turn(observed, "new-chain")
+    error = new_chain.error_event
+    status = new_chain.events[-1].get("status") if error is not None else None
+    if error is not None and isinstance(status, int) and 400 <= status < 500 and error_names_the_item(error):
+        yield Note(f"the compaction item was refused, {status} naming it (a limit: Codex cannot go on after "
+                   f"compacting): {new_chain.body_excerpt(200)}")
+        return
+    failures = list(_answered(new_chain, "the compaction as the input of a new chain"))
+    yield from failures
+    if failures:
+        return
+    alone = _turn(observed, "alone")
+    if not alone.succeeded:
+        raise NotApplicable(f"the question alone was not answered ({alone.status_text}): nothing to measure the "
+                            "history against")
+    with_history, without = input_tokens(new_chain.response), input_tokens(alone.response)
+    if with_history is None or without is None:
+        raise Unsupported("the target reports no usage.input_tokens: whether the history was read cannot be told")
+    if with_history <= without:
+        yield Failure(f"more than {without} input tokens (the question alone)",
+                      f"{with_history} input tokens with the compaction item: an answer that forgot the history",
+                      new_chain.body_excerpt(300))

@@ -47,6 +47,11 @@ ROLES = ("user", "system", "developer", "assistant")
 TOOL_CHOICES = ("none", "auto", "required")
 EFFORTS = ("low", "medium", "high")
 TEXT_PARTS = ("input_text", "output_text")
+# The parts of a user's message that attach something, each by one of its sources: an image by URL (an https one,
+# or the image itself as a `data:` URL) or an uploaded file's id, at a level of detail; a file (a PDF) inline as a
+# `data:` URL, by URL or by id. The reference model reads the text beside them and none of what they attach.
+ATTACHMENT_SOURCES = {"input_image": ("image_url", "file_id"), "input_file": ("file_data", "file_url", "file_id")}
+IMAGE_DETAILS, URL_SCHEMES = ("auto", "low", "high"), ("https://", "http://", "data:")
 ITEM_TYPES = ("message", "function_call", "function_call_output", "custom_tool_call", "custom_tool_call_output",
               "reasoning", "compaction")
 # OpenAI's tool types beside `function`: a namespace of functions and a custom (freeform or grammar) tool, which the
@@ -286,9 +291,26 @@ def _message_text(content: Any, param: str) -> str:
     if not isinstance(content, list):
         raise Rejected("Invalid input", param, "invalid_union")
     for j, part in enumerate(content):
+        if isinstance(part, dict) and part.get("type") in ATTACHMENT_SOURCES:
+            _attachment(part, f"{param}.{j}")
+            continue
         if not isinstance(part, dict) or part.get("type") not in TEXT_PARTS or not isinstance(part.get("text"), str):
             raise Rejected("Invalid input", f"{param}.{j}", "invalid_union")
     return content_text(content)
+
+
+def _attachment(part: dict[str, Any], param: str) -> None:
+    """An image or file part as OpenAI takes it: one of its sources, a URL where it is one, and a known `detail`."""
+    sources = ATTACHMENT_SOURCES[part["type"]]
+    given = {key: _field(part, key, "string", f"{param}.{key}") for key in sources}
+    if all(value is None for value in given.values()):
+        raise Rejected(f"One of {', '.join(sources)} is required.", f"{param}.{sources[0]}", "missing_required_parameter")
+    for key in ("image_url", "file_url", "file_data"):
+        if given.get(key) is not None and not given[key].startswith(URL_SCHEMES if key != "file_data" else "data:"):
+            raise Rejected(f"Invalid {key}: expected a URL or a base64 data URL, got {given[key][:40]!r}.",
+                           f"{param}.{key}", "invalid_value")
+    if part.get("detail") is not None:
+        _enum(part["detail"], IMAGE_DETAILS, f"{param}.detail")
 
 
 def chat_name(namespace: str | None, name: str) -> str:
