@@ -8,15 +8,12 @@ from __future__ import annotations
 import json
 
 import pytest
+from graded_rows import graded_by_family, played_rows
 
 from lmconform.cases import load_cases
-from lmconform.reference import ReferenceServer
 from lmconform.report.matrix import build_matrix
 from lmconform.report.matrix_html import render_html
 from lmconform.report.matrix_markdown import render_markdown
-from lmconform.run import run_suite
-from lmconform.settings import RunSettings
-from lmconform.target import Target
 from lmconform.verdicts.records import load_results
 
 GRADE = "generation.parameter.grade"
@@ -32,19 +29,11 @@ REFUSED_BY = {"responses-prompt-cache-key-refused": "responses: prompt_cache_key
 
 
 def rows(base_url: str) -> list[dict]:
-    run = run_suite(Target(base_url=base_url), apis=APIS, include=[GRADE, STATUS],
-                    cases=tuple(sorted(CASES.values())), settings=RunSettings(fuzz_examples=0))
-    return [verdict.record() for verdict in run.verdicts]
+    return played_rows(base_url, APIS, CASES.values(), (GRADE, STATUS))
 
 
 def grades(found: list[dict]) -> dict[str, dict]:
-    return {row["parameter"]["family"]: row for row in found if row["check"] == GRADE}
-
-
-@pytest.fixture(scope="module")
-def server():
-    with ReferenceServer() as running:
-        yield running
+    return graded_by_family(found, GRADE, "parameter")
 
 
 def test_each_api_has_its_parameters():
