@@ -1,54 +1,45 @@
 """The parameter matrix (generation.parameter.grade): each optional parameter of chat completions, the Responses API,
-the Messages API and LM Studio's native chat, sent alone, is honoured by the clean reference server; a parameter it
-must honour and a fault ignores is graded ignored (and fails), one a fault refuses is graded refused (and
-http.status.success_for_valid_request reports it); the matrix pages show the grades in a section of their own."""
+the Messages API and LM Studio's native chat, sent alone (`seed` sent twice, its answers compared; `n` streamed as
+well as not), is honoured by the clean reference server; a parameter it must honour and a fault ignores is graded
+ignored (and fails), one a fault refuses is graded refused (and http.status.success_for_valid_request reports it);
+the matrix pages show the grades in a section of their own."""
 
 from __future__ import annotations
 
 import json
 
 import pytest
+from graded_rows import graded_by_family, played_rows
 
 from lmconform.cases import load_cases
-from lmconform.reference import ReferenceServer
 from lmconform.report.matrix import build_matrix
 from lmconform.report.matrix_html import render_html
 from lmconform.report.matrix_markdown import render_markdown
-from lmconform.run import run_suite
-from lmconform.settings import RunSettings
-from lmconform.target import Target
 from lmconform.verdicts.records import load_results
 
 GRADE = "generation.parameter.grade"
 STATUS = "http.status.success_for_valid_request"
 APIS = ("chat", "responses", "messages", "native_chat")
-CASES = {f"{case.api}: {case.parameter}": case.id for api in APIS for case in load_cases(api) if case.parameter}
-# Each fault, and the parameter it ignores or refuses.
-IGNORED_BY = {"stop-ignored": "chat: stop", "n-ignored": "chat: n",
-              "parallel-calls-ignored": "chat: parallel_tool_calls",
-              "messages-parallel-not-disabled": "messages: tool_choice.disable_parallel_tool_use"}
+CASES = {f"{case.api}: {case.parameter}{' (streamed)' if case.streamed else ''}": case.id
+         for api in APIS for case in load_cases(api) if case.parameter}
+# Each fault, and the parameters it ignores or refuses.
+IGNORED_BY = {"stop-ignored": ["chat: stop"], "n-ignored": ["chat: n", "chat: n (streamed)"],
+              "seed-ignored": ["chat: seed"], "parallel-calls-ignored": ["chat: parallel_tool_calls"],
+              "messages-parallel-not-disabled": ["messages: tool_choice.disable_parallel_tool_use"]}
 REFUSED_BY = {"responses-prompt-cache-key-refused": "responses: prompt_cache_key",
               "responses-reasoning-effort-refused": "responses: reasoning.effort"}
 
 
 def rows(base_url: str) -> list[dict]:
-    run = run_suite(Target(base_url=base_url), apis=APIS, include=[GRADE, STATUS],
-                    cases=tuple(sorted(CASES.values())), settings=RunSettings(fuzz_examples=0))
-    return [verdict.record() for verdict in run.verdicts]
+    return played_rows(base_url, APIS, CASES.values(), (GRADE, STATUS))
 
 
 def grades(found: list[dict]) -> dict[str, dict]:
-    return {row["parameter"]["family"]: row for row in found if row["check"] == GRADE}
-
-
-@pytest.fixture(scope="module")
-def server():
-    with ReferenceServer() as running:
-        yield running
+    return graded_by_family(found, GRADE, "parameter")
 
 
 def test_each_api_has_its_parameters():
-    assert {family.split(":")[0] for family in CASES} == set(APIS) and len(CASES) == 23
+    assert {family.split(":")[0] for family in CASES} == set(APIS) and len(CASES) == 25
 
 
 def test_the_clean_reference_server_honours_every_parameter(server):
@@ -58,17 +49,19 @@ def test_the_clean_reference_server_honours_every_parameter(server):
     assert {row["outcome"] for row in clean} == {"OK"}
     evidence = {family: row["parameter"]["evidence"] for family, row in grades(clean).items()}
     assert "2 choices" in evidence["chat: n"] and "ends before 'Paris'" in evidence["chat: stop"]
+    assert "2 streamed choices, indexes 0 to 1, each ending ('stop', 'stop')" in evidence["chat: n (streamed)"]
     assert "echoes `prompt_cache_key`" in evidence["responses: prompt_cache_key"]
+    assert "sent again gets the same answer" in evidence["chat: seed"]
 
 
 @pytest.mark.parametrize("fault", sorted(IGNORED_BY))
 def test_a_parameter_ignored_is_graded_ignored_and_fails(server, fault):
     found = rows(f"{server.base_url}/faults/{fault}")
     ignored = {family: row for family, row in grades(found).items() if row["parameter"]["grade"] != "honoured"}
-    assert list(ignored) == [IGNORED_BY[fault]]
-    row = ignored[IGNORED_BY[fault]]
-    assert row["parameter"]["grade"] == "ignored" and row["outcome"] == "NON-STRICT"  # a SHOULD, failed
-    assert f"as `{IGNORED_BY[fault]}` asks" in row["message"]
+    assert sorted(ignored) == IGNORED_BY[fault]
+    for family, row in ignored.items():
+        assert row["parameter"]["grade"] == "ignored" and row["outcome"] == "NON-STRICT"  # a SHOULD, failed
+        assert f"as `{family}` asks" in row["message"]
 
 
 @pytest.mark.parametrize("fault", sorted(REFUSED_BY))

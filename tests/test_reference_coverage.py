@@ -520,6 +520,20 @@ def _(client: httpx.Client) -> None:
     asked = {**ask("Say hello to Ada."), "n": 2}
     assert len(post(client, asked).json()["choices"]) == 2
     assert len(post(client, asked, "n-ignored").json()["choices"]) == 1
+    streamed = {**asked, "stream": True}
+    indexes = [[choice["index"] for choice in chunk["choices"]] for chunk in chunks(post(client, streamed))]
+    assert {index for chunk in indexes for index in chunk} == {0, 1} and all(len(chunk) == 1 for chunk in indexes)
+    assert {choice["index"] for chunk in chunks(post(client, streamed, "n-ignored")) for choice in chunk["choices"]} \
+        == {0}
+
+
+@effect("seed-ignored")
+def _(client: httpx.Client) -> None:
+    sampled = {**ask("Say hello to Ada."), "temperature": 1, "seed": 7}
+    assert len({message(post(client, sampled))["content"] for _ in range(2)}) == 1
+    assert len({message(post(client, sampled, "seed-ignored"))["content"] for _ in range(2)}) == 2
+    assert streamed_text(post(client, {**sampled, "stream": True}, "seed-ignored")) != \
+        message(post(client, sampled, "seed-ignored"))["content"]
 
 
 @effect("stop-flushed-in-stream")

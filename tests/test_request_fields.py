@@ -7,16 +7,14 @@ from __future__ import annotations
 import json
 
 import pytest
+from graded_rows import graded_by_family, played_rows
 
 from lmconform.apis.messages.reference.fields import FIELD_REFUSALS
 from lmconform.cases import load_cases
-from lmconform.reference import ReferenceServer
 from lmconform.report.matrix import build_matrix
 from lmconform.report.matrix_html import render_html
 from lmconform.report.matrix_markdown import render_markdown
-from lmconform.run import run_suite
 from lmconform.run.play import play
-from lmconform.settings import RunSettings
 from lmconform.target import Target
 from lmconform.verdicts.records import load_results
 
@@ -29,19 +27,11 @@ REFUSED_BY = {"messages-system-turn-refused": "system turn after the user's",
 
 
 def rows(base_url: str) -> list[dict]:
-    run = run_suite(Target(base_url=base_url), apis=("messages",), include=[GRADE, STATUS],
-                    cases=tuple(sorted(FIELDS.values())), settings=RunSettings(fuzz_examples=0))
-    return [verdict.record() for verdict in run.verdicts]
+    return played_rows(base_url, ("messages",), FIELDS.values(), (GRADE, STATUS))
 
 
 def grades(found: list[dict]) -> dict[str, dict]:
-    return {row["request_field"]["family"]: row for row in found if row["check"] == GRADE}
-
-
-@pytest.fixture(scope="module")
-def server():
-    with ReferenceServer() as running:
-        yield running
+    return graded_by_family(found, GRADE, "request_field")
 
 
 def test_every_field_of_the_matrix_has_its_case():

@@ -1,7 +1,8 @@
 """The parameter matrix: each optional request parameter of an API, sent one at a time on an otherwise plain request,
 graded honoured (accepted, and its effect shows where it has one), refused (a 4xx) or ignored (accepted, and its
 effect does not show). What an effect is, and how an answer shows it, is the API reference's: a stop string ends the
-text before it, an output cap cuts the answer, `n` gives n choices, the Responses API echoes its settings."""
+text before it, an output cap cuts the answer, `n` gives n choices, a seed gives a sampled request sent twice the
+same answer, the Responses API echoes its settings."""
 
 from __future__ import annotations
 
@@ -9,10 +10,11 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from lmconform.cases import Case
-from lmconform.checks.observed import Observed
+from lmconform.checks.observed import Observed, generation_of
 from lmconform.checks.refs import OPENAI_CHAT_CREATE
 from lmconform.checks.registry import check
 from lmconform.checks.scope import member_at, over_http
+from lmconform.normalize.data_events import read_data_events
 from lmconform.normalize.errors import refusal_words
 from lmconform.normalize.reading import reading
 from lmconform.vocabulary import Failure, Grade, Level, NotApplicable
@@ -104,9 +106,39 @@ def _body(observed: Observed) -> dict[str, Any]:
 
 
 def _choices(observed: Observed) -> str | None:
-    choices = _body(observed).get("choices")
+    """`n` choices: in a body, n entries of `choices`; in a stream, chunks for each index from 0 to n - 1, each
+    choice ending with a finish reason of its own (a client that puts the choices together by index waits for each)."""
     asked = _asked(observed, "n")
-    return f"{asked} choices" if isinstance(choices, list) and len(choices) == asked else None
+    if not observed.exchange.is_event_stream:
+        choices = _body(observed).get("choices")
+        return f"{asked} choices" if isinstance(choices, list) and len(choices) == asked else None
+    finishes: dict[object, object] = {}  # each index a chunk gave, and the last finish reason it gave it
+    for event in observed.exchange.view(read_data_events):
+        choices = event.payload.get("choices") if isinstance(event.payload, dict) else None
+        for choice in choices if isinstance(choices, list) else []:
+            if isinstance(choice, dict):
+                reason = choice.get("finish_reason")
+                finishes[choice.get("index")] = reason if reason is not None else finishes.get(choice.get("index"))
+    if finishes.get(0) is None:  # a stream cut or failed, not a choice left out
+        raise NotApplicable("the stream does not finish its first choice: the stream checks report it")
+    if set(finishes) != set(range(asked)) or None in finishes.values():
+        return None
+    return f"{asked} streamed choices, indexes 0 to {asked - 1}, each ending ({', '.join(map(repr, finishes.values()))})"
+
+
+AGAIN = "again"  # the turn of a case that sends its request a second time, to compare the two answers
+
+
+def _repeated(observed: Observed) -> str | None:
+    """The answer to the request sent again (the case's turn `again`) the same as the first: what a seed is for."""
+    played = observed.turns.get(AGAIN)
+    again = played.exchange if played is not None else None
+    if again is None:
+        raise NotApplicable(f"the request was not sent again: {played.skipped if played else 'the case has no turn'}")
+    if not again.succeeded:
+        raise NotApplicable(f"the request sent again was answered {again.status_text}")
+    first, second = observed.generation.text(), generation_of(observed.case.api, again).text()
+    return f"the request sent again gets the same answer: {first[:60]!r}" if first == second else None
 
 
 def _echoed(parameter: str) -> Callable[[Observed], str | None]:
@@ -119,7 +151,8 @@ def _echoed(parameter: str) -> Callable[[Observed], str | None]:
 STOPPED = "text ending before the stop string"
 CUT = "answer cut at the cap"
 # Each parameter with an effect its API's reference states, by (API, parameter); the others are honoured when they are
-# accepted: a sampler's setting (`temperature`, `seed`, `top_k`), a note for the server's own records (`user`), or a
+# accepted: a sampler's setting (`temperature`, `top_k`), a note for the server's own records (`user`, chat's
+# `prompt_cache_key`, which the chat.completion object does not echo as the Responses API's response does), or a
 # reasoning setting, which a model that does not reason may take and not show (`reasoning.effort`, native `reasoning`).
 EFFECTS: dict[tuple[str, str], Effect] = {
     ("chat", "stop"): (STOPPED, _stopped("stop")),
@@ -128,6 +161,7 @@ EFFECTS: dict[tuple[str, str], Effect] = {
     ("chat", "top_logprobs"): ("alternatives as many as asked", _alternatives),
     ("chat", "parallel_tool_calls"): ("single call", _one_call),
     ("chat", "n"): ("choice for each of `n`", _choices),
+    ("chat", "seed"): ("answer repeated by the same request sent again", _repeated),
     ("responses", "max_output_tokens"): (CUT, _cut),
     ("responses", "metadata"): ("echo of `metadata`", _echoed("metadata")),
     ("responses", "temperature"): ("echo of `temperature`", _echoed("temperature")),
@@ -147,9 +181,10 @@ def grades_parameter(case: Case) -> bool:
        title="what the server does with one optional request parameter: honoured (accepted, and its effect shows "
              "where it has one), refused (a 4xx) or ignored (accepted, and the effect its reference states does not "
              "show)",
-       proven_by=("stop-ignored", "n-ignored", "parallel-calls-ignored", "messages-parallel-not-disabled"))
+       proven_by=("stop-ignored", "n-ignored", "seed-ignored", "parallel-calls-ignored", "messages-parallel-not-disabled"))
 def parameter_grade(observed: Observed) -> Iterator[Failure | Grade]:
     # SHOULD: an ignored parameter an agent relies on (a stop string, one call at a time) is a finding; a refusal is
     # http.status.success_for_valid_request's, since the request is valid.
     parameter, api = observed.case.parameter or "", observed.case.api
-    yield from graded_by_effect(observed, f"{api}: {parameter}", EFFECTS.get((api, parameter)), MATRIX)
+    family = f"{api}: {parameter}{' (streamed)' if observed.case.streamed else ''}"  # a case of each form
+    yield from graded_by_effect(observed, family, EFFECTS.get((api, parameter)), MATRIX)

@@ -198,7 +198,21 @@ def _answer(body: dict[str, Any]) -> Plan:
     if _REFUSE.search(prompt):
         return Plan("", refusal=REFUSAL)
     structured = _structured(body, prompt)
-    return Plan(structured if structured is not None else f"You said: {prompt}")
+    return Plan(structured if structured is not None else f"{_sampled_opening(body)}You said: {prompt}")
+
+
+# How a sampled answer opens, drawn by the request's `seed`: the same seed draws the same opening, as OpenAI's
+# `seed` asks ("repeated requests with the same seed and parameters should return the same result"), and another
+# seed most likely another. A request that does not sample (temperature 0) or gives no seed gets the plain answer.
+SAMPLED_OPENINGS = ("", "Sure. ", "Well, ", "Right: ", "Here goes. ", "Gladly. ", "Of course. ", "Happily. ")
+
+
+def _sampled_opening(body: dict[str, Any]) -> str:
+    seed, temperature = body.get("seed"), body.get("temperature")
+    if not isinstance(seed, int) or isinstance(seed, bool) or not isinstance(temperature, int | float) \
+            or isinstance(temperature, bool) or temperature <= 0:
+        return ""
+    return SAMPLED_OPENINGS[seed % len(SAMPLED_OPENINGS)]
 
 
 # A coding agent's task, as lmconform's agent cases phrase it, and the line of the file that answers it.

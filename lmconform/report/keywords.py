@@ -38,18 +38,20 @@ TOOL_TYPES = GradedMatrix(
      "refused": "the request is refused with a 4xx (a limit: what it costs Codex is in the evidence)",
      "dropped": "a 200, and the tool can never be called, or its call comes back in the wrong item type"},
     {"honoured": "✓", "refused": "⊘", "dropped": "✗"})
-REQUEST_FIELDS = GradedMatrix(
-    "request_field", "Does it take what Claude Code sends?", "request-fields", "Field",
-    {"honoured": "the request is accepted, and the field's effect shows where it has one",
-     "refused": "the request is refused with a 4xx",
-     "ignored": "the request is accepted and the field's effect does not show"},
-    {"honoured": "✓", "refused": "⊘", "ignored": "✗"})
-PARAMETERS = GradedMatrix(
-    "parameter", "Which parameters does it honour?", "parameters", "Parameter",
-    {"honoured": "the request is accepted, and the parameter's effect shows where it has one",
-     "refused": "the request is refused with a 4xx",
-     "ignored": "the request is accepted and the parameter's effect does not show"},
-    {"honoured": "✓", "refused": "⊘", "ignored": "✗"})
+
+
+def _honoured_refused_ignored(what: str) -> tuple[dict[str, str], dict[str, str]]:
+    """The legend and symbols of a matrix of things a request sends one at a time (`what`: "the field")."""
+    return ({"honoured": f"the request is accepted, and {what}'s effect shows where it has one",
+             "refused": "the request is refused with a 4xx",
+             "ignored": f"the request is accepted and {what}'s effect does not show"},
+            {"honoured": "✓", "refused": "⊘", "ignored": "✗"})
+
+
+REQUEST_FIELDS = GradedMatrix("request_field", "Does it take what Claude Code sends?", "request-fields", "Field",
+                              *_honoured_refused_ignored("the field"))
+PARAMETERS = GradedMatrix("parameter", "Which parameters does it honour?", "parameters", "Parameter",
+                          *_honoured_refused_ignored("the parameter"))
 MATRICES = (SCHEMA_KEYWORDS, TOOL_TYPES, REQUEST_FIELDS, PARAMETERS)
 
 

@@ -25,6 +25,7 @@ from lmconform.normalize.events import (
 )
 from lmconform.normalize.reading import Reading
 from lmconform.normalize.usage import COMPLETION_USAGE
+from lmconform.wire.exchange import Exchange
 from lmconform.wire.http import HttpExchange
 
 # vLLM's and LM Studio's (gpt-oss) name, and the DeepSeek-style one vLLM used before its rename.
@@ -255,4 +256,12 @@ def chat_logprobs(exchange: HttpExchange) -> list | None:
     return [entry for entries in found for entry in entries] if found else None
 
 
-READING = Reading(normalize_chat, usage=COMPLETION_USAGE, logprobs=chat_logprobs)
+def continuation(request: dict, turn: dict, previous_id: str | None, call: tuple[str, str] | None,
+                 answered: Exchange | None = None) -> dict:
+    """A further turn's body: the request with `turn`'s fields instead. Chat completions keeps no conversation and
+    its cases answer no call in a further turn: a turn without fields sends the same request again, so that its
+    two answers can be compared (`seed`)."""
+    return {**request, **turn}
+
+
+READING = Reading(normalize_chat, continuation, usage=COMPLETION_USAGE, logprobs=chat_logprobs)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 from lmconform.apis.chat.checks.scope import (
     chat_answer,
@@ -14,7 +15,7 @@ from lmconform.apis.chat.checks.scope import (
     tool_choice_object,
 )
 from lmconform.apis.chat.checks.views import chat_stream, require_stream
-from lmconform.apis.chat.normalize import ToolDelta, chunk_choices, first_delta
+from lmconform.apis.chat.normalize import ChatChunk, ToolDelta, chunk_choices, first_delta
 from lmconform.checks.observed import Observed
 from lmconform.checks.refs import (
     LMSTUDIO_ROLE_MISSING,
@@ -118,12 +119,19 @@ def finish_reason_exactly_once(observed: Observed) -> Iterator[Failure]:
     # A stream that ends with an error event instead (vLLM's form for a failure after the headers) says why.
     if require_stream(observed).error_events():
         raise NotApplicable("the stream ends with an error event: chat.stream.error.openai_shape judges it")
+    # Once for each choice: a stream of `n` choices tells their chunks apart by index, and ends each on its own.
     chunks = chat_stream(observed).data_chunks()
-    finishing = [c for c in chunks if any(isinstance(ch, dict) and ch.get("finish_reason") is not None
-                                          for ch in chunk_choices(c))]
-    if len(finishing) != 1:
-        evidence = str(finishing[1].source) if len(finishing) > 1 else (str(chunks[-1].source) if chunks else "")
-        yield Failure("one chunk with a finish_reason", f"{len(finishing)} chunks with one", evidence)
+    finishing: dict[Any, list[ChatChunk]] = {}  # by choice index, the chunks that finish it
+    for chunk in chunks:
+        for choice in chunk_choices(chunk):
+            if isinstance(choice, dict):
+                ends = finishing.setdefault(choice.get("index", 0), [])
+                ends += [chunk] if choice.get("finish_reason") is not None else []
+    for index, ends in (finishing or {0: []}).items():
+        if len(ends) != 1:
+            evidence = str(ends[1].source) if len(ends) > 1 else (str(chunks[-1].source) if chunks else "")
+            of_choice = f" for choice {index!r}" if len(finishing) > 1 else ""
+            yield Failure(f"one chunk with a finish_reason{of_choice}", f"{len(ends)} chunks with one", evidence)
 
 
 @check("chat.finish_reason.tool_calls_after_tool_call", level=Level.MUST, applies=chat_with_tools,

@@ -99,7 +99,8 @@ async def chat_completions(request: Request, faults: frozenset[str]) -> Response
         return JSONResponse(apply(stages.OBJECT, faults, body))
     per_call = [_call_deltas(position, call) for position, call in enumerate(tool_calls)]
     per_call = apply(stages.TOOL_CALL_DELTAS, faults, per_call)
-    chunks = _stream_chunks(plan, per_call, counts if _usage_requested(body) else None, envelope, logprobs)
+    chunks = _each_choice(_stream_chunks(plan, per_call, counts if _usage_requested(body) else None, envelope,
+                                         logprobs), _choice_count(body))
     if form is not None:
         reasoning = thought(last_user_text(read["messages"]))
         return streamed(render(chunks, reasoning, form), SSE_HEADERS, request)
@@ -296,8 +297,16 @@ def _pieces(text: str) -> list[str]:
     return re.findall(r"\S+\s*|\s+", text)
 
 
+def _each_choice(chunks: list[dict[str, Any]], n: int) -> list[dict[str, Any]]:
+    """A stream of `n` choices: the chunks of the first choice, then the same chunks for each other choice under
+    its own index (the model is deterministic: each is the same answer), then the usage chunk, which has none."""
+    answer = [chunk for chunk in chunks if chunk["choices"]]
+    return [*({**chunk, "choices": [{**chunk["choices"][0], "index": index}]} for index in range(n) for chunk in answer),
+            *(chunk for chunk in chunks if not chunk["choices"])]
+
+
 def _choice_count(body: dict[str, Any]) -> int:
-    """How many choices a body answers with: `n` (a stream sends the first only)."""
+    """How many choices an answer brings: `n`."""
     n = body.get("n")
     return n if isinstance(n, int) and not isinstance(n, bool) and n > 1 else 1
 

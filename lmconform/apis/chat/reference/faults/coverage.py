@@ -5,6 +5,7 @@ it, with the release it was seen in. docs/coverage.md lists the report behind ea
 
 from __future__ import annotations
 
+import itertools
 import json
 import threading
 from dataclasses import replace
@@ -187,10 +188,25 @@ def stop_ignored(body: Any) -> Any:
 
 
 @fault("n-ignored", stages.REQUEST, api="chat",
-       summary="`n` is ignored: a body asking for two choices brings one (non-stream)",
+       summary="`n` is ignored: a request asking for two choices gets one (stream and non-stream)",
        seen_in="servers that answer one choice whatever `n` asks (OpenAI's reference: `n` choices to generate)")
 def n_ignored(body: Any) -> Any:
     return without(body, "n") if isinstance(body, dict) else body
+
+
+# The seed each request is sampled with by a server that does not take the request's: a new one every time.
+_FRESH_SEEDS = itertools.count(1)
+
+
+@fault("seed-ignored", stages.REQUEST, api="chat",
+       summary="`seed` is ignored: a sampled request (temperature above 0) is sampled with a seed of the server's, "
+               "another each time, so the same request sent twice gets two answers (stream and non-stream)",
+       seen_in="servers that take `seed` and sample without it (OpenAI's reference: the same seed and parameters "
+               "should return the same result)")
+def seed_ignored(body: Any) -> Any:
+    if not isinstance(body, dict) or body.get("seed") is None:
+        return body
+    return {**body, "seed": next(_FRESH_SEEDS)}
 
 
 @fault("stop-flushed-in-stream", stages.STOP, api="chat",
