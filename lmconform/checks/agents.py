@@ -110,11 +110,11 @@ def request_accepted(observed: Observed) -> Iterator[Failure]:
 def _what_next(run: AgentRun, refused: HttpExchange, refusal: str) -> str:
     """What the agent did after a refusal: the request that replaced it (how it differs), and whether the agent then
     did its task (with its own words, where they say more than the refusal)."""
-    position = next(index for index, exchange in enumerate(run.exchanges) if exchange is refused)
+    position = next(index for index, exchange in enumerate(run.http_exchanges) if exchange is refused)
     same_route = refused.request.url.split("?", 1)[0]
     # The request that replaced it: of the later ones to the same route, the one that differs least (an agent may
     # have another conversation going, as opencode's title request).
-    later = [request_changes(refused.request, exchange.request) for exchange in run.exchanges[position + 1:]
+    later = [request_changes(refused.request, exchange.request) for exchange in run.http_exchanges[position + 1:]
              if exchange.request.url.split("?", 1)[0] == same_route]
     did = f"{run.label} asked again {changes_words(min(later, key=len))}" if later \
         else f"{run.label} sent no other request"

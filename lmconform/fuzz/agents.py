@@ -25,6 +25,7 @@ from lmconform.settings import RunSettings
 from lmconform.source import SourceContext
 from lmconform.target import Target
 from lmconform.wire.http import HttpExchange, HttpRequest
+from lmconform.wire.websocket import WebSocketExchange
 
 SOURCE = "agents"
 SHOWN_TEXT_CHARS = 300
@@ -76,7 +77,7 @@ def observations(case: Case, run: AgentRun, target: Target, repetition: int = 0)
     sent = [exchange for exchange in run.http_exchanges
             if exchange.request.method == api.method and _path(exchange, target).split("?", 1)[0] == api.path]
     if not sent:
-        over_socket = any(exchange.request.url.startswith("ws") for exchange in run.exchanges)
+        over_socket = any(isinstance(exchange, WebSocketExchange) for exchange in run.exchanges)
         why = run.unavailable or (f"{run.label} sent no {api.title} request over HTTP" +
                                   (", only over the WebSocket it opened" if over_socket else "") +
                                   f" ({run.exit_text or run.ended})")

@@ -87,7 +87,7 @@ def _said(what: str, names: tuple[str, ...]) -> str | None:
 def _answered(recording: Recording) -> str:
     """What the recording sent and how the reference server answered: `sent 2 requests (49.5 and 50.6 kB), each
     answered 2xx`."""
-    statuses = [exchange.status for exchange in recording.run.exchanges]
+    statuses = [exchange.status for exchange in recording.run.http_exchanges]
     if not statuses:
         return f"sent no request ({recording.run.exit_text or recording.run.ended})"
     refused = [f"HTTP {status}" for status in statuses if not (status and 200 <= status < 300)]

@@ -32,12 +32,13 @@ def play(case: Case, target: Target, settings: RunSettings) -> Observed[Exchange
     body = case.body_for(target.model, settings.max_tokens, settings.temperature)
     continuation = reading(case.api).continuation
     session = WebSocketSession(target, case.path or api_of(case.api).path)
-    transport = open_transport(target) if any(turn.path for turn in case.turns) else None
+    http_turns = case.turns_of(HttpTurn)
+    transport = open_transport(target) if any(turn.path for turn in http_turns) else None
     try:
         first = session.send({"type": CREATE, **body})
         answers: dict[str, Exchange] = {FIRST: first}
         turns: dict[str, PlayedTurn[HttpTurn, Exchange]] = {}
-        for turn in case.turns_of(HttpTurn):
+        for turn in http_turns:
             previous_id = None
             if turn.previous:
                 answered = answers.get(turn.previous)
