@@ -36,14 +36,14 @@ class _NotSendable(Exception):
     """A turn continues an answer that has nothing to continue from."""
 
 
-def play(case: Case, target: Target, settings: RunSettings) -> Observed:
+def play(case: Case, target: Target, settings: RunSettings) -> Observed[StdioExchange, StdioTurn]:
     """The case's messages to one process of the bridge; the run's settings fill nothing in here: a bridge's
     output cap and temperature are its own command line's."""
     transport = open_transport(target, STDIO)
     assert isinstance(transport, StdioTransport)
     played: dict[str, StdioExchange] = {}
-    turns: dict[str, PlayedTurn] = {}
-    steps: list[tuple[str, StdioTurn | None]] = [(FIRST, None), *((turn.name, turn) for turn in case.turns)]
+    turns: dict[str, PlayedTurn[StdioTurn, StdioExchange]] = {}
+    steps: list[tuple[str, StdioTurn | None]] = [(FIRST, None), *((turn.name, turn) for turn in case.turns_of(StdioTurn))]
     try:
         for position, (name, turn) in enumerate(steps):
             following = steps[position + 1][1] if position + 1 < len(steps) else None

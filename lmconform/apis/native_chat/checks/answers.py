@@ -14,6 +14,7 @@ from lmconform.apis.native_chat.checks.scope import (
     native_streamed,
 )
 from lmconform.apis.native_chat.normalize import NativeStream, native_result, normalize_native_stream
+from lmconform.cases import HttpTurn
 from lmconform.checks.observed import Observed, generation_of
 from lmconform.checks.refs import LMSTUDIO_NATIVE_CHAT, LMSTUDIO_NATIVE_STREAMING
 from lmconform.checks.registry import check
@@ -212,7 +213,7 @@ def response_id_when_stored(observed: Observed) -> Iterator[Failure]:
        proven_by=("native-previous-id-refused",))
 def chain_turn_answered(observed: Observed) -> Iterator[Failure]:
     observed.require_success()
-    for turn in observed.case.turns:
+    for turn in observed.case.turns_of(HttpTurn):
         if turn.previous:
             exchange = observed.answer_to(turn.name)
             if exchange.status is None or not 200 <= exchange.status < 300:
@@ -224,7 +225,7 @@ def chain_turn_answered(observed: Observed) -> Iterator[Failure]:
        title="the reference model answers a recall question from the stored chat it continues",
        proven_by=("native-chain-ignored",))
 def chain_recall_answered(observed: Observed) -> Iterator[Failure]:
-    for turn in observed.case.turns:
+    for turn in observed.case.turns_of(HttpTurn):
         if not turn.recall:
             continue
         exchange = observed.answer_to(turn.name)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from lmconform.cases import Case
+from lmconform.cases import Case, HttpTurn
 
 
 def native_answer(case: Case) -> bool:
@@ -23,8 +23,8 @@ def native_stored(case: Case) -> bool:
 
 
 def native_chain(case: Case) -> bool:
-    return native_answer(case) and any(turn.previous for turn in case.turns)
+    return native_answer(case) and any(turn.previous for turn in case.turns_of(HttpTurn))
 
 
 def native_recall(case: Case) -> bool:
-    return native_chain(case) and any(turn.recall for turn in case.turns)
+    return native_chain(case) and any(turn.recall for turn in case.turns_of(HttpTurn))

@@ -174,8 +174,10 @@ def recall_answered(observed: Observed, played: PlayedTurn) -> Iterator[Failure]
     chained = _answer(played)
     text = " ".join(part.get("text", "") for item in chained.get("output") or [] if isinstance(item, dict)
                     for part in item.get("content") or [] if isinstance(part, dict))
-    if played.turn.recall not in text:
-        yield Failure(f"an answer containing {played.turn.recall!r}", repr(text[:200]),
+    recall = played.turn.recall
+    assert recall is not None, "_recalling gives only the turns that ask a recall question"
+    if recall not in text:
+        yield Failure(f"an answer containing {recall!r}", repr(text[:200]),
                       f"Reproduce: {_exchange(played).request.reproduction()}")
 
 

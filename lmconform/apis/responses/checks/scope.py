@@ -6,7 +6,7 @@ import re
 from collections.abc import Callable
 
 from lmconform.apis.responses import API
-from lmconform.cases import FIRST, Case, Turn
+from lmconform.cases import FIRST, Case, HttpTurn
 from lmconform.checks.scope import long_prompt_stream
 
 COUNT_PATH, COMPACT_PATH = f"{API.path}/input_tokens", f"{API.path}/compact"
@@ -41,7 +41,7 @@ def responses_compacts(case: Case) -> bool:
 
 def responses_compaction_round_trip(case: Case) -> bool:
     """A compaction sent back as input on a later turn (`compaction_of`)."""
-    return responses_compacts(case) and any(turn.compaction_of for turn in case.turns)
+    return responses_compacts(case) and any(turn.compaction_of for turn in case.turns_of(HttpTurn))
 
 
 def grammar_tools(case: Case) -> dict[str, dict]:
@@ -132,7 +132,7 @@ def responses_nested_tools(case: Case) -> bool:
 def _continuing(case: Case) -> list:
     """Turns that continue an earlier answer with new input (not those that answer a function call, nor those that
     continue an answer the server must have forgotten)."""
-    return [turn for turn in case.turns if turn.previous and not turn.answers_call_of
+    return [turn for turn in case.turns_of(HttpTurn) if turn.previous and not turn.answers_call_of
             and not chains_to_forgotten(case, turn)]
 
 
@@ -141,19 +141,19 @@ def responses_chain(case: Case) -> bool:
 
 
 def responses_recall(case: Case) -> bool:
-    return responses_chain(case) and any(turn.recall for turn in case.turns)
+    return responses_chain(case) and any(turn.recall for turn in case.turns_of(HttpTurn))
 
 
 def responses_function_call_output(case: Case) -> bool:
-    return responses_answer(case) and any(turn.answers_call_of for turn in case.turns)
+    return responses_answer(case) and any(turn.answers_call_of for turn in case.turns_of(HttpTurn))
 
 
 def responses_unknown_previous(case: Case) -> bool:
     """The case's request names a previous_response_id that was never issued, or one of its turns does, or chains
     to a response the server must have forgotten."""
     return case.api == "responses" and case.websocket is None and ((case.invalid and case.previous_response_id is not None)
-                                        or any(turn.unknown_previous_id for turn in case.turns)
-                                        or any(chains_to_forgotten(case, turn) for turn in case.turns))
+                                        or any(turn.unknown_previous_id for turn in case.turns_of(HttpTurn))
+                                        or any(chains_to_forgotten(case, turn) for turn in case.turns_of(HttpTurn)))
 
 
 # --- stored state: what the server keeps of a response, and for how long -------------------------------------------
@@ -162,15 +162,16 @@ def _unstored(case: Case, name: str) -> bool:
     """Whether the request (FIRST) or turn `name` asked not to be stored: a turn has the request's fields but its
     own."""
     body = case.body if isinstance(case.body, dict) else {}
-    turn = next((turn for turn in case.turns if turn.name == name), None)
+    turn = next((turn for turn in case.turns_of(HttpTurn) if turn.name == name), None)
     return (turn.body.get("store", body.get("store")) if turn is not None else body.get("store")) is False
 
 
-def forgotten(case: Case, before: Turn, deleted: Callable[[Turn], bool] = lambda turn: True) -> dict[str, str]:
+def forgotten(case: Case, before: HttpTurn, deleted: Callable[[HttpTurn], bool] = lambda turn: True) -> dict[str, str]:
     """The answers the server must no longer know when `before` is sent, each with why: created with `store:
     false`, or deleted by an earlier DELETE turn (one that `deleted` says did delete)."""
     gone = {FIRST: "created with `store: false`"} if _unstored(case, FIRST) else {}
-    for turn in case.turns[:case.turns.index(before)]:
+    turns = case.turns_of(HttpTurn)
+    for turn in turns[:turns.index(before)]:
         if _unstored(case, turn.name):
             gone[turn.name] = "created with `store: false`"
         if turn.method == "DELETE" and deleted(turn):
@@ -178,13 +179,13 @@ def forgotten(case: Case, before: Turn, deleted: Callable[[Turn], bool] = lambda
     return gone
 
 
-def chains_to_forgotten(case: Case, turn: Turn) -> bool:
+def chains_to_forgotten(case: Case, turn: HttpTurn) -> bool:
     return bool(turn.previous) and turn.previous in forgotten(case, turn)
 
 
-def _requests(case: Case, method: str, items: bool = False) -> list[Turn]:
+def _requests(case: Case, method: str, items: bool = False) -> list[HttpTurn]:
     """The turns of `method` to a stored response (`/input_items` with `items`)."""
-    return [turn for turn in case.turns if turn.method == method and turn.path is not None
+    return [turn for turn in case.turns_of(HttpTurn) if turn.method == method and turn.path is not None
             and turn.path.endswith("/input_items") == items]
 
 
@@ -202,7 +203,7 @@ def responses_input_items(case: Case) -> bool:
 
 def responses_forgets(case: Case) -> bool:
     """A GET names a response the server must have forgotten."""
-    return responses_answer(case) and any(set(turn.named) & set(forgotten(case, turn)) for turn in case.turns
+    return responses_answer(case) and any(set(turn.named) & set(forgotten(case, turn)) for turn in case.turns_of(HttpTurn)
                                           if turn.method == "GET")
 
 

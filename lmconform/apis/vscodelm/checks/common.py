@@ -7,33 +7,37 @@ import json
 
 from lmconform.apis.vscodelm import CHAT_RESPONSE, RESPONSE_COMPLETE, RESPONSE_PART
 from lmconform.apis.vscodelm.normalize import Asked
-from lmconform.cases import FIRST
+from lmconform.cases import FIRST, StdioTurn
 from lmconform.checks.observed import Observed
 from lmconform.vocabulary import NotApplicable
 from lmconform.wire.jsonlines import Message
 from lmconform.wire.process import StdioProcess, exact_key
+from lmconform.wire.stdio import StdioExchange
+
+# What a check of the bridge reads: a case played over stdio, its exchanges and its turns the bridge's.
+BridgeObserved = Observed[StdioExchange, StdioTurn]
 
 
-def asked(observed: Observed) -> list[Asked]:
+def asked(observed: BridgeObserved) -> list[Asked]:
     """Every message the case wrote, request first, each with what the bridge said about it."""
     named = [(FIRST, observed.exchange), *((name, played.exchange) for name, played in observed.turns.items()
                                            if played.exchange is not None)]
     return [Asked(name, exchange) for name, exchange in named]
 
 
-def process(observed: Observed) -> StdioProcess:
-    running = getattr(observed.exchange, "process", None)
+def process(observed: BridgeObserved) -> StdioProcess:
+    running = observed.exchange.process if isinstance(observed.exchange, StdioExchange) else None
     if running is None:
         raise NotApplicable("the case was not played over stdio")
     return running
 
 
-def sent_ids(observed: Observed) -> dict[str, object]:
+def sent_ids(observed: BridgeObserved) -> dict[str, object]:
     """The ids of the requests the case wrote, by exact key (7 and "7" apart)."""
     return {exact_key(item.request_id): item.request_id for item in asked(observed) if item.is_request}
 
 
-def unsent(observed: Observed, value: object, field: str) -> tuple[str, str] | None:
+def unsent(observed: BridgeObserved, value: object, field: str) -> tuple[str, str] | None:
     """(expected, actual) when `value`, read as an id, is not the id of a request the case wrote; else None."""
     sent = sent_ids(observed)
     if exact_key(value) in sent:
@@ -42,15 +46,15 @@ def unsent(observed: Observed, value: object, field: str) -> tuple[str, str] | N
     return f"the id of a request sent ({shown})", f"{field} {json.dumps(value)}"
 
 
-def position(observed: Observed) -> dict[int, int]:
+def position(observed: BridgeObserved) -> dict[int, int]:
     """Each stdout message's position in the order the bridge wrote them (by identity)."""
     return {id(message): index for index, message in enumerate(process(observed).stdout.messages)}
 
 
-def cancel_time(observed: Observed, name: str) -> float | None:
+def cancel_time(observed: BridgeObserved, name: str) -> float | None:
     """When the case wrote the lm/cancel of the request `name`, if it did so before that request was answered: a
     cancel of an answered request cancels nothing."""
-    for turn in observed.case.turns:
+    for turn in observed.case.turns_of(StdioTurn):
         played = observed.turns.get(turn.name)
         if turn.cancels != name or played is None or played.exchange is None:
             continue
@@ -62,19 +66,19 @@ def cancel_time(observed: Observed, name: str) -> float | None:
     return None
 
 
-def chat_requests(observed: Observed, cancelled: bool = False) -> list[Asked]:
+def chat_requests(observed: BridgeObserved, cancelled: bool = False) -> list[Asked]:
     """The chat requests the case wrote; without those it cancelled, unless `cancelled`."""
     return [item for item in asked(observed) if item.is_request and item.method == CHAT_RESPONSE
             and (cancelled or cancel_time(observed, item.name) is None)]
 
 
-def notifications(observed: Observed) -> list[Message]:
+def notifications(observed: BridgeObserved) -> list[Message]:
     """Every part and complete the bridge wrote, in order."""
     return [message for message in process(observed).stdout.messages if isinstance(message.value, dict)
             and message.value.get("method") in (RESPONSE_PART, RESPONSE_COMPLETE)]
 
 
-def responses(observed: Observed) -> list[Message]:
+def responses(observed: BridgeObserved) -> list[Message]:
     """Every JSON-RPC response the bridge wrote, in order."""
     return [message for message in process(observed).stdout.messages
             if isinstance(message.value, dict) and "method" not in message.value]

@@ -7,9 +7,8 @@ import json
 from collections.abc import Iterator
 
 from lmconform.apis.vscodelm import CHAT_INFORMATION, TOKEN_COUNT
-from lmconform.apis.vscodelm.checks.common import asked, responses
+from lmconform.apis.vscodelm.checks.common import BridgeObserved, asked, responses
 from lmconform.apis.vscodelm.checks.scope import vscodelm_error_code, vscodelm_invalid, vscodelm_method
-from lmconform.checks.observed import Observed
 from lmconform.checks.refs import JSONRPC_ERRORS, SYMPOSIUM_VSCODELM, VSCODE_LM_PROVIDER
 from lmconform.checks.registry import check
 from lmconform.vocabulary import Failure, Level, Note
@@ -17,7 +16,7 @@ from lmconform.vocabulary import Failure, Level, Note
 METHOD_NOT_FOUND, PARSE_ERROR, INVALID_PARAMS = -32601, -32700, -32602
 
 
-def _lost(observed: Observed) -> str:
+def _lost(observed: BridgeObserved) -> str:
     process = getattr(observed.exchange, "process", None)
     return f" (the bridge: {process.exit_text()})" if process is not None else ""
 
@@ -25,7 +24,7 @@ def _lost(observed: Observed) -> str:
 @check("vscodelm.errors.method_not_found", level=Level.MUST, applies=vscodelm_error_code(METHOD_NOT_FOUND),
        ref=JSONRPC_ERRORS, title="a request for a method the bridge does not have is answered with error -32601",
        proven_by=("unknown-method-invalid-request",))
-def method_not_found(observed: Observed) -> Iterator[Failure]:
+def method_not_found(observed: BridgeObserved) -> Iterator[Failure]:
     # VS Code adds methods over time; a client tells "not supported" from "failed" by this code.
     item = asked(observed)[0]
     if item.error_code != METHOD_NOT_FOUND:
@@ -35,7 +34,7 @@ def method_not_found(observed: Observed) -> Iterator[Failure]:
 
 @check("vscodelm.errors.parse_error", level=Level.MUST, applies=vscodelm_error_code(PARSE_ERROR), ref=JSONRPC_ERRORS,
        title='a line that is not JSON is answered with error -32700 and "id": null', proven_by=("parse-error-ignored",))
-def parse_error(observed: Observed) -> Iterator[Failure]:
+def parse_error(observed: BridgeObserved) -> Iterator[Failure]:
     item = asked(observed)[0]
     owned = {id(message) for other in asked(observed) for message in other.exchange.messages}
     answers = [message for message in responses(observed) if message.at >= item.sent_at and id(message) not in owned]
@@ -52,7 +51,7 @@ def parse_error(observed: Observed) -> Iterator[Failure]:
        ref=SYMPOSIUM_VSCODELM, judges_lost_process=True,
        title="params of the wrong shape are answered with an error, and the bridge lives",
        proven_by=("dies-on-bad-params",))
-def invalid_params(observed: Observed) -> Iterator[Failure | Note]:
+def invalid_params(observed: BridgeObserved) -> Iterator[Failure | Note]:
     # A bridge that dies on one malformed request takes every chat of the editor with it.
     item = asked(observed)[0]
     if item.response is None:
@@ -67,7 +66,7 @@ def invalid_params(observed: Observed) -> Iterator[Failure | Note]:
 @check("vscodelm.errors.alive_after_error", level=Level.MUST, applies=vscodelm_invalid, ref=SYMPOSIUM_VSCODELM,
        judges_lost_process=True, title="after a bad message the bridge answers the next request",
        proven_by=("dies-on-bad-params",))
-def alive_after_error(observed: Observed) -> Iterator[Failure]:
+def alive_after_error(observed: BridgeObserved) -> Iterator[Failure]:
     following = next((item for item in asked(observed)[1:] if item.is_request), None)
     if following is None:
         return
@@ -76,7 +75,7 @@ def alive_after_error(observed: Observed) -> Iterator[Failure]:
                       following.exchange.status_text + _lost(observed), str(following.response or ""))
 
 
-def _result(observed: Observed) -> object:
+def _result(observed: BridgeObserved) -> object:
     observed.require_success()
     response = asked(observed)[0].response
     assert response is not None, "a request that succeeded was answered"
@@ -90,7 +89,7 @@ _MODEL_LIMITS = ("maxInputTokens", "maxOutputTokens")
 @check("vscodelm.info.model_shape", level=Level.MUST, applies=vscodelm_method(CHAT_INFORMATION),
        ref=VSCODE_LM_PROVIDER, title="the model information lists models with id, name, family, version, token "
                                      "limits and capabilities", proven_by=("model-info-without-capabilities",))
-def model_shape(observed: Observed) -> Iterator[Failure]:
+def model_shape(observed: BridgeObserved) -> Iterator[Failure]:
     # VS Code's LanguageModelChatInformation: a model without these is not offered in the model picker.
     result = _result(observed)
     models = result.get("models") if isinstance(result, dict) else None
@@ -117,7 +116,7 @@ def model_shape(observed: Observed) -> Iterator[Failure]:
 
 @check("vscodelm.tokens.count_positive", level=Level.MUST, applies=vscodelm_method(TOKEN_COUNT),
        ref=VSCODE_LM_PROVIDER, title="a token count is an integer of at least 1", proven_by=("token-count-zero",))
-def count_positive(observed: Observed) -> Iterator[Failure]:
+def count_positive(observed: BridgeObserved) -> Iterator[Failure]:
     # VS Code budgets its prompt with these counts: 0 for a text that is there makes it overfill the context.
     result = _result(observed)
     count = result.get("count") if isinstance(result, dict) else None

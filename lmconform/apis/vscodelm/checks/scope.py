@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from lmconform.apis.vscodelm import CANCEL, CHAT_RESPONSE
-from lmconform.cases import Case
+from lmconform.cases import Case, StdioTurn
 
 
 def vscodelm(case: Case) -> bool:
@@ -28,27 +28,27 @@ def vscodelm_with_tools(case: Case) -> bool:
 
 
 def vscodelm_tool_result(case: Case) -> bool:
-    return vscodelm_chat(case) and any(turn.answers_call_of for turn in case.turns)
+    return vscodelm_chat(case) and any(turn.answers_call_of for turn in case.turns_of(StdioTurn))
 
 
 def vscodelm_commit(case: Case) -> bool:
     """A turn whose history is an earlier turn's, its answer as it came, and more."""
     return vscodelm_chat(case) and any(turn.previous and not turn.answers_call_of and turn.edited_answer is None
-                                       for turn in case.turns)
+                                       for turn in case.turns_of(StdioTurn))
 
 
 def vscodelm_discard(case: Case) -> bool:
-    return vscodelm_chat(case) and any(turn.edited_answer is not None for turn in case.turns)
+    return vscodelm_chat(case) and any(turn.edited_answer is not None for turn in case.turns_of(StdioTurn))
 
 
 def vscodelm_cancel(case: Case) -> bool:
-    return vscodelm_chat(case) and any(turn.cancels for turn in case.turns)
+    return vscodelm_chat(case) and any(turn.cancels for turn in case.turns_of(StdioTurn))
 
 
 def vscodelm_cancel_unknown(case: Case) -> bool:
     """A cancel whose requestId is written in the case: an id the bridge never answered."""
     return vscodelm_valid(case) and ((case.method == CANCEL and case.raw_body is None)
-                                     or any(turn.method == CANCEL and not turn.cancels for turn in case.turns))
+                                     or any(turn.method == CANCEL and not turn.cancels for turn in case.turns_of(StdioTurn)))
 
 
 def vscodelm_method(method: str):

@@ -14,7 +14,7 @@ import re
 from collections.abc import Iterator
 
 from lmconform.apis.vscodelm import CANCEL
-from lmconform.apis.vscodelm.checks.common import asked, cancel_time, responses
+from lmconform.apis.vscodelm.checks.common import BridgeObserved, asked, cancel_time, responses
 from lmconform.apis.vscodelm.checks.scope import (
     vscodelm_cancel,
     vscodelm_cancel_unknown,
@@ -23,7 +23,6 @@ from lmconform.apis.vscodelm.checks.scope import (
 )
 from lmconform.apis.vscodelm.normalize import CANCEL_BOUND_S, Asked, normalize_vscodelm
 from lmconform.cases import FIRST, StdioTurn
-from lmconform.checks.observed import Observed
 from lmconform.checks.refs import JSONRPC_NOTIFICATION, SYMPOSIUM_VSCODELM_HISTORY, SYMPOSIUM_VSCODELM_SESSION
 from lmconform.checks.registry import check
 from lmconform.vocabulary import Failure, Level, NotApplicable, Requirement, Unsupported
@@ -33,24 +32,24 @@ ECHO_LINE = re.compile(r"session \d+ turn \d+: (\d+) committed messages, "
 COMMITTED, DISCARDED = "previous turn committed", "previous turn discarded"
 
 
-def _item(observed: Observed, name: str) -> Asked:
+def _item(observed: BridgeObserved, name: str) -> Asked:
     found = next((item for item in asked(observed) if item.name == name), None)
     if found is None:
         raise NotApplicable(f"the turn {name!r} was not sent: {observed.turns[name].skipped}")
     return found
 
 
-def _own_messages(observed: Observed, name: str) -> int:
+def _own_messages(observed: BridgeObserved, name: str) -> int:
     """How many messages the turn `name` added to the history it carried (all of them, for the request)."""
     if name == FIRST:
         messages = observed.exchange.request.body.get("messages") if isinstance(observed.exchange.request.body, dict) \
             else None
         return len(messages) if isinstance(messages, list) else 0
-    turn = next(turn for turn in observed.case.turns if turn.name == name)
+    turn = next(turn for turn in observed.case.turns_of(StdioTurn) if turn.name == name)
     return len(turn.body.get("messages") or [])
 
 
-def _history_judged(observed: Observed, turns: list[StdioTurn], expected_state: str) -> Iterator[Failure]:
+def _history_judged(observed: BridgeObserved, turns: list[StdioTurn], expected_state: str) -> Iterator[Failure]:
     """Each of `turns` said what it was given: `expected_state`, with the committed history it should have."""
     judged = 0
     for turn in turns:
@@ -82,9 +81,9 @@ def _history_judged(observed: Observed, turns: list[StdioTurn], expected_state: 
 @check("vscodelm.history.commit", level=Level.MUST, applies=vscodelm_commit, ref=SYMPOSIUM_VSCODELM_HISTORY,
        title="a history that carries the provisional turn and its answer as sent commits that turn",
        proven_by=("history-never-committed",))
-def commit(observed: Observed) -> Iterator[Failure]:
+def commit(observed: BridgeObserved) -> Iterator[Failure]:
     # Otherwise the agent loses the conversation: a stateful agent answers the next message without what came before.
-    kept = [turn for turn in observed.case.turns
+    kept = [turn for turn in observed.case.turns_of(StdioTurn)
             if turn.previous and not turn.answers_call_of and turn.edited_answer is None]
     yield from _history_judged(observed, kept, COMMITTED)
 
@@ -92,16 +91,16 @@ def commit(observed: Observed) -> Iterator[Failure]:
 @check("vscodelm.history.discard", level=Level.MUST, applies=vscodelm_discard, ref=SYMPOSIUM_VSCODELM_HISTORY,
        title="a history whose last answer the user edited discards the provisional turn and keeps the committed one",
        proven_by=("history-never-committed",))
-def discard(observed: Observed) -> Iterator[Failure]:
+def discard(observed: BridgeObserved) -> Iterator[Failure]:
     # The agent must answer the edited conversation: neither the answer the user replaced, nor a lost history.
-    edited = [turn for turn in observed.case.turns if turn.edited_answer is not None]
+    edited = [turn for turn in observed.case.turns_of(StdioTurn) if turn.edited_answer is not None]
     yield from _history_judged(observed, edited, DISCARDED)
 
 
-def _cancelled(observed: Observed) -> list[tuple[Asked, float]]:
+def _cancelled(observed: BridgeObserved) -> list[tuple[Asked, float]]:
     """Each request the case cancelled while it was being answered, with when the cancel was written."""
     found = []
-    for turn in observed.case.turns:
+    for turn in observed.case.turns_of(StdioTurn):
         if not turn.cancels:
             continue
         sent = cancel_time(observed, turn.cancels)
@@ -119,7 +118,7 @@ def _since(sent: float) -> str:
 @check("vscodelm.cancel.no_more_parts", level=Level.MUST, applies=vscodelm_cancel, ref=SYMPOSIUM_VSCODELM_SESSION,
        title=f"after lm/cancel, no part of the request comes later than {CANCEL_BOUND_S:g} s",
        proven_by=("cancel-ignored",))
-def no_more_parts(observed: Observed) -> Iterator[Failure]:
+def no_more_parts(observed: BridgeObserved) -> Iterator[Failure]:
     # The user pressed stop: parts that keep coming are shown, and the agent keeps working (and costing).
     for item, sent in _cancelled(observed):
         late = [part for part in item.parts if part.at > sent + CANCEL_BOUND_S]
@@ -132,7 +131,7 @@ def no_more_parts(observed: Observed) -> Iterator[Failure]:
        requires=[Requirement.BRIDGE_STRICT],
        title="a cancelled request still gets one lm/responseComplete, then its result (profile strict)",
        proven_by=("no-complete",))
-def strict_complete(observed: Observed) -> Iterator[Failure]:
+def strict_complete(observed: BridgeObserved) -> Iterator[Failure]:
     # Profile strict: a client that waits for a request's end, as a JSON-RPC client waits for every response, is
     # never left waiting.
     for item, sent in _cancelled(observed):
@@ -148,7 +147,7 @@ def strict_complete(observed: Observed) -> Iterator[Failure]:
        requires=[Requirement.BRIDGE_SYMPOSIUM],
        title="a cancelled request gets neither a complete nor a result (profile symposium)",
        proven_by=("cancel-ignored",))
-def symposium_silent(observed: Observed) -> Iterator[Failure]:
+def symposium_silent(observed: BridgeObserved) -> Iterator[Failure]:
     # Profile symposium, as its source does: it drops the request's responder on cancel. SHOULD: a client that
     # has forgotten the request ignores what still comes for it.
     for item, sent in _cancelled(observed):
@@ -165,7 +164,7 @@ def _kind(value: dict) -> str:
 @check("vscodelm.cancel.unknown_id_ignored", level=Level.MUST, applies=vscodelm_cancel_unknown,
        ref=JSONRPC_NOTIFICATION, title="a cancel of a request that is not being answered gets no reply, and the "
                                       "bridge answers the next request", proven_by=("cancel-unknown-answered",))
-def unknown_id_ignored(observed: Observed) -> Iterator[Failure]:
+def unknown_id_ignored(observed: BridgeObserved) -> Iterator[Failure]:
     # A notification is never answered (JSON-RPC), and VS Code cancels requests that have just finished all the
     # time: a bridge must take it in its stride.
     items = asked(observed)

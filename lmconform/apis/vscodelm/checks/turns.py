@@ -8,7 +8,15 @@ import json
 from collections.abc import Iterator
 
 from lmconform.apis.vscodelm import RESPONSE_PART
-from lmconform.apis.vscodelm.checks.common import asked, cancel_time, chat_requests, notifications, position, unsent
+from lmconform.apis.vscodelm.checks.common import (
+    BridgeObserved,
+    asked,
+    cancel_time,
+    chat_requests,
+    notifications,
+    position,
+    unsent,
+)
 from lmconform.apis.vscodelm.checks.scope import (
     vscodelm_chat,
     vscodelm_tool_result,
@@ -16,7 +24,6 @@ from lmconform.apis.vscodelm.checks.scope import (
     vscodelm_with_tools,
 )
 from lmconform.apis.vscodelm.normalize import Asked, part_of, well_formed_part
-from lmconform.checks.observed import Observed
 from lmconform.checks.refs import SYMPOSIUM_VSCODELM, SYMPOSIUM_VSCODELM_SESSION, VSCODE_LM_PROVIDER
 from lmconform.checks.registry import check
 from lmconform.vocabulary import Failure, Level, NotApplicable
@@ -28,7 +35,7 @@ def _said(item: Asked) -> str:
 
 @check("vscodelm.turn.result_for_valid_request", level=Level.MUST, applies=vscodelm_valid, ref=SYMPOSIUM_VSCODELM,
        title="a valid request is answered with a result, not an error", proven_by=("tool-result-refused",))
-def result_for_valid_request(observed: Observed) -> Iterator[Failure]:
+def result_for_valid_request(observed: BridgeObserved) -> Iterator[Failure]:
     # An error ends the chat in VS Code with the error's text; a cancelled request is the cancel checks' to judge.
     for item in asked(observed):
         if not item.is_request or cancel_time(observed, item.name) is not None:
@@ -42,7 +49,7 @@ def result_for_valid_request(observed: Observed) -> Iterator[Failure]:
 @check("vscodelm.turn.one_complete", level=Level.MUST, applies=vscodelm_chat, ref=SYMPOSIUM_VSCODELM_SESSION,
        title="a chat request answered with a result sends exactly one lm/responseComplete; one answered with an "
              "error, none", proven_by=("no-complete",))
-def one_complete(observed: Observed) -> Iterator[Failure]:
+def one_complete(observed: BridgeObserved) -> Iterator[Failure]:
     # The client closes the response stream on the complete: without one the chat never ends, and a second
     # closes it twice. An agent failure is an error instead, with no complete.
     for item in chat_requests(observed):
@@ -59,7 +66,7 @@ def one_complete(observed: Observed) -> Iterator[Failure]:
 
 @check("vscodelm.turn.complete_before_result", level=Level.MUST, applies=vscodelm_chat, ref=SYMPOSIUM_VSCODELM_SESSION,
        title="a chat request's result comes after its lm/responseComplete", proven_by=("result-before-complete",))
-def complete_before_result(observed: Observed) -> Iterator[Failure]:
+def complete_before_result(observed: BridgeObserved) -> Iterator[Failure]:
     # The result ends the request for the client: a complete after it is for a request it has forgotten.
     order = position(observed)
     for item in chat_requests(observed, cancelled=True):
@@ -71,7 +78,7 @@ def complete_before_result(observed: Observed) -> Iterator[Failure]:
 
 @check("vscodelm.turn.no_part_after_complete", level=Level.MUST, applies=vscodelm_chat, ref=SYMPOSIUM_VSCODELM_SESSION,
        title="no part of a request follows its lm/responseComplete or its response", proven_by=("part-after-complete",))
-def no_part_after_complete(observed: Observed) -> Iterator[Failure]:
+def no_part_after_complete(observed: BridgeObserved) -> Iterator[Failure]:
     order = position(observed)
     for item in chat_requests(observed, cancelled=True):
         ends = [order[id(message)] for message in (*item.completes, *item.responses)]
@@ -85,7 +92,7 @@ def no_part_after_complete(observed: Observed) -> Iterator[Failure]:
 @check("vscodelm.turn.request_id_echoed", level=Level.MUST, applies=vscodelm_chat, ref=SYMPOSIUM_VSCODELM,
        title="a part's or complete's `requestId` is its request's id, with the same JSON type",
        proven_by=("request-id-as-string",))
-def request_id_echoed(observed: Observed) -> Iterator[Failure]:
+def request_id_echoed(observed: BridgeObserved) -> Iterator[Failure]:
     # The extension keys its pending requests by the id it sent: 7 and "7" are different keys in a Map.
     for message in notifications(observed):
         params = message.value.get("params")
@@ -98,7 +105,7 @@ def request_id_echoed(observed: Observed) -> Iterator[Failure]:
 @check("vscodelm.parts.known_type", level=Level.MUST, applies=vscodelm_chat, ref=SYMPOSIUM_VSCODELM,
        title="every part is a `text` part or a `tool_call` part, with the fields of its type",
        proven_by=("unknown-part-type",))
-def known_type(observed: Observed) -> Iterator[Failure]:
+def known_type(observed: BridgeObserved) -> Iterator[Failure]:
     # The extension turns each part into a LanguageModelTextPart or LanguageModelToolCallPart; any other is dropped
     # (or fails to deserialize), and what it said is lost.
     for message in notifications(observed):
@@ -118,7 +125,7 @@ def _is_call(message) -> bool:
 @check("vscodelm.tools.call_last", level=Level.MUST, applies=vscodelm_with_tools, ref=SYMPOSIUM_VSCODELM_SESSION,
        title="a tool call ends its answer: after a tool_call part, only other tool_call parts",
        proven_by=("tool-call-not-last",))
-def call_last(observed: Observed) -> Iterator[Failure]:
+def call_last(observed: BridgeObserved) -> Iterator[Failure]:
     # VS Code runs the tool once the response ends and sends its result in the next request: text after the call
     # belongs to no turn the client will send back.
     for item in chat_requests(observed, cancelled=True):
@@ -135,7 +142,7 @@ def call_last(observed: Observed) -> Iterator[Failure]:
 
 @check("vscodelm.tools.call_id_unique", level=Level.MUST, applies=vscodelm_with_tools, ref=VSCODE_LM_PROVIDER,
        title="every toolCallId the bridge sends is new", proven_by=("tool-call-id-repeated",))
-def call_id_unique(observed: Observed) -> Iterator[Failure]:
+def call_id_unique(observed: BridgeObserved) -> Iterator[Failure]:
     # A tool result names its call by id: a reused id makes a later result answer an earlier call.
     seen: dict[str, str] = {}
     for message in notifications(observed):
@@ -152,7 +159,7 @@ def call_id_unique(observed: Observed) -> Iterator[Failure]:
 @check("vscodelm.tools.result_continues", level=Level.MUST, applies=vscodelm_tool_result, ref=SYMPOSIUM_VSCODELM_SESSION,
        title="a request carrying the tool_result of the bridge's call is answered with the agent's continuation",
        proven_by=("tool-result-refused",))
-def result_continues(observed: Observed) -> Iterator[Failure]:
+def result_continues(observed: BridgeObserved) -> Iterator[Failure]:
     judged = 0
     for turn in observed.case.turns:
         if not turn.answers_call_of:
