@@ -162,6 +162,25 @@ def test_the_clean_server_honours_every_tool_type_and_its_faults_fail_each_they_
     assert "'forecast__lookup_weather'" in flattened["namespace"]["message"]
 
 
+CALLED_FAMILIES = {"namespace", "custom", "custom (grammar)"}
+
+
+def test_a_called_tool_is_honoured_only_when_its_output_sent_back_is_read(server):
+    clean = grades(server.base_url)
+    assert all("its output taken on the next turn" in clean[family]["tool_type"]["evidence"]
+               for family in CALLED_FAMILIES)
+    forgotten = grades(f"{server.base_url}/faults/replay-forgotten")
+    assert {family for family, row in forgotten.items() if row["outcome"] == "FAILED"} == CALLED_FAMILIES
+    assert all(forgotten[family]["tool_type"]["grade"] == "dropped"
+               and "accepted with a 200 and forgotten" in forgotten[family]["tool_type"]["evidence"]
+               for family in CALLED_FAMILIES)
+    # The output refused with a 4xx is a limit the server states: the call honoured, its result cannot come back.
+    refused = grades(f"{server.base_url}/faults/function-call-output-rejected")
+    assert {(family, row["outcome"], row["tool_type"]["grade"]) for family, row in refused.items()
+            if family in CALLED_FAMILIES} == {(family, "OK", "refused") for family in CALLED_FAMILIES}
+    assert "its output refused on the next turn: HTTP 400" in refused["custom"]["tool_type"]["evidence"]
+
+
 def test_lm_studio_s_refusal_is_a_limit_that_names_the_tool_and_what_it_costs_codex(server):
     refused = grades(f"{server.base_url}/faults/responses-function-tools-only")
     assert {(row["outcome"], row["tool_type"]["grade"]) for family, row in refused.items() if family != "mcp"} \

@@ -1,8 +1,9 @@
 """The tool-type matrix of `/v1/responses`: what a server does with each tool type beside `function` that Codex
 sends. Honoured: a call of a namespace's function comes back as a `function_call` naming its `namespace`, a custom
-tool's as a `custom_tool_call` with its `input`, and a hosted tool is accepted and echoed. Refused: a 4xx, a limit
-that costs Codex what the tool does. Dropped: a 200 and the tool can never be called, or its call comes back in an
-item Codex does not route to it."""
+tool's as a `custom_tool_call` with its `input`, and the call's output, sent back on the next turn as Codex sends it,
+is read; a hosted tool is accepted and echoed. Refused: a 4xx, for the tool or for its call's output, a limit that
+costs Codex what the tool does. Dropped: a 200 and the tool can never be called, its call comes back in an item Codex
+does not route to it, or its output is accepted and forgotten."""
 
 from __future__ import annotations
 
@@ -10,8 +11,10 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
+from lmconform.apis.responses.checks.chain import input_tokens
 from lmconform.apis.responses.checks.scope import grammar_tools, responses_grammar_tool, responses_tool_type
 from lmconform.apis.responses.checks.views import final_response
+from lmconform.apis.responses.normalize import response_object
 from lmconform.checks.observed import Observed
 from lmconform.checks.refs import OPENAI_RESPONSES_TOOL_TYPES
 from lmconform.checks.registry import check
@@ -30,6 +33,10 @@ COSTS = {
     "image_generation": "Codex cannot make an image",
     "mcp": "Codex cannot reach a remote MCP server through the provider",
 }
+
+# The turns of a called tool's case: the call and its output sent back with the question (`output`), and the question
+# alone, whose input tokens the output's must exceed for the output to have been read.
+OUTPUT_TURN, ALONE_TURN = "output", "alone"
 
 # The ids an answer draws afresh each time: a grade's evidence, which the matrix pages publish, leaves them out.
 RUN_IDS = ("id", "call_id")
@@ -90,10 +97,35 @@ def _dropped(tool: dict[str, Any], response: dict[str, Any]) -> tuple[str | None
     return judge(tool, response)
 
 
+def _output_taken(observed: Observed) -> tuple[str, str]:
+    """What became of the call's output sent back on the next turn: ("taken" | "refused" | "forgotten" | "failed" |
+    "unmeasured", in words). Measured as responses.replay.history_used measures a replay: the output and the question
+    cost more input tokens than the question alone, whatever the model then says."""
+    played, alone = observed.turns.get(OUTPUT_TURN), observed.turns.get(ALONE_TURN)
+    if played is None or played.exchange is None:
+        return "unmeasured", "its output not sent back" + (f" ({played.skipped})" if played is not None else "")
+    exchange = played.exchange
+    status = exchange.status or 0
+    if 400 <= status < 500:
+        return "refused", f"its output refused on the next turn: HTTP {status}: {exchange.body_excerpt(EVIDENCE_CHARS)}"
+    if not 200 <= status < 300 or exchange.error:
+        return "failed", f"its output sent back answered HTTP {status or exchange.error}: {exchange.body_excerpt(200)}"
+    with_output = input_tokens(response_object(exchange))
+    alone_exchange = alone.exchange if alone is not None else None
+    without = input_tokens(response_object(alone_exchange)) if alone_exchange is not None \
+        and alone_exchange.succeeded else None
+    if with_output is None or without is None:
+        return "unmeasured", "its output sent back accepted (whether it was read is not measured: no usage.input_tokens)"
+    if with_output <= without:
+        return "forgotten", (f"its output sent back accepted with a 200 and forgotten: {with_output} input tokens, no "
+                             f"more than the question alone ({without})")
+    return "taken", f"its output taken on the next turn ({with_output} input tokens, {without} for the question alone)"
+
+
 @check("responses.tools.type_graded", level=Level.MUST, applies=responses_tool_type, ref=OPENAI_RESPONSES_TOOL_TYPES,
-       title="a tool type beside `function` is honoured (its call in its own item type, a hosted tool echoed) or "
-             "refused with a 4xx, never dropped behind a 200",
-       proven_by=("tool-types-dropped", "custom-call-as-function-call", "namespace-flattened"))
+       title="a tool type beside `function` is honoured (its call in its own item type and its output read on the next "
+             "turn, a hosted tool echoed) or refused with a 4xx, never dropped behind a 200",
+       proven_by=("tool-types-dropped", "custom-call-as-function-call", "namespace-flattened", "replay-forgotten"))
 def type_graded(observed: Observed) -> Iterator[Failure | Grade]:
     # A refusal is a limit the server states, graded and not failed: Codex then says what it cannot do. A 200 that
     # drops the tool is a failure: Codex waits for a call that never comes, or gets prose where a patch was due.
@@ -112,12 +144,25 @@ def type_graded(observed: Observed) -> Iterator[Failure | Grade]:
     body = observed.request_body if isinstance(observed.request_body, dict) else {}
     tool = next((tool for tool in body.get("tools") or [] if isinstance(tool, dict) and tool.get("type") == kind), {})
     problem, evidence = _dropped(tool, final_response(observed))
-    if problem is None:
+    if problem is not None:
+        yield Grade(family, "dropped", problem, MATRIX)
+        yield Failure(f"the {kind} tool honoured, or the request refused with a 4xx", f"HTTP {status} and {problem}",
+                      evidence[:400])
+        return
+    if not any(turn.name == OUTPUT_TURN for turn in observed.case.turns):
         yield Grade(family, "honoured", evidence, MATRIX)
         return
-    yield Grade(family, "dropped", problem, MATRIX)
-    yield Failure(f"the {kind} tool honoured, or the request refused with a 4xx", f"HTTP {status} and {problem}",
-                  evidence[:400])
+    # A called tool is honoured only when its result can come back: Codex sends it on the next turn, as written here.
+    taken, said = _output_taken(observed)
+    if taken == "refused":
+        yield Grade(family, "refused", f"its call honoured ({evidence}), but {said}. {COSTS[kind]}", MATRIX)
+    elif taken in ("taken", "unmeasured"):
+        yield Grade(family, "honoured", f"{evidence}; {said}", MATRIX)
+    else:
+        yield Grade(family, "dropped", said, MATRIX)
+        sent_back = observed.turns[OUTPUT_TURN].exchange
+        yield Failure(f"the {kind} tool's output sent back read, or refused with a 4xx", said,
+                      sent_back.body_excerpt(300) if sent_back is not None else "")
 
 
 @check("responses.tools.grammar_input_conforms", level=Level.SHOULD, applies=responses_grammar_tool,
