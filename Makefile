@@ -88,7 +88,7 @@ TEST_WORKERS ?= $(shell n=$$(nproc 2>/dev/null || echo 2); echo $$((n + 1)))
 # slower: docs/performance.md).
 CHECK_WORKERS ?= $(shell n=$$(nproc 2>/dev/null || echo 2); echo $$((2 * n)))
 
-# A contributor's loop, without root: lint, types where they pay (the layers pyproject.toml lists), and every test that
+# A contributor's loop, without root: lint, types (mypy over the whole package), and every test that
 # needs no real server, no root and no browser, those that judge many generated inputs with the smaller budgets of
 # LMCONFORM_TEST_BUDGET=check (tests/budget.py). Its workers, and the runs of the suite and of lmconform the tests
 # make, are forked from a process that imported pytest, lmconform and the SDKs once (tests/processes.py). `make test`

@@ -12,6 +12,7 @@ import pytest
 
 import lmconform.run.run as run_module
 from lmconform.cases import load_cases
+from lmconform.checks.observed import Observed
 from lmconform.run import RunPlan
 from lmconform.run.run import Run
 from lmconform.target import Target
@@ -63,7 +64,7 @@ class Held:
         if case.id == self.failing:
             raise ConnectionError(f"{case.id} could not be played")
         assert self.ends.setdefault(case.id, threading.Event()).wait(10), "the test never let the case end"
-        return run_module.Observed(case, target, None, {})
+        return Observed(case, target, None, {})
 
     def end_soon(self, case_id: str) -> None:
         """Once the case has started, let it end a moment later (while the test waits for it)."""
