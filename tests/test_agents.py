@@ -44,7 +44,7 @@ from lmconform.agents.outcome import REQUEST_LIMIT, TIME_LIMIT, AgentOutcome, Ag
 from lmconform.agents.relay import Relay
 from lmconform.agents.runner import run_agent
 from lmconform.agents.sandbox import FILLER_LINE, Sandbox, task_file
-from lmconform.cases import CASES_DIR, cases_folder
+from lmconform.cases import CASES_DIR, cases_folder, load_cases
 from lmconform.checks.evaluate import evaluate
 from lmconform.checks.registry import REGISTRY
 from lmconform.checks.scope import agent_overflow
@@ -73,6 +73,7 @@ from lmconform.run.agent_matrix import (
 )
 from lmconform.settings import RunSettings
 from lmconform.target import Target
+from lmconform.verdicts.agents import CASE_PREFIX, TASK_WORDS, task_words
 from lmconform.verdicts.headline import build_headline
 from lmconform.verdicts.profiles import FILE as PROFILES
 from lmconform.verdicts.profiles import agent_profiles
@@ -654,3 +655,13 @@ def test_the_defects_of_the_websocket_mode_are_played_on_codex_set_to_use_it_and
     assert "supports_websockets" not in codex_config("http://127.0.0.1:1", "m")
     over_socket = codex.over_websocket()
     assert over_socket is not None and over_socket.as_measured().websockets  # type: ignore[attr-defined]
+
+
+def test_each_agent_case_is_a_headline_line_named_apart_from_the_agent_s_others():
+    # Two lines of one label would be one row of a matrix page: the ordinary task's verdict hiding the other's.
+    names = [case.id.partition("/")[2].removeprefix(CASE_PREFIX) for agent in AGENTS.values()
+             for case in load_cases(agent.api) if case.id.partition("/")[2].startswith(CASE_PREFIX)]
+    assert names and all(name in AGENTS or (task_words(name) and name.removesuffix(next(
+        ending for ending in TASK_WORDS if name.endswith(ending))) in AGENTS) for name in names), names
+    assert task_words("codex") == "" and task_words("codex-overflow") == "its file past the context"
+    assert task_words("claude-code-claude-id") == "asked for a claude-* model id"

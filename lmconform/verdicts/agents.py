@@ -31,6 +31,9 @@ from lmconform.vocabulary import BREAKS, LIMITED, NOT_OFFERED, WORKS, Outcome
 ACCEPTED = "agent.request.accepted"  # a refusal: a limit when the agent worked round it, the cause when it did not
 CASE_PREFIX = "agent-"  # an agent's case is `<api>/agent-<its name>` (docs/architecture.md, adding a coding agent)
 RETRIED = " retried: "  # how the agent checks note a retry the agent said it made
+# An agent's further tasks, by how their case's name ends after the agent's: each is a line of its own, named apart
+# from the agent's ordinary task (a report's matrix keys its rows by the line's words).
+TASK_WORDS = {"-overflow": "its file past the context", "-claude-id": "asked for a claude-* model id"}
 
 
 def agent_name(case: str) -> str:
@@ -56,10 +59,16 @@ def agent_lines(rows: list[CaseResult], stable: bool) -> tuple[Line, ...]:
     return tuple(lines)
 
 
+def task_words(name: str) -> str:
+    """What sets an agent's further task apart (`codex-overflow`: its file past the context); "" for its own."""
+    return next((words for ending, words in TASK_WORDS.items() if name.endswith(ending)), "")
+
+
 def live_line(name: str, rows: list[CaseResult], others: list[CaseResult], stable: bool,
               profile: Profile | None) -> Line:
     judged = judged_rows([row for row in rows if row.kind == "agent"], stable)
     label, api = next(row.agent for row in rows if row.agent), rows[0].api
+    client = client_line(label, api) + (f", {task_words(name)}" if task_words(name) else "")
     refused = [row for row in judged if row.check == ACCEPTED and row.outcome != Outcome.OK]
     broken = [row for row in judged if row.check != ACCEPTED and row.outcome in BREAKING]
     retried = [line.partition(RETRIED)[2] for row in judged for line in row.lines("Observed:") if RETRIED in line]
@@ -81,7 +90,7 @@ def live_line(name: str, rows: list[CaseResult], others: list[CaseResult], stabl
             unmeasured = f", {label} not measured" if profile.label != label else ""
             differs = f"{prediction.basis}{unmeasured}: {prediction.grade}; the profile is out of date, or the " \
                       "server does something its matrix never showed"
-    return Line(f"agent-{fragment(name)}-{fragment(api)}", client_line(label, api), status,
+    return Line(f"agent-{fragment(name)}-{fragment(api)}", client, status,
                 len(offered_cases(judged)), 1 if broken else 0, Counter(row.outcome for row in judged), worst,
                 worst_cases, len(rows) - len(judged), stable, limits=limits if status == LIMITED else (),
                 cause=cause, way_round=way_round, expected=expected_words(broken) if status == BREAKS else "",
