@@ -6,16 +6,25 @@ pages read them: tests/test_structured_outputs.py)."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import Any
 
 import httpx
 import pytest
 from fault_effects import FaultEffects
 
+from lmconform.cases import load_cases
+from lmconform.checks.evaluate import evaluate
+from lmconform.checks.observed import Observed
+from lmconform.checks.registry import REGISTRY
 from lmconform.run import run_suite
+from lmconform.run.play import play
 from lmconform.schemas.grammar import in_grammar
 from lmconform.settings import RunSettings
 from lmconform.target import Target
+from lmconform.vocabulary import Outcome
+from lmconform.wire.exchange import BodyChunk
+from lmconform.wire.http import HttpExchange, HttpRequest
 
 GRADED = "responses.tools.type_graded"
 LOOKUP = {"type": "function", "name": "lookup_weather", "description": "The weather in a city",
@@ -231,3 +240,32 @@ def test_a_grammar_tool_s_input_outside_its_grammar_fails_and_the_clean_server_p
     cases = {"responses/grammar-tool-regex", "responses/tool-type-custom-grammar"}
     assert conformance(server.base_url) == dict.fromkeys(cases, "OK")
     assert conformance(f"{server.base_url}/faults/grammar-input-unconstrained") == dict.fromkeys(cases, "NON-STRICT")
+
+
+def _played_custom_grammar(server) -> Observed:
+    case = next(case for case in load_cases("responses") if case.id == "responses/tool-type-custom-grammar")
+    return play(case, Target(base_url=server.base_url))
+
+
+def _streamed(status: int, events: list[dict[str, Any]], request: HttpRequest) -> HttpExchange:
+    body = "".join(f"event: {event['type']}\ndata: {json.dumps(event)}\n\n" for event in events).encode()
+    return HttpExchange(request, status=status, headers={"content-type": "text/event-stream"},
+                        chunks=[BodyChunk(0.0, body)])
+
+
+def test_a_call_s_output_whose_turn_got_no_answer_fails_ungraded_and_an_unanswered_control_leaves_it_unmeasured(server):
+    observed = _played_custom_grammar(server)
+    check = REGISTRY[GRADED]
+    clean = evaluate(check, observed)
+    assert clean is not None and clean.outcome is Outcome.OK and "its output taken" in clean.grade.evidence
+    output, control = observed.turns["output"], observed.turns["empty-output"]
+    failed = _streamed(200, [{"type": "response.failed", "response": {"status": "failed", "usage": {
+        "input_tokens": 999}}}], output.exchange.request)
+    verdict = evaluate(check, replace(observed, turns={**observed.turns, "output": replace(output, exchange=failed)}))
+    assert verdict is not None and verdict.outcome is Outcome.FAILED and verdict.grade is None
+    assert "got no answer" in verdict.message and "'failed'" in verdict.message
+    refused = HttpExchange(control.exchange.request, status=500, headers={}, chunks=[BodyChunk(0.0, b"{}")])
+    verdict = evaluate(check, replace(observed, turns={**observed.turns, "empty-output": replace(control,
+                                                                                                exchange=refused)}))
+    assert verdict is not None and verdict.outcome is Outcome.OK and verdict.grade.grade == "honoured"
+    assert "not measured: the same turn with an empty output got no answer, HTTP 500" in verdict.grade.evidence

@@ -34,9 +34,11 @@ COSTS = {
     "mcp": "Codex cannot reach a remote MCP server through the provider",
 }
 
-# The turns of a called tool's case: the call and its output sent back with the question (`output`), and the question
-# alone, whose input tokens the output's must exceed for the output to have been read.
-OUTPUT_TURN, ALONE_TURN = "output", "alone"
+# The turns of a called tool's case: the call and its output sent back with a question (`output`), and the same turn
+# with the output empty, whose input tokens the output's must exceed for the output to have been read (a server that
+# drops the output item, or reads the transcript from its last user message, answers both alike).
+OUTPUT_TURN, CONTROL_TURN = "output", "empty-output"
+ANSWERED = ("completed", "incomplete")  # a response that ended in an answer; "failed", or none at all, did not
 
 # The ids an answer draws afresh each time: a grade's evidence, which the matrix pages publish, leaves them out.
 RUN_IDS = ("id", "call_id")
@@ -99,27 +101,34 @@ def _dropped(tool: dict[str, Any], response: dict[str, Any]) -> tuple[str | None
 
 def _output_taken(observed: Observed) -> tuple[str, str]:
     """What became of the call's output sent back on the next turn: ("taken" | "refused" | "forgotten" | "failed" |
-    "unmeasured", in words). Measured as responses.replay.history_used measures a replay: the output and the question
-    cost more input tokens than the question alone, whatever the model then says."""
-    played, alone = observed.turns.get(OUTPUT_TURN), observed.turns.get(ALONE_TURN)
+    "unmeasured", in words). Measured as responses.replay.history_used measures a replay, whatever the model then
+    says: the turn costs more input tokens than the same turn whose output is empty, or the output was not read."""
+    played, control = observed.turns.get(OUTPUT_TURN), observed.turns.get(CONTROL_TURN)
     if played is None or played.exchange is None:
         return "unmeasured", "its output not sent back" + (f" ({played.skipped})" if played is not None else "")
     exchange = played.exchange
     status = exchange.status or 0
     if 400 <= status < 500:
         return "refused", f"its output refused on the next turn: HTTP {status}: {exchange.body_excerpt(EVIDENCE_CHARS)}"
-    if not 200 <= status < 300 or exchange.error:
-        return "failed", f"its output sent back answered HTTP {status or exchange.error}: {exchange.body_excerpt(200)}"
-    with_output = input_tokens(response_object(exchange))
-    alone_exchange = alone.exchange if alone is not None else None
-    without = input_tokens(response_object(alone_exchange)) if alone_exchange is not None \
-        and alone_exchange.succeeded else None
+    response = response_object(exchange) if exchange.succeeded else {}
+    if response.get("status") not in ANSWERED:
+        came = exchange.error or f"HTTP {status}" + (f", a response {response.get('status')!r}" if response else "")
+        return "failed", f"its output sent back got no answer ({came}): {exchange.body_excerpt(200)}"
+    control_exchange = control.exchange if control is not None else None
+    control_response = response_object(control_exchange) if control_exchange is not None \
+        and control_exchange.succeeded else {}
+    if control_response.get("status") not in ANSWERED:
+        came = f"HTTP {control_exchange.status}" if control_exchange is not None else \
+            (control.skipped or "not sent") if control is not None else "not in the case"
+        return "unmeasured", ("its output sent back answered (whether it was read is not measured: the same turn with "
+                              f"an empty output got no answer, {came})")
+    with_output, without = input_tokens(response), input_tokens(control_response)
     if with_output is None or without is None:
-        return "unmeasured", "its output sent back accepted (whether it was read is not measured: no usage.input_tokens)"
+        return "unmeasured", "its output sent back answered (whether it was read is not measured: no usage.input_tokens)"
     if with_output <= without:
         return "forgotten", (f"its output sent back accepted with a 200 and forgotten: {with_output} input tokens, no "
-                             f"more than the question alone ({without})")
-    return "taken", f"its output taken on the next turn ({with_output} input tokens, {without} for the question alone)"
+                             f"more than the same turn with an empty output ({without})")
+    return "taken", f"its output taken on the next turn ({with_output} input tokens, {without} with an empty output)"
 
 
 @check("responses.tools.type_graded", level=Level.MUST, applies=responses_tool_type, ref=OPENAI_RESPONSES_TOOL_TYPES,
@@ -154,13 +163,15 @@ def type_graded(observed: Observed) -> Iterator[Failure | Grade]:
         return
     # A called tool is honoured only when its result can come back: Codex sends it on the next turn, as written here.
     taken, said = _output_taken(observed)
+    sent_back = observed.turns[OUTPUT_TURN].exchange
     if taken == "refused":
         yield Grade(family, "refused", f"its call honoured ({evidence}), but {said}. {COSTS[kind]}", MATRIX)
     elif taken in ("taken", "unmeasured"):
         yield Grade(family, "honoured", f"{evidence}; {said}", MATRIX)
     else:
-        yield Grade(family, "dropped", said, MATRIX)
-        sent_back = observed.turns[OUTPUT_TURN].exchange
+        # Forgotten is the tool dropped behind a 200; a turn that got no answer is a failure the matrix has no grade for.
+        if taken == "forgotten":
+            yield Grade(family, "dropped", said, MATRIX)
         yield Failure(f"the {kind} tool's output sent back read, or refused with a 4xx", said,
                       sent_back.body_excerpt(300) if sent_back is not None else "")
 
