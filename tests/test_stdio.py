@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -185,3 +186,36 @@ def test_lines_that_are_not_json_are_garbage_even_when_they_look_like_a_start():
 def test_a_json_value_alone_inside_a_split_message_is_one_of_its_lines():
     reader = lines("{", '  "params": [', '    "Paris"', "  ]", "}")
     assert len(reader.messages) == 1 and reader.messages[0].value == {"params": ["Paris"]} and not reader.garbage
+
+
+def test_a_process_started_while_another_thread_sets_variables_starts(monkeypatch):
+    # The bridge's cases are started in a thread of their own while pytest sets PYTEST_CURRENT_TEST in the main one:
+    # an exec reading the C library's environment as it is reallocated failed "Bad address" (a quarter of these
+    # starts, before the environment was given as a copy).
+    monkeypatch.setenv("LMCONFORM_CHURN", "")
+    stop = threading.Event()
+
+    def churn() -> None:  # as pytest sets PYTEST_CURRENT_TEST for each step and deletes it after each test
+        count = 0
+        while not stop.is_set():
+            count += 1
+            os.environ["LMCONFORM_CHURN"] = "x" * (count % 300)
+            if count % 2:
+                os.environ["LMCONFORM_CHURN_ADDED"] = str(count)
+            else:
+                os.environ.pop("LMCONFORM_CHURN_ADDED", None)
+
+    churning = threading.Thread(target=churn)
+    churning.start()
+    errors = []
+    try:
+        for _ in range(150):  # the shortest of processes, so that starts come as fast as the race needs
+            started = process_module.StdioProcess(("true",), 1000, input_closed=True)
+            errors += [started.start_error] if started.start_error else []
+            if started.process is not None:
+                started.process.wait()
+    finally:
+        stop.set()
+        churning.join()
+        os.environ.pop("LMCONFORM_CHURN_ADDED", None)
+    assert not errors, errors[:3]

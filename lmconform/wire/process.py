@@ -75,10 +75,14 @@ class StdioProcess:
         self._condition = threading.Condition()
         self._write_lock = threading.Lock()
         self._readers: list[threading.Thread] = []
+        # The environment is given as a copy, never left to the C library's: a process started in a thread (the
+        # bridge's cases played ahead) while another sets a variable (a module imported) would exec with an
+        # environment being reallocated, and fail with "[Errno 14] Bad address" one start in a few hundred.
         try:
             self.process: subprocess.Popen | None = subprocess.Popen(
                 list(command), stdin=subprocess.DEVNULL if input_closed else subprocess.PIPE, stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE, bufsize=0, start_new_session=True, env=env, cwd=cwd)
+                stderr=subprocess.PIPE, bufsize=0, start_new_session=True,
+                env=dict(os.environ) if env is None else env, cwd=cwd)
         except (OSError, ValueError) as error:
             self.process = None
             self.start_error = f"cannot start `{self.shown}`: {getattr(error, 'strerror', None) or error}"
