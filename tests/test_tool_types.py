@@ -264,6 +264,7 @@ def test_a_call_s_output_whose_turn_got_no_answer_fails_ungraded_and_an_unanswer
     verdict = evaluate(check, replace(observed, turns={**observed.turns, "output": replace(output, exchange=failed)}))
     assert verdict is not None and verdict.outcome is Outcome.FAILED and verdict.grade is None
     assert "got no answer" in verdict.message and "'failed'" in verdict.message
+    assert "Reproduce the turn: curl" in verdict.message and "empty-output" not in verdict.message
     refused = HttpExchange(control.exchange.request, status=500, headers={}, chunks=[BodyChunk(0.0, b"{}")])
     verdict = evaluate(check, replace(observed, turns={**observed.turns, "empty-output": replace(control,
                                                                                                 exchange=refused)}))

@@ -120,6 +120,17 @@ def input_tokens(response: dict) -> int | None:
     return tokens if isinstance(tokens, int) else None
 
 
+def history_unread(with_history: int | None, without: int | None, control: str, sent: str) -> tuple[str, str] | None:
+    """(Expected, Actual) when an answer sent with its history cost no more input tokens than `control`, the same
+    question without it: the history was not read, whatever the model then said. None when it was; Unsupported
+    where the target counts no input tokens."""
+    if with_history is None or without is None:
+        raise Unsupported("the target reports no usage.input_tokens, so the history cannot be measured")
+    if with_history > without:
+        return None
+    return f"more than {without} input tokens ({control})", f"{with_history} input tokens {sent}"
+
+
 @check("responses.chain.previous_id_echoed", level=Level.MUST, applies=responses_chain, ref=OPENAI_RESPONSES_CREATE,
        title="a chained response echoes the `previous_response_id` it was given", proven_by=("previous-id-echo-wrong",))
 @_over(_chained)
@@ -152,13 +163,10 @@ def history_used(observed: Observed, played: PlayedTurn) -> Iterator[Failure]:
     # Proof without trusting the model: the same input costs more input tokens when the history is prepended.
     chained = _answer(played)
     alone = _answer(_sent(observed, _control_of(observed, played)))
-    with_history, without = input_tokens(chained), input_tokens(alone)
-    if with_history is None or without is None:
-        raise Unsupported("the target reports no usage.input_tokens, so the history cannot be measured")
-    if with_history <= without:
-        yield Failure(f"more than {without} input tokens (the same input sent alone)",
-                      f"{with_history} input tokens with previous_response_id: the history was dropped",
-                      f"Reproduce: {_exchange(played).request.reproduction()}")
+    unread = history_unread(input_tokens(chained), input_tokens(alone), "the same input sent alone",
+                            "with previous_response_id: the history was dropped")
+    if unread is not None:
+        yield Failure(*unread, f"Reproduce: {_exchange(played).request.reproduction()}")
 
 
 def _recalling(observed: Observed) -> list[PlayedTurn]:
@@ -321,9 +329,7 @@ def replay_history_used(observed: Observed) -> Iterator[Failure]:
     except _Refused as refused:
         yield refused.failure
         return
-    if with_history is None or without is None:
-        raise Unsupported("the target reports no usage.input_tokens, so the history cannot be measured")
-    if with_history <= without:
-        yield Failure(f"more than {without} input tokens (the last user message alone)",
-                      f"{with_history} input tokens for the whole transcript: a 200 that forgot the history",
-                      observed.exchange.body_excerpt(300))
+    unread = history_unread(with_history, without, "the last user message alone",
+                            "for the whole transcript: a 200 that forgot the history")
+    if unread is not None:
+        yield Failure(*unread, observed.exchange.body_excerpt(300))

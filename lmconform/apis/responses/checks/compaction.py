@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from lmconform.apis.responses.checks.chain import input_tokens, names_the_item
+from lmconform.apis.responses.checks.chain import history_unread, input_tokens, names_the_item
 from lmconform.apis.responses.checks.scope import responses_compaction_round_trip, responses_compacts, responses_counts
 from lmconform.apis.responses.normalize import response_object
 from lmconform.checks.observed import Observed
@@ -93,11 +93,9 @@ def round_trip_used(observed: Observed) -> Iterator[Failure | Note]:
             raise NotApplicable("the question alone was not answered: nothing to measure the history against")
         with_history = input_tokens(response_object(exchange))
         without = input_tokens(response_object(alone.exchange))
-        if with_history is None or without is None:
-            raise Unsupported("the target reports no usage.input_tokens, so the history cannot be measured")
-        if with_history <= without:
-            yield Failure(f"more than {without} input tokens (the question alone)",
-                          f"{with_history} input tokens with the compaction item: a 200 that forgot the history",
-                          exchange.body_excerpt(300))
+        unread = history_unread(with_history, without, "the question alone",
+                                "with the compaction item: a 200 that forgot the history")
+        if unread is not None:
+            yield Failure(*unread, exchange.body_excerpt(300))
         else:
             yield Note(f"accepted with its history: {with_history} input tokens, {without} for the question alone")

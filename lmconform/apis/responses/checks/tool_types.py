@@ -163,7 +163,8 @@ def type_graded(observed: Observed) -> Iterator[Failure | Grade]:
         return
     # A called tool is honoured only when its result can come back: Codex sends it on the next turn, as written here.
     taken, said = _output_taken(observed)
-    sent_back = observed.turns[OUTPUT_TURN].exchange
+    played = observed.turns.get(OUTPUT_TURN)
+    sent_back = played.exchange if played is not None else None
     if taken == "refused":
         yield Grade(family, "refused", f"its call honoured ({evidence}), but {said}. {COSTS[kind]}", MATRIX)
     elif taken in ("taken", "unmeasured"):
@@ -173,7 +174,9 @@ def type_graded(observed: Observed) -> Iterator[Failure | Grade]:
         if taken == "forgotten":
             yield Grade(family, "dropped", said, MATRIX)
         yield Failure(f"the {kind} tool's output sent back read, or refused with a 4xx", said,
-                      sent_back.body_excerpt(300) if sent_back is not None else "")
+                      # The run's curl is the first request's: the turn that sent the output back is its own.
+                      f"{sent_back.body_excerpt(300)}\nReproduce the turn: {sent_back.request.reproduction()}"
+                      if sent_back is not None else "")
 
 
 @check("responses.tools.grammar_input_conforms", level=Level.SHOULD, applies=responses_grammar_tool,

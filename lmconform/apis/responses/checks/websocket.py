@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from lmconform.apis.responses.checks.chain import error_names_the_item, input_tokens
+from lmconform.apis.responses.checks.chain import error_names_the_item, history_unread, input_tokens
 from lmconform.apis.responses.checks.scope import responses_websocket
 from lmconform.checks.observed import Observed
 from lmconform.checks.refs import OPENAI_RESPONSES_WEBSOCKET
@@ -125,13 +125,11 @@ def continuation_kept(observed: Observed) -> Iterator[Failure]:
     yield from failures
     if failures:
         return
-    before, after = (exchange.response.get("usage") or {} for exchange in (first, chained))
-    if not isinstance(before.get("input_tokens"), int) or not isinstance(after.get("input_tokens"), int):
-        raise Unsupported("the target reports no usage.input_tokens: whether the history was read cannot be told")
-    if after["input_tokens"] <= before["input_tokens"]:
-        yield Failure(f"more than {before['input_tokens']} input tokens (the first turn's, which the continuation "
-                      "holds)", f"{after['input_tokens']}: the continuation was answered without its history",
-                      chained.body_excerpt(300))
+    unread = history_unread(input_tokens(chained.response), input_tokens(first.response),
+                            "the first turn's, which the continuation holds",
+                            "on the continuation: it was answered without its history")
+    if unread is not None:
+        yield Failure(*unread, chained.body_excerpt(300))
 
 
 def _not_found(exchange: WebSocketExchange, what: str) -> Iterator[Failure]:
@@ -216,10 +214,7 @@ def compaction_new_chain_used(observed: Observed) -> Iterator[Failure | Note]:
     if not alone.succeeded:
         raise NotApplicable(f"the question alone was not answered ({alone.status_text}): nothing to measure the "
                             "history against")
-    with_history, without = input_tokens(new_chain.response), input_tokens(alone.response)
-    if with_history is None or without is None:
-        raise Unsupported("the target reports no usage.input_tokens: whether the history was read cannot be told")
-    if with_history <= without:
-        yield Failure(f"more than {without} input tokens (the question alone)",
-                      f"{with_history} input tokens with the compaction item: an answer that forgot the history",
-                      new_chain.body_excerpt(300))
+    unread = history_unread(input_tokens(new_chain.response), input_tokens(alone.response), "the question alone",
+                            "with the compaction item: an answer that forgot the history")
+    if unread is not None:
+        yield Failure(*unread, new_chain.body_excerpt(300))
