@@ -66,7 +66,9 @@ from tools.targets.rewrite import WRITE_EXPECTED, rewritten, seen_now
 
 # One worker runs every real server: the published matrix is built from all their runs, and each server is
 # started once for all its tests; the other workers take the rest of the tests meanwhile (`make test` runs one worker
-# more than the cores).
+# more than the cores). The run under another CPU variant starts a llama-server of its own and feeds nothing
+# published: it is a group of its own (the two names make one), which another worker plays meanwhile, so that the
+# longest group, this one, is shorter by its minutes.
 pytestmark = pytest.mark.xdist_group("real-servers")
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -284,6 +286,7 @@ def test_each_real_server_answers_in_the_shapes_stored_for_its_version(name, req
 
 @pytest.mark.real_server
 @pytest.mark.root
+@pytest.mark.xdist_group("another-cpu-variant")
 def test_the_llama_server_expectations_hold_under_another_cpu_variant(llama_server_other_variant_run):
     """Another machine, in one: the same server and model on other CPU code pick other tokens here and there, and
     the file must absorb that in its model-dependent rows, never in a wire fact. (The pinned run's CPU code is
