@@ -27,7 +27,10 @@ from lmconform.settings import DEFAULT_FUZZ_SHRINK, RunSettings
 from lmconform.vocabulary import FINDINGS, Level, Outcome
 from tools.catalogue import (
     CATALOGUE,
+    answers_form,
     catalogue_order,
+    changes_only_answers,
+    clean_plays,
     differential_faults,
     dumps,
     findings_of,
@@ -35,6 +38,7 @@ from tools.catalogue import (
     load,
     proxy_run,
     server_run,
+    without_draws,
 )
 
 TABLE = load()
@@ -44,6 +48,9 @@ VERDICT_FAULTS = [name for name in FAULTS if name not in NO_VERDICT_FAULTS]
 # Faults whose answers are cut off (at the body cap, or by the server ending the connection before the body's end): the
 # checks of the body's content are left without a verdict, ERROR, and only the check of the cut gives one.
 CUT_OFF_FAULTS = {"body-too-large", "connection-reset", "content-length-long"}
+# Cases whose answers carry random bytes on purpose (encrypted reasoning): never equal to another play's.
+RANDOM_BY_DESIGN = {"responses/recorded-codex-0-171-0-1", "responses/recorded-codex-0-171-0-2",
+                    "responses/replay-reasoning-encrypted"}
 # Differential mode: the clean reference server as the upstream, the same server with a fault that proves a
 # differential check as the "proxy".
 DIFFERENTIAL_FAULTS = [None, *differential_faults()]
@@ -82,14 +89,64 @@ def test_the_clean_server_passes_every_check(server):
     assert set(Counter(verdict.outcome for verdict in run.verdicts)) == {Outcome.OK}
 
 
+@pytest.fixture(scope="module")
+def clean_answers(server):
+    """The clean server's answers, each case played once when a fault's run first compares with it: a case the fault
+    leaves as the clean server answers it is not judged again (tools.catalogue.server_run), for
+    test_the_clean_server_passes_every_check judges every case of the clean server."""
+    plays = clean_plays(server.base_url, FAULT_SETTINGS)
+    yield plays
+    plays.close()
+
+
 @pytest.mark.parametrize("fault", sorted(VERDICT_FAULTS))
-def test_a_fault_fails_exactly_the_checks_of_its_row(server, fault):
+def test_a_fault_fails_exactly_the_checks_of_its_row(server, clean_answers, fault):
     expected = TABLE.server[fault].findings
-    run = server_run(server.base_url, fault, *played(fault), settings=FAULT_SETTINGS)
+    run = server_run(server.base_url, fault, *played(fault), settings=FAULT_SETTINGS, clean=clean_answers)
     found = findings_of(run)
     assert found == expected, f"unexpected: {found - expected}, missing: {expected - found} (`make catalogue`?)"
     if fault not in CUT_OFF_FAULTS:
         assert Outcome.ERROR not in {verdict.outcome for verdict in run.verdicts}
+
+
+def test_a_case_is_left_unjudged_only_where_the_fault_left_its_answers_as_the_clean_servers(server, clean_answers):
+    """What spares a fault's run the judging of the cases it does not change: the clean server's answers to one case,
+    played twice, compare equal once their times and random ids are masked (but for encrypted reasoning, random by
+    design); a fault's changed answer compares different; and the faults whose effect may not show in an answer's
+    bytes (its timing, its connection, the server's state) are never compared."""
+    other = clean_plays(server.base_url, FAULT_SETTINGS)
+    try:
+        cases = [case for api in APIS if api != "vscodelm" for case in budget.spread(load_cases(api))
+                 if not case.source and case.id not in RANDOM_BY_DESIGN]
+        differing = [case.id for case in cases
+                     if answers_form(clean_answers.examples(case)) != answers_form(other.examples(case))]
+    finally:
+        other.close()
+    assert cases and not differing
+    faulty = clean_plays(f"{server.base_url}/faults/tool-index-one", FAULT_SETTINGS)
+    try:
+        stream, body = (next(case for case in load_cases("chat") if case.id == name)
+                        for name in ("chat/forced-enum-tool-stream", "chat/non-stream-text"))
+        assert answers_form(faulty.examples(stream)) != answers_form(clean_answers.examples(stream))
+        assert answers_form(faulty.examples(body)) == answers_form(clean_answers.examples(body))
+    finally:
+        faulty.close()
+    assert changes_only_answers("tool-index-one") and changes_only_answers("messages-no-message-stop")
+    assert not any(changes_only_answers(fault) for fault in ("drip", "stall", "content-length-short",
+                                                             "connection-reset", "chain-ignored"))
+
+
+def test_the_masks_keep_which_id_is_which():
+    first, second = b"resp_" + b"a" * 24, b"resp_" + b"b" * 24
+    one_id_twice = b'{"id":"%s","previous":"%s","created":1764720000}' % (first, first)
+    two_ids = b'{"id":"%s","previous":"%s","created":1764720001}' % (first, second)
+    assert without_draws(one_id_twice, {}) == b'{"id":"id0","previous":"id0","created":T}'
+    assert without_draws(two_ids, {}) == b'{"id":"id0","previous":"id1","created":T}'
+    assert without_draws(b'{"created_at":1764720000,"completed_at":1764720001}', {}) == \
+        b'{"created_at":T,"completed_at":T}'
+    # Another clock's time, or one in milliseconds, is not a draw: it shows.
+    assert without_draws(b'{"created":1764720000000}', {}) == b'{"created":1764720000000}'
+    assert without_draws(b'"call_id":"call_1234567890123456"', {}) == b'"call_id":"id0"'
 
 
 @pytest.mark.parametrize("fault", DIFFERENTIAL_FAULTS, ids=str)

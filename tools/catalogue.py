@@ -21,6 +21,7 @@ import argparse
 import json
 import logging
 import os
+import re
 import socket
 import sys
 import tomllib
@@ -30,10 +31,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lmconform.api_table import APIS
+from lmconform.apis.chat.reference import stages as chat_stages
+from lmconform.apis.responses.reference import stages as responses_stages
 from lmconform.apis.responses.reference.faults.lifecycle import PREFILL_S
 from lmconform.bridge import FAULTS as BRIDGE_FAULTS
-from lmconform.cases import load_cases
+from lmconform.cases import Case, load_cases
 from lmconform.checks import REGISTRY
+from lmconform.checks.observed import AnyObserved
 from lmconform.files import write_text_atomically
 from lmconform.fuzz import requests
 from lmconform.reference import (
@@ -47,6 +51,7 @@ from lmconform.run.run import applies
 from lmconform.settings import RunSettings
 from lmconform.target import Target
 from lmconform.vocabulary import FINDINGS
+from lmconform.wire.http import HttpExchange
 
 ROOT = Path(__file__).resolve().parent.parent
 CATALOGUE = ROOT / "fixtures" / "catalogue.toml"
@@ -143,27 +148,112 @@ def cases_judged_by(checks: Iterable[str], apis: Iterable[str] = APIS) -> set[st
     return {case.id for api in apis for case in load_cases(api) if any(applies(check, case) for check in judging)}
 
 
-def server_run(base_url: str, fault: str | None, apis: tuple[str, ...] | None = None,
-               cases: set[str] | None = None, settings: RunSettings = RunSettings(), checks: Iterable[str] = ()) -> Run:
-    """The suite against the reference server at `base_url` with `fault` (None: clean), on the cases of `apis` (all
-    by default), or only those of them `cases` names, with every check or only `checks`. Generated requests (200 a run with the default `settings`)
-    are played against the clean server and the faults only they reach; a fault the written cases and the chain
-    programs find is proven on those, which keeps the catalogue to minutes."""
+def _plan(base_url: str, fault: str | None, settings: RunSettings = RunSettings(),
+          checks: Iterable[str] = ()) -> RunPlan:
     # A 1 MiB cap proves the body-cap finding as well as the default would, without reading 32 MiB per case.
     # The idle limit is lowered under the prefill the fault plays (Codex's own, 300 s, would take minutes to pass).
     target = Target(base_url=base_url + (f"/faults/{fault}" if fault else ""), read_timeout=5, profile="reference",
                     max_body_bytes=1 << 20, stream_idle_limit_s=PREFILL_S / 2)
-    plan = RunPlan(target, include=tuple(checks), probe=True, settings=settings)
+    return RunPlan(target, include=tuple(checks), probe=True, settings=settings)
+
+
+def server_run(base_url: str, fault: str | None, apis: tuple[str, ...] | None = None,
+               cases: set[str] | None = None, settings: RunSettings = RunSettings(), checks: Iterable[str] = (),
+               clean: Run | None = None) -> Run:
+    """The suite against the reference server at `base_url` with `fault` (None: clean), on the cases of `apis` (all
+    by default), or only those of them `cases` names, with every check or only `checks`. Generated requests (200 a run with the default `settings`)
+    are played against the clean server and the faults only they reach; a fault the written cases and the chain
+    programs find is proven on those, which keeps the catalogue to minutes.
+
+    `clean`, the clean server's plays (clean_plays), for a fault that changes nothing but what answers say
+    (changes_only_answers): a case whose answers under the fault are the clean server's (answers_form) is played and
+    not judged, for the clean server passes every check on it (tests/test_fault_catalogue.py holds it to that). Most
+    faults change the answers of a few cases of their API, and judging, not playing, is most of a run's time."""
+    plan = _plan(base_url, fault, settings, checks)
     requests_too = fault is None or FAULTS[fault].generated_only
+    compared = clean is not None and fault is not None and changes_only_answers(fault)
+    unchanged: dict[str, bool] = {}
+
+    def as_clean(case: Case) -> bool:
+        if not compared or case.source or clean is None:
+            return False
+        if case.id not in unchanged:
+            form = answers_form(run.examples(case))
+            unchanged[case.id] = form is not None and form == answers_form(clean.examples(case))
+        return unchanged[case.id]
+
     run = plan.start()
     try:
         for api in apis or plan.apis:
             for case, check in plan.pairs(api):
-                if (requests_too or case.source != requests.SOURCE) and (cases is None or case.id in cases):
+                if ((requests_too or case.source != requests.SOURCE) and (cases is None or case.id in cases)
+                        and not as_clean(case)):
                     run.judge(case, check)
     finally:
         run.close()
     return run
+
+
+def clean_plays(base_url: str, settings: RunSettings = RunSettings()) -> Run:
+    """A run against the clean server at `base_url`, as server_run starts one, that judges nothing: what a fault's
+    run compares its answers with (server_run's `clean`), each case played once when first asked for. The caller
+    closes it."""
+    return _plan(base_url, None, settings).start()
+
+
+# What may change nothing of a case's answers but when they arrive or how the connection carries them: a flag with
+# no stage (a stall, a prefill, a state kept across requests), the bytes of a stream as they are sent (a drip), the
+# transport's faults (a body cut short, a reset), a fault whose effect depends on the requests before it, and the
+# faults only generated requests reach. Their runs judge every case.
+TIMED_STAGES = (chat_stages.SSE, responses_stages.SSE)
+
+
+def changes_only_answers(fault: str) -> bool:
+    """Whether every effect of `fault` shows in what the answers say (their status, headers and bytes)."""
+    spec = FAULTS[fault]
+    return (spec.stage is not None and spec.stage not in TIMED_STAGES and not spec.module.endswith(".transport")
+            and not spec.stateful and not spec.generated_only)
+
+
+# The parts of two plays of one request that differ by when they were sent: the times of creation and completion
+# (seconds since the epoch, ten digits) and the ids drawn at random (`resp_` and 24 hex digits, `call_` and 16 digits), each of which
+# becomes its place of first appearance, so that an answer reusing an id where the clean server gives a new one
+# still differs.
+CREATED = re.compile(rb'("(?:created|created_at|completed_at)"\s*:\s*)\d{10}(?=[\s,}])')
+RANDOM_ID = re.compile(rb"\b[a-z]+_(?:[0-9a-f]{24}|[0-9]{16})(?![0-9a-f])")
+
+
+def without_draws(data: bytes, ids: dict[bytes, int]) -> bytes:
+    """`data` with CREATED masked and each RANDOM_ID replaced by its place in `ids`, the ids seen so far."""
+    return RANDOM_ID.sub(lambda found: b"id%d" % ids.setdefault(found.group(), len(ids)), CREATED.sub(rb"\1T", data))
+
+
+def answers_form(observations: Iterable[AnyObserved]) -> tuple | None:
+    """What a case's plays sent and got, in a form two plays with the same answers share: each request's method and
+    body, each answer's status, headers but its date, body and error, with CREATED and RANDOM_ID masked. None where
+    an answer is not HTTP (a WebSocket's), which is then judged whatever it says."""
+    ids: dict[bytes, int] = {}
+
+    def masked(data: bytes) -> bytes:
+        return without_draws(data, ids)
+
+    form: list = []
+    for observed in observations:
+        exchanges = [observed.exchange, *(turn.exchange for turn in observed.turns.values()), *observed.paired.values()]
+        if not all(isinstance(exchange, HttpExchange) for exchange in exchanges if exchange is not None):
+            return None
+        form.append((observed.feature_missing, observed.unsupported,
+                     tuple(turn.skipped for turn in observed.turns.values())))
+        for exchange in exchanges:
+            if exchange is None:
+                form.append(None)
+                continue
+            request = json.dumps(exchange.request.body, sort_keys=True, default=repr).encode()
+            headers = json.dumps(sorted(item for item in exchange.headers.items() if item[0] != "date")).encode()
+            form.append((exchange.request.method, masked(request), exchange.status, masked(headers),
+                         masked(b"".join(chunk.data for chunk in exchange.chunks)), exchange.error,
+                         exchange.error_kind, exchange.truncated))
+    return tuple(form)
 
 
 def catalogue_order() -> list[str]:
