@@ -216,9 +216,9 @@ def changes_only_answers(fault: str) -> bool:
 
 
 # The parts of two plays of one request that differ by when they were sent: the times of creation and completion
-# (seconds since the epoch, ten digits) and the ids drawn at random (`resp_` and 24 hex digits, `call_` and 16 digits), each of which
-# becomes its place of first appearance, so that an answer reusing an id where the clean server gives a new one
-# still differs.
+# (seconds since the epoch, ten digits) and the ids drawn at random (`resp_` and 24 hex digits, `call_` and 16
+# digits), each of which becomes its place of first appearance, so that an answer reusing an id where the clean
+# server gives a new one still differs.
 CREATED = re.compile(rb'("(?:created|created_at|completed_at)"\s*:\s*)\d{10}(?=[\s,}])')
 RANDOM_ID = re.compile(rb"\b[a-z]+_(?:[0-9a-f]{24}|[0-9]{16})(?![0-9a-f])")
 
@@ -233,10 +233,6 @@ def answers_form(observations: Iterable[AnyObserved]) -> tuple | None:
     body, each answer's status, headers but its date, body and error, with CREATED and RANDOM_ID masked. None where
     an answer is not HTTP (a WebSocket's), which is then judged whatever it says."""
     ids: dict[bytes, int] = {}
-
-    def masked(data: bytes) -> bytes:
-        return without_draws(data, ids)
-
     form: list = []
     for observed in observations:
         exchanges = [observed.exchange, *(turn.exchange for turn in observed.turns.values()), *observed.paired.values()]
@@ -250,8 +246,8 @@ def answers_form(observations: Iterable[AnyObserved]) -> tuple | None:
                 continue
             request = json.dumps(exchange.request.body, sort_keys=True, default=repr).encode()
             headers = json.dumps(sorted(item for item in exchange.headers.items() if item[0] != "date")).encode()
-            form.append((exchange.request.method, masked(request), exchange.status, masked(headers),
-                         masked(b"".join(chunk.data for chunk in exchange.chunks)), exchange.error,
+            form.append((exchange.request.method, without_draws(request, ids), exchange.status, without_draws(headers, ids),
+                         without_draws(b"".join(chunk.data for chunk in exchange.chunks), ids), exchange.error,
                          exchange.error_kind, exchange.truncated))
     return tuple(form)
 
