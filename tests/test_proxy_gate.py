@@ -22,6 +22,7 @@ from lmconform.expectations import ExpectationError
 from lmconform.gate import (
     CASES_FOR_FAULT_API,
     GATE_FAULTS,
+    PROXIED_RUN_CASES,
     GateRow,
     GateTargets,
     gate_differences,
@@ -294,6 +295,30 @@ def test_a_proxy_run_narrowed_to_the_cases_a_fault_failed_straight_gives_the_sam
                                    cases_of=lambda fault: frozenset({"chat/non-stream-text"}),
                                    proxied_where_it_fails=True)
     assert where_nothing_shows == [gate_row("role-missing", frozenset(), frozenset(), frozenset())]
+
+
+def test_a_faults_cases_go_through_the_proxy_a_few_at_a_time_and_give_the_row_of_one_run(server):
+    """A proxy that waits seconds on each answer it cannot read kept one thread minutes with a fault's cases in one
+    run: those the fault failed straight go through it PROXIED_RUN_CASES at a time, each once, and the row is the one
+    a single run of them all gives."""
+    through_the_proxy = []
+
+    def recorded(target, apis, **options):
+        if target.model == "m+bad-gateway-html":
+            through_the_proxy.append(options["cases"])
+        return run_suite(target, apis, **options)
+
+    with running_app(routing_app(server.base_url, "m"), "routing") as proxy, pytest.MonkeyPatch.context() as patch:
+        patch.setattr("lmconform.gate.run_suite", recorded)
+        targets = GateTargets(proxy, server.base_url, "m", "m+{fault}")
+        (whole,) = run_gate(["bad-gateway-html"], targets, cases=("chat/*",))
+        assert len(through_the_proxy) == 1  # every case of chat, in one run
+        through_the_proxy.clear()
+        (chunked,) = run_gate(["bad-gateway-html"], targets, cases=("chat/*",), proxied_where_it_fails=True)
+    played = [case for chunk in through_the_proxy for case in chunk]
+    assert len(through_the_proxy) > 2 and all(len(chunk) <= PROXIED_RUN_CASES for chunk in through_the_proxy)
+    assert len(played) == len(set(played))
+    assert chunked == whole and chunked.passed_through and not chunked.repaired
 
 
 def test_the_gate_command_sends_an_apis_cases_through_its_own_clean_route(server, capsys):

@@ -27,7 +27,7 @@ from __future__ import annotations
 import json
 import tomllib
 from collections.abc import Callable, Iterable, Mapping
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -53,6 +53,13 @@ NO_GENERATED = RunSettings(fuzz_examples=0)
 # answered when sent again tests a client's retries: none of them what a proxy forwards.
 CLIENT_LIMITS = ("stall", "body-too-large", "model-loading-once")
 GATE_FAULTS = tuple(fault for fault in FAULTS if fault not in CLIENT_LIMITS)
+# The upstream is lmconform's reference server, which answers every request at once: a silence from it is a fault's
+# (a Responses stream over a WebSocket that never sends `response.completed` leaves the socket open), and a client
+# waiting 30 s on each such case kept the gate waiting minutes. The fault catalogue waits as long for the same server.
+# The proxy keeps the default: what it does on a slow upstream is its own.
+UPSTREAM_READ_TIMEOUT_S = 5.0
+# The cases of one run through the proxy, at most (run_gate).
+PROXIED_RUN_CASES = 12
 KINDS = ("repaired", "passed_through", "introduced", "proxy_fails_anyway")
 FAULT_KEYS = {"name", "reason", "varies", *KINDS}
 
@@ -123,7 +130,8 @@ class GateTargets:
     clean_models: Mapping[str, str] = field(default_factory=dict)
 
     def straight(self, fault: str | None = None) -> Target:
-        return Target(self.upstream + (f"/faults/{fault}" if fault else ""), model=self.model)
+        return Target(self.upstream + (f"/faults/{fault}" if fault else ""), model=self.model,
+                      read_timeout=UPSTREAM_READ_TIMEOUT_S)
 
     def proxied(self, fault: str | None = None, apis: tuple[str, ...] = ()) -> Target:
         """The proxy, routing to `fault` (None: to the clean upstream, by the route of the `apis` sent)."""
@@ -136,8 +144,8 @@ def run_gate(faults: Iterable[str], targets: GateTargets, workers: int = 4,
              cases_of: Callable[[str], frozenset[str]] | None = None,
              proxied_where_it_fails: bool = False, cases: tuple[str, ...] | None = None) -> list[GateRow]:
     """A row per fault, each from four runs of the cases of its API (those the globs `cases` name, when given): the
-    upstream with the fault and clean, each straight and through the proxy. The runs wait on the proxy, so `workers`
-    of them overlap.
+    upstream with the fault and clean, each straight and through the proxy. The runs wait on the proxy and on the
+    upstream, so `workers` of each overlap.
 
     `cases_of(fault)`, where the caller knows it (lmconform's own tests, from the fault catalogue), names the cases
     where the fault shows: its runs play only those, and every other case counts as it did in the clean runs, which
@@ -148,34 +156,58 @@ def run_gate(faults: Iterable[str], targets: GateTargets, workers: int = 4,
     apis_of = {fault: CASES_FOR_FAULT_API[FAULTS[fault].api] for fault in faults}
     named = None if cases is None else frozenset(case.id for api in APIS for case in load_cases(api)
                                                  if any(case.named_by(pattern) for pattern in cases))
-    with ThreadPoolExecutor(workers) as pool:
-        def played(target: Target, apis: tuple[str, ...], only: frozenset[str] | None = None) -> Future[Run]:
+    # Two pools: a run straight from the upstream never keeps a run through the proxy waiting for a thread, and the
+    # proxy is sent `workers` runs at a time, never more. With `proxied_where_it_fails` a fault's run through the
+    # proxy starts as soon as its straight run has ended, while the others' go on.
+    with ThreadPoolExecutor(workers) as upstream_pool, ThreadPoolExecutor(workers) as proxy_pool:
+        def played(target: Target, apis: tuple[str, ...], only: frozenset[str] | None = None,
+                   pool: ThreadPoolExecutor = upstream_pool) -> Future[Run]:
             chosen = only if named is None else named if only is None else only & named
             ids = None if chosen is None else tuple(sorted(case for case in chosen if case.split("/")[0] in apis))
             return pool.submit(lambda: run_suite(target, apis, settings=NO_GENERATED, cases=ids))
 
-        clean = {apis: played(targets.proxied(None, apis), apis) for apis in set(apis_of.values())}
+        clean = {apis: played(targets.proxied(None, apis), apis, pool=proxy_pool) for apis in set(apis_of.values())}
         upstream_clean = {apis: played(targets.straight(None), apis) for apis in set(apis_of.values())}
         straight_only = {fault: cases_of(fault) if cases_of else None for fault in faults}
         straight = {fault: played(targets.straight(fault), apis, straight_only[fault]) for fault, apis in apis_of.items()}
-        proxied_only = straight_only if not proxied_where_it_fails else {
-            fault: frozenset(verdict.case_id for verdict in straight[fault].result().verdicts
-                             if verdict.outcome is not Outcome.OK) for fault in faults}
-        # A fault that failed nothing straight leaves the proxy nothing to play: its clean run is the whole answer.
-        proxied = {fault: played(targets.proxied(fault, apis), apis, proxied_only[fault])
-                   for fault, apis in apis_of.items() if proxied_only[fault] != frozenset()}
+        proxied_only = dict(straight_only)
+        proxied: dict[str, list[Future[Run]]] = {}
 
-        def with_the_rest(run: Future[Run] | None, clean_run: Run, played_cases: frozenset[str] | None) -> dict[str, str]:
-            """What the fault's run failed (None: it played nothing), and on the cases it left out the clean run's."""
-            own = failing_checks(run.result()) if run else {}
+        def through_the_proxy(fault: str) -> None:
+            """The fault's runs through the proxy, PROXIED_RUN_CASES cases each when they are named: a proxy that
+            waits seconds on each answer it cannot read (LiteLLM on a body longer than its Content-Length, retried)
+            kept one thread six minutes with a fault's 76 cases while the other threads had ended."""
+            only, apis = proxied_only[fault], apis_of[fault]
+            chunks = [None] if only is None else [frozenset(sorted(only)[start:start + PROXIED_RUN_CASES])
+                                                  for start in range(0, len(only), PROXIED_RUN_CASES)]
+            proxied[fault] = [played(targets.proxied(fault, apis), apis, chunk, pool=proxy_pool) for chunk in chunks]
+
+        if proxied_where_it_fails:
+            fault_of = {future: fault for fault, future in straight.items()}
+            for future in as_completed(fault_of):
+                proxied_only[fault_of[future]] = frozenset(verdict.case_id for verdict in future.result().verdicts
+                                                           if verdict.outcome is not Outcome.OK)
+                through_the_proxy(fault_of[future])
+        else:
+            for fault in faults:
+                through_the_proxy(fault)
+
+        def with_the_rest(runs: Iterable[Future[Run]], clean_run: Run,
+                          played_cases: frozenset[str] | None) -> dict[str, str]:
+            """What the fault's runs failed (a fault that failed nothing straight has none through the proxy: its
+            clean run is the whole answer), and on the cases they left out the clean run's."""
+            own: dict[str, str] = {}
+            for run in runs:
+                for check, seen in failing_checks(run.result()).items():
+                    own.setdefault(check, seen)
             rest = {} if played_cases is None else failing_checks(clean_run, lambda case: case not in played_cases)
             return rest | own
 
         rows = []
         for fault, apis in apis_of.items():
             proxied_clean, straight_clean = clean[apis].result(), upstream_clean[apis].result()
-            rows.append(gate_row(fault, with_the_rest(straight[fault], straight_clean, straight_only[fault]),
-                                 with_the_rest(proxied.get(fault), proxied_clean, proxied_only[fault]),
+            rows.append(gate_row(fault, with_the_rest([straight[fault]], straight_clean, straight_only[fault]),
+                                 with_the_rest(proxied[fault], proxied_clean, proxied_only[fault]),
                                  failing_checks(proxied_clean), failing_checks(straight_clean)))
         return rows
 
