@@ -257,15 +257,22 @@ def test_cases_names_a_case_by_id_or_name_and_a_name_is_not_a_prefix():
 
 @pytest.mark.parametrize("fault", [None, "tool-index-one", "chain-ignored"], ids=str)
 def test_the_plugin_and_the_runner_give_the_same_verdicts(server, tmp_path, fault):
-    """One run builder: `pytest suites` and lmconform.run.run_suite judge the same pairs the same way."""
+    """One run builder: `pytest suites` and lmconform.run.run_suite judge the same pairs the same way. With a fault,
+    the pairs of the APIs it leaves alone are the clean server's, which the run without one judges whole: `make test`
+    plays the cases of the fault's APIs."""
+    from lmconform.gate import CASES_FOR_FAULT_API
+    from lmconform.reference.faults import FAULTS
     from lmconform.run import run_suite as run_in_process
     from lmconform.target import Target
 
     endpoint = server.base_url + (f"/faults/{fault}" if fault else "")
     shown = budget.shown_by(fault) if fault else ()
+    cases = budget.suite_cases(*shown) or (
+        tuple(f"{api}/*" for api in CASES_FOR_FAULT_API[FAULTS[fault].api]) if fault else None)
     results = tmp_path / "results.json"
-    run_suite("--endpoint", endpoint, "--profile", "reference", "--results-json", str(results),
-              *budget.suite_options(cases=shown))
+    chosen = [*(option for glob in budget.suite_checks() for option in ("--checks", glob)),
+              *(option for case in cases or () for option in ("--cases", case))]
+    run_suite("--endpoint", endpoint, "--profile", "reference", "--results-json", str(results), *chosen)
 
     def rows(records):
         return sorted((row["case"], row["check"], row["level"], row["outcome"], row["message"].splitlines()[0])
@@ -275,8 +282,10 @@ def test_the_plugin_and_the_runner_give_the_same_verdicts(server, tmp_path, faul
     by_runner = rows(verdict.record() for verdict in run_in_process(Target(endpoint, profile="reference"),
                                                                      include=budget.suite_checks(),
                                                                      settings=budget.suite_settings(),
-                                                                     cases=budget.suite_cases(*shown)).verdicts)
+                                                                     cases=cases).verdicts)
     assert by_plugin and by_plugin == by_runner
+    if fault and not budget.CHECK:
+        assert {row[0].split("/")[0] for row in by_plugin} == set(CASES_FOR_FAULT_API[FAULTS[fault].api])
 
 
 # What legitimately differs between two runs of the same verdicts: each embedded server's port, the times in its
