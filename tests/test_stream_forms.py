@@ -153,7 +153,7 @@ def test_split_writes_cut_every_multi_byte_character_and_crlf_pairs_as_the_reads
 @pytest.mark.parametrize("stream_pause, drip_pauses", [(None, [DRIP_PAUSE_S] * 3), (0, [0.0] * 3)])
 def test_a_drip_writes_its_first_bytes_one_by_one_pausing_unless_the_server_is_told_not_to(monkeypatch, stream_pause,
                                                                                            drip_pauses):
-    """The stream fuzz's upstream pauses nowhere (its readers take each write apart whatever the timing); a server
+    """The stream fuzz's upstream pauses nowhere (its readers take each chunk apart whatever the timing); a server
     with the default pause drips as the feature says."""
     slept: list[float] = []
 
@@ -168,6 +168,23 @@ def test_a_drip_writes_its_first_bytes_one_by_one_pausing_unless_the_server_is_t
         driver.close()
     assert [len(chunk.data) for chunk in exchange.chunks[:3]] == [1, 1, 1] and len(exchange.chunks[3].data) > 1
     assert slept == drip_pauses
+
+
+def test_a_close_delimited_body_keeps_its_write_features_only_where_the_server_pauses(server):
+    """A close-delimited body has no chunks: only the pauses keep its writes apart. Without them the server sends
+    it in one write and its form header leaves the write features out, so that playing the form again (as a
+    shrink does) takes effect alike whatever the timing."""
+    features = {"split-utf8", "split-crlf", "one-byte-writes", "crlf", "drip", "close-delimited"}
+    case = streams.as_case(SOURCES["chat"], example_in("chat", features), 0)
+    with ReferenceServer(stream_pause=0) as unpaused:
+        answers = {pause: send(Target(base_url=running.base_url), "POST", PATHS["chat"], case.body_for("m"))
+                   for pause, running in (("paused", server), ("unpaused", unpaused))}
+    named = {pause: parse_form(answer.headers[FORM_HEADER.lower()]).features for pause, answer in answers.items()}
+    assert named["paused"] == features
+    assert named["unpaused"] == {"crlf", "close-delimited"}
+    assert "split across writes" not in answers["unpaused"].headers[SHOWS_HEADER.lower()]
+    texts = {pause: generation_of("chat", answer).text() for pause, answer in answers.items()}
+    assert texts["unpaused"] == texts["paused"] and not answers["unpaused"].sse.issues
 
 
 def _decodes(data: bytes) -> bool:

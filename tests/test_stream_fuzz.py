@@ -4,7 +4,9 @@ passes. Proxies written for the test (tests/faulty_proxies.py) each have one def
 each is caught, and its finding shrinks to the framing that causes it. A correct re-framing proxy is the control.
 
 The reference server pauses nowhere here, neither after split writes nor in a drip: these proxies read with httpx,
-whose HTTP/1.1 reader hands over each chunk the server wrote on its own, whatever the timing.
+whose HTTP/1.1 reader hands over each chunk the server wrote on its own, whatever the timing. A close-delimited body
+has no chunks, and that server sends it in one write (its form says so), so that a finding shrinks alike on a busy
+machine.
 """
 
 from __future__ import annotations

@@ -52,7 +52,7 @@ def register(commands: argparse._SubParsersAction) -> None:
                        help="in a generated wire form (/streams/FORM/v1/ or lmconform-stream=FORM in a request), the "
                             "pause after a write that splits a character or a CRLF pair, so that a reader gets it "
                             f"as a TCP segment of its own (default {DEFAULT_PAUSE_S:g}; 0 also drips a `drip` "
-                            "form's first bytes without their pauses)")
+                            "form's first bytes without their pauses, and sends a close-delimited one in one write)")
     serve.set_defaults(handler=_serve)
 
     faults = commands.add_parser("faults", help="list the reference server's faults, one line each")

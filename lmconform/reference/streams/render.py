@@ -4,7 +4,8 @@ what the form did."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Set as AbstractSet
+from dataclasses import dataclass, replace
 
 from lmconform.reference.streams.form import FEATURES, LINE_ENDS, TRANSPORT, Form
 from lmconform.reference.streams.frames import Trouble, frame_events, line_ended
@@ -30,6 +31,12 @@ class Rendered:
     def cause(self) -> str:
         """How a finding's cause reads: "CRLF line ends + a 4-byte character split across writes"."""
         return " + ".join(self.shows) or PLAIN_SHOWS
+
+    def without(self, names: AbstractSet[str]) -> Rendered:
+        """The same answer said to have taken no effect of the features `names` (the caller undoes what they did)."""
+        named = [name for name in FEATURES if name in self.effective]  # `shows` is in this order
+        return replace(self, effective=self.effective - names,
+                       shows=tuple(shown for name, shown in zip(named, self.shows, strict=True) if name not in names))
 
 
 def rendered(form: Form, events: list[tuple[str | None, str]], effects: set[str], writer: JsonWriter,

@@ -23,9 +23,9 @@ from starlette.responses import Response, StreamingResponse
 
 from lmconform.reference.model import content_text
 from lmconform.reference.raw import DRIP_PAUSE_S, GZIP_HEADERS, Framing, RawAnswer, accepts_gzip, dripped, gzipped
-from lmconform.reference.streams.form import FEATURES, Form, parse_form
+from lmconform.reference.streams.form import Form, parse_form
 from lmconform.reference.streams.render import Rendered
-from lmconform.reference.streams.writes import Write
+from lmconform.reference.streams.writes import WRITE_FEATURES, Write
 
 TAG = "lmconform-stream="
 _TAG = re.compile(re.escape(TAG) + r"(\d{1,18}(?::[a-z0-9,-]+)?)")
@@ -81,16 +81,20 @@ def streamed(rendered: Rendered, headers: Mapping[str, str], request: Request) -
     changed something (the same bytes again, but for ids and times), what they did, and which clients read it
     wrongly; ASCII, as HTTP wants."""
     if "gzip" in rendered.effective and not accepts_gzip(request):  # never sent to a client that did not ask
-        rendered = replace(rendered, effective=rendered.effective - {"gzip"},
-                           shows=tuple(shown for shown in rendered.shows if shown != FEATURES["gzip"].shows))
-    shown = {FORM_HEADER: str(Form(rendered.form.seed, rendered.effective)), SHOWS_HEADER: rendered.cause.encode("ascii", "replace").decode(),
-             TROUBLES_HEADER: ",".join(sorted({trouble.client for trouble in rendered.troubles}))}
+        rendered = rendered.without({"gzip"})
     state = request.app.state
     pause = getattr(state, "stream_pause", DEFAULT_PAUSE_S)
+    if "close-delimited" in rendered.effective and not pause:
+        # A chunked body keeps each write apart whatever the timing; a close-delimited one has no chunks, and
+        # without the pauses where its writes end depends on when the reader reads. A form must take effect alike
+        # on every play (a finding shrinks by playing it again), so this one is one write and says so.
+        rendered = replace(rendered.without(WRITE_FEATURES | {"drip"}), writes=(Write(rendered.body),))
+    shown = {FORM_HEADER: str(Form(rendered.form.seed, rendered.effective)), SHOWS_HEADER: rendered.cause.encode("ascii", "replace").decode(),
+             TROUBLES_HEADER: ",".join(sorted({trouble.client for trouble in rendered.troubles}))}
     body: AsyncIterator[bytes] = _sent(rendered.writes, pause, state.stopping)
     on = rendered.effective
     if "drip" in on:
-        # A server told not to pause has readers that take each write apart whatever the timing: its drip need not
+        # A server told not to pause has readers that take each chunk apart whatever the timing: its drip need not
         # wait either (the stream fuzz plays hundreds of forms, and 0.3 s of each dripped one was waiting).
         body = dripped(body, FORM_DRIP_BYTES, DRIP_PAUSE_S if pause else 0.0)
     gzip = "gzip" in on

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from lmconform.reference.streams.form import Form
 
+WRITE_FEATURES = frozenset({"split-utf8", "split-crlf", "split-anywhere", "one-byte-writes"})
 _MULTI_BYTE = re.compile(rb"[\xc0-\xdf][\x80-\xbf]|[\xe0-\xef][\x80-\xbf]{2}|[\xf0-\xf7][\x80-\xbf]{3}")
 _CRLF_CHANCE = 0.3
 _ANYWHERE_SIZES = (1, 2, 3, 5, 8, 13, 21, 34, 64)
