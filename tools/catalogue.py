@@ -27,12 +27,10 @@ import sys
 import tomllib
 from collections.abc import Iterable
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from lmconform.api_table import APIS
-from lmconform.apis.chat.reference import stages as chat_stages
-from lmconform.apis.responses.reference import stages as responses_stages
 from lmconform.apis.responses.reference.faults.lifecycle import PREFILL_S
 from lmconform.bridge import FAULTS as BRIDGE_FAULTS
 from lmconform.cases import Case, load_cases
@@ -45,9 +43,10 @@ from lmconform.reference import (
     ReferenceServer,
     refusal,  # noqa: F401  (declares bounds-ignored, which the doors import lazily)
 )
+from lmconform.reference.app import CHANGED_BY_HEADER
 from lmconform.run import Run, RunPlan, run_suite
 from lmconform.run.plan import embedded_bridge
-from lmconform.run.run import applies
+from lmconform.run.run import applies, feature_probe
 from lmconform.settings import RunSettings
 from lmconform.target import Target
 from lmconform.vocabulary import FINDINGS
@@ -166,23 +165,28 @@ def server_run(base_url: str, fault: str | None, apis: tuple[str, ...] | None = 
     programs find is proven on those, which keeps the catalogue to minutes.
 
     `clean`, the clean server's plays (clean_plays), for a fault that changes nothing but what answers say
-    (changes_only_answers): a case whose answers under the fault are the clean server's (answers_form) is played and
-    not judged, for the clean server passes every check on it (tests/test_fault_catalogue.py holds it to that). Most
-    faults change the answers of a few cases of their API, and judging, not playing, is most of a run's time."""
+    (Fault.changes_only_answers): a case whose clean answers the clean server says the fault would not change
+    (changed_by) is neither played nor judged, for the clean server passes every check on it
+    (tests/test_fault_catalogue.py holds it to that). Most faults change the answers of a few cases of their API."""
     plan = _plan(base_url, fault, settings, checks)
     requests_too = fault is None or FAULTS[fault].generated_only
-    compared = clean is not None and fault is not None and changes_only_answers(fault)
+    run = plan.start()
+    # What the run found out before its first case (the model, the fingerprint) is part of every case's requests.
+    compared = (clean is not None and fault is not None and FAULTS[fault].changes_only_answers
+                and replace(run.target, base_url="") == replace(clean.target, base_url=""))
     unchanged: dict[str, bool] = {}
 
     def as_clean(case: Case) -> bool:
-        if not compared or case.source or clean is None:
+        # An overflowing prompt is sized from what the server states of its context (lmconform.run.overflow), in
+        # requests of its own that no answer of the case traces.
+        if not compared or clean is None or case.overflows_context:
             return False
         if case.id not in unchanged:
-            form = answers_form(run.examples(case))
-            unchanged[case.id] = form is not None and form == answers_form(clean.examples(case))
+            probe = feature_probe(case.api, case.feature) if case.feature else None  # its answer decides the case's
+            changing = changed_by([*clean.examples(case), *(clean.examples(probe) if probe is not None else [])])
+            unchanged[case.id] = changing is not None and fault not in changing
         return unchanged[case.id]
 
-    run = plan.start()
     try:
         for api in apis or plan.apis:
             for case, check in plan.pairs(api):
@@ -195,24 +199,28 @@ def server_run(base_url: str, fault: str | None, apis: tuple[str, ...] | None = 
 
 
 def clean_plays(base_url: str, settings: RunSettings = RunSettings()) -> Run:
-    """A run against the clean server at `base_url`, as server_run starts one, that judges nothing: what a fault's
-    run compares its answers with (server_run's `clean`), each case played once when first asked for. The caller
-    closes it."""
-    return _plan(base_url, None, settings).start()
+    """A run against the clean server at `base_url`, as server_run starts one, that judges nothing and asks the
+    server which faults would change each answer (its `/changed-by` prefix): what a fault's run consults (server_run's
+    `clean`), each case played once when first asked for. The caller closes it."""
+    return _plan(base_url + "/changed-by", None, settings).start()
 
 
-# What may change nothing of a case's answers but when they arrive or how the connection carries them: a flag with
-# no stage (a stall, a prefill, a state kept across requests), the bytes of a stream as they are sent (a drip), the
-# transport's faults (a body cut short, a reset), a fault whose effect depends on the requests before it, and the
-# faults only generated requests reach. Their runs judge every case.
-TIMED_STAGES = (chat_stages.SSE, responses_stages.SSE)
+def changed_by(observations: Iterable[AnyObserved]) -> set[str] | None:
+    """The faults that would change any answer of a case's plays against the clean server's `/changed-by` prefix;
+    None where an answer does not say (a WebSocket's, or a server without the prefix)."""
+    changing: set[str] = set()
+    for observed in observations:
+        for exchange in _exchanges(observed):
+            named = exchange.headers.get(CHANGED_BY_HEADER.lower()) if isinstance(exchange, HttpExchange) else None
+            if named is None:
+                return None
+            changing.update(name for name in named.split(",") if name)
+    return changing
 
 
-def changes_only_answers(fault: str) -> bool:
-    """Whether every effect of `fault` shows in what the answers say (their status, headers and bytes)."""
-    spec = FAULTS[fault]
-    return (spec.stage is not None and spec.stage not in TIMED_STAGES and not spec.module.endswith(".transport")
-            and not spec.stateful and not spec.generated_only)
+def _exchanges(observed: AnyObserved) -> list:
+    return [exchange for exchange in (observed.exchange, *(turn.exchange for turn in observed.turns.values()),
+                                      *observed.paired.values()) if exchange is not None]
 
 
 # The parts of two plays of one request that differ by when they were sent: the times of creation and completion
@@ -230,7 +238,7 @@ def without_draws(data: bytes, ids: dict[bytes, int]) -> bytes:
 
 def answers_form(observations: Iterable[AnyObserved]) -> tuple | None:
     """What a case's plays sent and got, in a form two plays with the same answers share: each request's method and
-    body, each answer's status, headers but its date, body and error, with CREATED and RANDOM_ID masked. None where
+    body, each answer's status, headers but its date and the changed-by header, body and error, with CREATED and RANDOM_ID masked. None where
     an answer is not HTTP (a WebSocket's), which is then judged whatever it says."""
     ids: dict[bytes, int] = {}
     form: list = []
@@ -245,7 +253,8 @@ def answers_form(observations: Iterable[AnyObserved]) -> tuple | None:
                 form.append(None)
                 continue
             request = json.dumps(exchange.request.body, sort_keys=True, default=repr).encode()
-            headers = json.dumps(sorted(item for item in exchange.headers.items() if item[0] != "date")).encode()
+            headers = json.dumps(sorted(item for item in exchange.headers.items()
+                                        if item[0] not in ("date", CHANGED_BY_HEADER.lower()))).encode()
             form.append((exchange.request.method, without_draws(request, ids), exchange.status, without_draws(headers, ids),
                          without_draws(b"".join(chunk.data for chunk in exchange.chunks), ids), exchange.error,
                          exchange.error_kind, exchange.truncated))

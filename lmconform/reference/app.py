@@ -9,6 +9,10 @@ the whole catalogue without starting a server per fault.
 
 A path prefix `/streams/<form>` (a seed, or `SEED:FEATURE,...`: lmconform.reference.streams) streams every answer
 in that generated wire form instead; a request can also name one in its body (`lmconform-stream=<form>`).
+
+A path prefix `/changed-by` (before or after the faults') answers as without it, and names in the
+`X-Lmconform-Changed-By` header the faults that change only answers and would change this one (`changes_traced` in
+lmconform.reference.faults.registry): what the fault catalogue's runs ask the clean server.
 """
 
 from __future__ import annotations
@@ -26,8 +30,10 @@ from starlette.websockets import WebSocket
 
 from lmconform.api_table import APIS
 from lmconform.reference.faults import apply, parse_faults
+from lmconform.reference.faults.registry import changes_traced
 from lmconform.reference.faults.server import UNKNOWN_ROUTE_200
 from lmconform.reference.faults.transport import ANSWER, ARRIVAL
+from lmconform.reference.raw import RawAnswer
 from lmconform.reference.store import DEFAULT_STORE_SIZE
 from lmconform.reference.streams import DEFAULT_PAUSE_S, parse_form
 from lmconform.reference.wire import unknown_route
@@ -35,6 +41,8 @@ from lmconform.reference.wire import unknown_route
 _FAULT_PREFIX = re.compile(r"/faults/([^/]*)(/.*)?")
 ARRIVAL_FAULTS = frozenset(fault.name for fault in ARRIVAL.faults)  # those that may answer before any door
 _STREAM_PREFIX = re.compile(r"/streams/([^/]*)(/.*)?")
+_CHANGED_BY_PREFIX = re.compile(r"/changed-by(/.*)?")
+CHANGED_BY_HEADER = "X-Lmconform-Changed-By"
 Endpoint = Callable[[Request, frozenset[str]], Awaitable[Response]]
 SocketEndpoint = Callable[[WebSocket, frozenset[str]], Awaitable[None]]
 
@@ -79,15 +87,29 @@ class _Dispatcher:
         await response(scope, receive, send)
 
     async def respond(self, request: Request) -> Response:
-        path, faults = request.url.path, self.faults
+        path, faults, traced = request.url.path, self.faults, False
         # `/faults/A/faults/B/…` serves A and B: a gate in front of a variant of the server (LM Studio's dialect at
         # `/faults/responses-function-tools-only`) reaches each fault under the variant's prefix.
-        while (prefix := _FAULT_PREFIX.fullmatch(path)) is not None:
-            try:
-                faults = faults | parse_faults(prefix[1].split(","))
-            except ValueError as error:
-                return JSONResponse({"error": str(error)}, status_code=404)
-            path = prefix[2] or "/"
+        while True:
+            if (prefix := _FAULT_PREFIX.fullmatch(path)) is not None:
+                try:
+                    faults = faults | parse_faults(prefix[1].split(","))
+                except ValueError as error:
+                    return JSONResponse({"error": str(error)}, status_code=404)
+                path = prefix[2] or "/"
+            elif (prefix := _CHANGED_BY_PREFIX.fullmatch(path)) is not None:
+                traced, path = True, prefix[1] or "/"
+            else:
+                break
+        if not traced:
+            return await self._respond(request, path, faults)
+        with changes_traced() as changing:
+            response = await self._respond(request, path, faults)
+        sent = response.answer if isinstance(response, RawAnswer) else response
+        sent.headers[CHANGED_BY_HEADER] = ",".join(sorted(changing))
+        return response
+
+    async def _respond(self, request: Request, path: str, faults: frozenset[str]) -> Response:
         streams = _STREAM_PREFIX.fullmatch(path)
         if streams is not None:
             try:
@@ -115,14 +137,18 @@ class _SocketDispatcher:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         websocket = WebSocket(scope, receive, send)
         path, faults = websocket.url.path, self.faults
-        prefix = _FAULT_PREFIX.fullmatch(path)
-        if prefix is not None:
-            try:
-                faults = faults | parse_faults(prefix[1].split(","))
-            except ValueError as error:
-                await websocket.send_denial_response(JSONResponse({"error": str(error)}, status_code=404))
-                return
-            path = prefix[2] or "/"
+        while True:  # the prefixes as over HTTP; a WebSocket's answers are not traced, as every event is its own
+            if (prefix := _FAULT_PREFIX.fullmatch(path)) is not None:
+                try:
+                    faults = faults | parse_faults(prefix[1].split(","))
+                except ValueError as error:
+                    await websocket.send_denial_response(JSONResponse({"error": str(error)}, status_code=404))
+                    return
+                path = prefix[2] or "/"
+            elif (prefix := _CHANGED_BY_PREFIX.fullmatch(path)) is not None:
+                path = prefix[1] or "/"
+            else:
+                break
         endpoint = self.routes.sockets.get(path)
         if endpoint is None:
             await websocket.send_denial_response(unknown_route("GET", path, UNKNOWN_ROUTE_200 in faults))

@@ -7,14 +7,24 @@ catalogue` runs the suite against the server with each fault and writes the faul
 `Stage` of the clean answer: the endpoints call `apply` once per stage, and each chosen fault of that stage
 transforms the value in turn, in catalogue order. A fault that changes what the server does rather than what it
 renders (a chain it does not follow, a rule its validation adds) is a `flag` the endpoint asks about by name.
+
+Within `changes_traced()`, `apply` also tries on a copy of each stage's value every fault of that stage that is not
+on and changes only answers, and gathers those that change it: the faults that would change this answer. A fault's
+run need then not play a case whose clean answers no such fault changes (tools/catalogue.py). The doors apply every
+stage of an answer before they return it, so that the trace is whole when the answer's headers are written.
 """
 
 from __future__ import annotations
 
+import copy
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, TypeVar
+
+from starlette.responses import Response
 
 from lmconform.api_entry import HTTP as HTTP_TRANSPORT
 from lmconform.api_table import APIS
@@ -28,9 +38,12 @@ class Stage:
     """A value in the making of an answer that faults transform. Each API declares the stages of its answers (its
     `reference/stages.py`) and applies each at one place of its door; a fault names the stage it acts on."""
 
-    def __init__(self, what: str) -> None:
+    def __init__(self, what: str, in_answer: bool = True) -> None:
         self.what = what
         self.faults: list[Fault] = []  # those registered for this stage, in catalogue order
+        # Whether all a fault of it does shows in the answer's status, headers and bytes: not so for the bytes of a
+        # stream as they are sent (when each arrives is part of it), nor for the transport under every answer.
+        self.in_answer = in_answer
 
     def __repr__(self) -> str:
         return f"Stage({self.what!r})"
@@ -70,6 +83,12 @@ class Fault:
         """How what it breaks is reached: over HTTP (the reference server's faults, "http" ones included) or over a
         process's stdio (the reference VS Code bridge's, the API its folder declares)."""
         return APIS[self.api].transport if self.api in APIS else HTTP_TRANSPORT
+
+    @property
+    def changes_only_answers(self) -> bool:
+        """Whether every effect of it shows in what the answers say, alike on every play of a request: it transforms
+        a stage that shows whole in the answer, keeps no state across requests, and is reached by written cases."""
+        return self.stage is not None and self.stage.in_answer and not self.stateful and not self.generated_only
     module: str = ""  # the module that declared it: where it stands in the catalogue's order
 
 
@@ -146,9 +165,47 @@ def _add(declared: Fault) -> None:
         declared.stage.faults.append(declared)
 
 
+_CHANGING: ContextVar[set[str] | None] = ContextVar("changing", default=None)
+
+
+@contextmanager
+def changes_traced() -> Iterator[set[str]]:
+    """The names of the faults that change only answers and would change the answer made within (module docstring)."""
+    changing: set[str] = set()
+    token = _CHANGING.set(changing)
+    try:
+        yield changing
+    finally:
+        _CHANGING.reset(token)
+
+
+def _would_change(declared: Fault, value: Any, context: tuple[Any, ...]) -> bool:
+    assert declared.transform is not None
+    try:
+        changed = declared.transform(copy.deepcopy(value), *copy.deepcopy(context))
+        return not _same(changed, value)
+    except Exception:  # a value it cannot copy, or a transform that fails on a copy: it may well change it
+        return True
+
+
+def _same(one: Any, other: Any) -> bool:
+    if isinstance(one, Response) or isinstance(other, Response):  # no equality of their own: what they send
+        return (type(one) is type(other) and hasattr(one, "body") and one.status_code == other.status_code
+                and one.raw_headers == other.raw_headers and one.body == other.body)
+    if isinstance(one, Iterator) or isinstance(other, Iterator):  # what it yields is not known without using it up
+        return False
+    return bool(one == other)
+
+
 def apply(stage: Stage, faults: frozenset[str], value: Value, *context: Any) -> Value:
     """`value` as each of `faults` registered for `stage` changes it, in catalogue order; `context` is what the
     stage's functions take besides the value."""
+    changing = _CHANGING.get()
+    if changing is not None:
+        for declared in stage.faults:
+            if declared.changes_only_answers and declared.name not in faults and declared.name not in changing \
+                    and _would_change(declared, value, context):
+                changing.add(declared.name)
     for declared in stage.faults:
         if declared.name in faults and declared.transform is not None:  # a stage's faults all transform
             value = declared.transform(value, *context)

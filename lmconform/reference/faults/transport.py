@@ -30,9 +30,10 @@ from lmconform.reference.raw import (
     gzipped,
 )
 
-ANSWER = Stage("any door's finished answer (status, headers, body) as it is about to be sent; also given the request")
+ANSWER = Stage("any door's finished answer (status, headers, body) as it is about to be sent; also given the request",
+               in_answer=False)
 ARRIVAL = Stage("a request as it arrives, before any door reads it (None), with the request and its body: a fault may "
-                "answer it instead")
+                "answer it instead", in_answer=False)
 # How many requests the server remembers having answered once (model-loading-once): more than any run sends.
 REMEMBERED_REQUESTS = 4096
 # nginx's own page for a dead upstream, byte for byte: what a client reads when the model server behind it is down.

@@ -15,4 +15,5 @@ TOOL_CALL_DELTAS = Stage("the streamed tool_calls entries of each call, its open
 BODY = Stage("the non-stream chat.completion body, as returned")
 OBJECT = Stage("each chunk of a stream, or the non-stream body, as the server renders it")
 STREAM = Stage("what the data lines of a stream carry: chunk objects, then the string [DONE]")
-SSE = Stage("the bytes of a stream as they are sent, an event at a time; also given the server's stopping Event")
+SSE = Stage("the bytes of a stream as they are sent, an event at a time; also given the server's stopping Event",
+            in_answer=False)

@@ -10,4 +10,4 @@ STORED = Stage("the response object as the store keeps it and GET /v1/responses/
 BODY = Stage("the response object as the non-stream body sends it (not as it is stored or streamed)")
 EVENTS = Stage("the events of a stream in order, before they are numbered")
 FRAMES = Stage("the numbered events, each with the name its SSE `event:` line gives it")
-SSE = Stage("the bytes of each event of a stream, in order")
+SSE = Stage("the bytes of each event of a stream, in order", in_answer=False)
