@@ -119,10 +119,11 @@ LEFT_ALONE_PLAYED = 1 if budget.CHECK else 3
 
 def test_a_case_is_left_unplayed_only_where_the_fault_leaves_its_answers_as_the_clean_servers(server, clean_answers):
     """What spares a fault's run the cases it does not change: the clean server names, with each answer, the faults
-    that would change it (its `/changed-by` prefix), and each fault that changes only answers, played on a few cases
+    that could change it (its `/changed-by` prefix), and each fault it follows (a flag, or one that changes only
+    answers), played on a few cases
     said to be left alone (of its API, where it leaves any), answers them as the clean server does: the same once their times and random ids
-    are masked (two clean plays compare so, but for encrypted reasoning, random by design). The faults whose effect
-    may not show in an answer's bytes (its timing, its connection, the server's state) are never left out."""
+    are masked (two clean plays compare so, but for encrypted reasoning, random by design). A stage's faults whose
+    effect may not show in an answer's bytes (its timing, its connection, the server's state) are never left out."""
     other = clean_plays(server.base_url, FAULT_SETTINGS)
     try:
         cases = [case for api in APIS if api != "vscodelm" for case in budget.spread(load_cases(api))
@@ -140,7 +141,7 @@ def test_a_case_is_left_unplayed_only_where_the_fault_leaves_its_answers_as_the_
                if not case.source and not case.overflows_context and case.id not in RANDOM_BY_DESIGN]
     untried = []
     for name, fault in FAULTS.items():
-        if not fault.changes_only_answers:
+        if not fault.traced:
             continue
         target = replace(clean_answers.target, base_url=f"{server.base_url}/faults/{name}")
         # Its API's cases said to be left alone, or else the others' (it changes every case of its API).
@@ -151,9 +152,10 @@ def test_a_case_is_left_unplayed_only_where_the_fault_leaves_its_answers_as_the_
             answers = [play(case, target, settings=FAULT_SETTINGS) for _ in clean_answers.examples(case)]
             assert answers_form(answers) == answers_form(clean_answers.examples(case)), (name, case.id)
     assert not untried, f"these change every case: {untried}"
-    assert FAULTS["tool-index-one"].changes_only_answers and FAULTS["messages-no-message-stop"].changes_only_answers
-    assert not any(FAULTS[name].changes_only_answers for name in ("drip", "stall", "content-length-short",
-                                                                  "connection-reset", "chain-ignored"))
+    assert all(FAULTS[name].traced for name in ("tool-index-one", "messages-no-message-stop", "chain-ignored",
+                                                 "prefill-comment-keepalives"))
+    assert not any(FAULTS[name].traced for name in ("drip", "stall", "content-length-short",
+                                                    "connection-reset", "model-loading-once"))
 
 
 def test_the_masks_keep_which_id_is_which():

@@ -164,15 +164,14 @@ def server_run(base_url: str, fault: str | None, apis: tuple[str, ...] | None = 
     are played against the clean server and the faults only they reach; a fault the written cases and the chain
     programs find is proven on those, which keeps the catalogue to minutes.
 
-    `clean`, the clean server's plays (clean_plays), for a fault that changes nothing but what answers say
-    (Fault.changes_only_answers): a case whose clean answers the clean server says the fault would not change
-    (changed_by) is neither played nor judged, for the clean server passes every check on it
+    `clean`, the clean server's plays (clean_plays), for a fault its trace follows (Fault.traced): a case whose clean
+    answers the clean server says the fault would not change (changed_by) is neither played nor judged, for the clean server passes every check on it
     (tests/test_fault_catalogue.py holds it to that). Most faults change the answers of a few cases of their API."""
     plan = _plan(base_url, fault, settings, checks)
     requests_too = fault is None or FAULTS[fault].generated_only
     run = plan.start()
     # What the run found out before its first case (the model, the fingerprint) is part of every case's requests.
-    compared = (clean is not None and fault is not None and FAULTS[fault].changes_only_answers
+    compared = (clean is not None and fault is not None and FAULTS[fault].traced
                 and replace(run.target, base_url="") == replace(clean.target, base_url=""))
     unchanged: dict[str, bool] = {}
 

@@ -11,8 +11,9 @@ A path prefix `/streams/<form>` (a seed, or `SEED:FEATURE,...`: lmconform.refere
 in that generated wire form instead; a request can also name one in its body (`lmconform-stream=<form>`).
 
 A path prefix `/changed-by` (before or after the faults') answers as without it, and names in the
-`X-Lmconform-Changed-By` header the faults that change only answers and would change this one (`changes_traced` in
-lmconform.reference.faults.registry): what the fault catalogue's runs ask the clean server.
+`X-Lmconform-Changed-By` header the faults that could change this answer: those of its stages that would
+(`changes_traced` in lmconform.reference.faults.registry) and the flags a door asked about. What the fault
+catalogue's runs ask the clean server.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from starlette.types import Receive, Scope, Send
 from starlette.websockets import WebSocket
 
 from lmconform.api_table import APIS
-from lmconform.reference.faults import apply, parse_faults
+from lmconform.reference.faults import apply, catalogue, parse_faults
 from lmconform.reference.faults.registry import changes_traced
 from lmconform.reference.faults.server import UNKNOWN_ROUTE_200
 from lmconform.reference.faults.transport import ANSWER, ARRIVAL
@@ -74,6 +75,22 @@ class _Routes:
         return found
 
 
+class AskedFaults(frozenset[str]):
+    """The faults on, remembering every name a door asked about (`name in faults`, as the doors ask)."""
+
+    asked: set[str]
+
+    def __new__(cls, names: frozenset[str]) -> AskedFaults:
+        made = super().__new__(cls, names)
+        made.asked = set()
+        return made
+
+    def __contains__(self, name: object) -> bool:
+        if isinstance(name, str):
+            self.asked.add(name)
+        return super().__contains__(name)
+
+
 class _Dispatcher:
     """Every method and path, routed by hand, so that an unknown route gets LM Studio's words and, with the
     `unknown-route-200` fault, LM Studio's status."""
@@ -81,6 +98,7 @@ class _Dispatcher:
     def __init__(self, faults: frozenset[str]) -> None:
         self.faults = faults
         self.routes = _Routes()
+        self.flags = frozenset(name for name, fault in catalogue().items() if fault.stage is None)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         response = await self.respond(Request(scope, receive))
@@ -104,7 +122,9 @@ class _Dispatcher:
         if not traced:
             return await self._respond(request, path, faults)
         with changes_traced() as changing:
-            response = await self._respond(request, path, faults)
+            asked = AskedFaults(faults)
+            response = await self._respond(request, path, asked)
+        changing |= asked.asked & self.flags  # a flag acts only where a door asks about it
         sent = response.answer if isinstance(response, RawAnswer) else response
         sent.headers[CHANGED_BY_HEADER] = ",".join(sorted(changing))
         return response

@@ -9,7 +9,8 @@ transforms the value in turn, in catalogue order. A fault that changes what the 
 renders (a chain it does not follow, a rule its validation adds) is a `flag` the endpoint asks about by name.
 
 Within `changes_traced()`, `apply` also tries on a copy of each stage's value every fault of that stage that is not
-on and changes only answers, and gathers those that change it: the faults that would change this answer. A fault's
+on and changes only answers (`Fault.traced`), and gathers those that change it: the faults that would change this
+answer (lmconform.reference.app adds the flags a door asked about). A fault's
 run need then not play a case whose clean answers no such fault changes (tools/catalogue.py). The doors apply every
 stage of an answer before they return it, so that the trace is whole when the answer's headers are written.
 """
@@ -85,10 +86,13 @@ class Fault:
         return APIS[self.api].transport if self.api in APIS else HTTP_TRANSPORT
 
     @property
-    def changes_only_answers(self) -> bool:
-        """Whether every effect of it shows in what the answers say, alike on every play of a request: it transforms
-        a stage that shows whole in the answer, keeps no state across requests, and is reached by written cases."""
-        return self.stage is not None and self.stage.in_answer and not self.stateful and not self.generated_only
+    def traced(self) -> bool:
+        """Whether the clean server's trace (changes_traced) names it wherever it would change an answer: a flag, which
+        acts only where a door asks about it, or a fault of a stage that shows whole in the answer that keeps no state
+        across requests; either reached by written cases."""
+        if self.generated_only:
+            return False
+        return self.stage is None or (self.stage.in_answer and not self.stateful)
     module: str = ""  # the module that declared it: where it stands in the catalogue's order
 
 
@@ -170,7 +174,7 @@ _CHANGING: ContextVar[set[str] | None] = ContextVar("changing", default=None)
 
 @contextmanager
 def changes_traced() -> Iterator[set[str]]:
-    """The names of the faults that change only answers and would change the answer made within (module docstring)."""
+    """The names of the stages' faults that would change the answer made within (module docstring)."""
     changing: set[str] = set()
     token = _CHANGING.set(changing)
     try:
@@ -203,7 +207,7 @@ def apply(stage: Stage, faults: frozenset[str], value: Value, *context: Any) -> 
     changing = _CHANGING.get()
     if changing is not None:
         for declared in stage.faults:
-            if declared.changes_only_answers and declared.name not in faults and declared.name not in changing \
+            if declared.traced and declared.name not in faults and declared.name not in changing \
                     and _would_change(declared, value, context):
                 changing.add(declared.name)
     for declared in stage.faults:
