@@ -165,8 +165,8 @@ def server_run(base_url: str, fault: str | None, apis: tuple[str, ...] | None = 
     programs find is proven on those, which keeps the catalogue to minutes.
 
     `clean`, the clean server's plays (clean_plays), for a fault its trace follows (Fault.traced): a case whose clean
-    answers the clean server says the fault would not change (changed_by) is neither played nor judged, for the clean server passes every check on it
-    (tests/test_fault_catalogue.py holds it to that). Most faults change the answers of a few cases of their API."""
+    answers the clean server says the fault would not change (changed_by) is neither played nor judged, for the clean
+    server passes every check on it (tests/test_fault_catalogue.py holds it to that). Most faults change the answers of a few cases of their API."""
     plan = _plan(base_url, fault, settings, checks)
     requests_too = fault is None or FAULTS[fault].generated_only
     run = plan.start()
@@ -209,17 +209,12 @@ def changed_by(observations: Iterable[AnyObserved]) -> set[str] | None:
     None where an answer does not say (a WebSocket's, or a server without the prefix)."""
     changing: set[str] = set()
     for observed in observations:
-        for exchange in _exchanges(observed):
+        for exchange in observed.exchanges():
             named = exchange.headers.get(CHANGED_BY_HEADER.lower()) if isinstance(exchange, HttpExchange) else None
             if named is None:
                 return None
             changing.update(name for name in named.split(",") if name)
     return changing
-
-
-def _exchanges(observed: AnyObserved) -> list:
-    return [exchange for exchange in (observed.exchange, *(turn.exchange for turn in observed.turns.values()),
-                                      *observed.paired.values()) if exchange is not None]
 
 
 # The parts of two plays of one request that differ by when they were sent: the times of creation and completion
@@ -237,8 +232,8 @@ def without_draws(data: bytes, ids: dict[bytes, int]) -> bytes:
 
 def answers_form(observations: Iterable[AnyObserved]) -> tuple | None:
     """What a case's plays sent and got, in a form two plays with the same answers share: each request's method and
-    body, each answer's status, headers but its date and the changed-by header, body and error, with CREATED and RANDOM_ID masked. None where
-    an answer is not HTTP (a WebSocket's), which is then judged whatever it says."""
+    body, each answer's status, headers but its date and the changed-by header, body and error, with CREATED and
+    RANDOM_ID masked. None where an answer is not HTTP (a WebSocket's), which is then judged whatever it says."""
     ids: dict[bytes, int] = {}
     form: list = []
     for observed in observations:

@@ -75,6 +75,21 @@ class _Routes:
         return found
 
 
+def _prefixed(path: str) -> tuple[str, frozenset[str], bool]:
+    """The route under the path's prefixes, the faults they name, and whether one asks for the trace; ValueError for a
+    fault the catalogue does not hold. `/faults/A/faults/B/…` serves A and B: a gate in front of a variant of the
+    server (LM Studio's dialect at `/faults/responses-function-tools-only`) reaches each fault under the variant's
+    prefix."""
+    faults, traced = frozenset[str](), False
+    while True:
+        if (prefix := _FAULT_PREFIX.fullmatch(path)) is not None:
+            faults, path = faults | parse_faults(prefix[1].split(",")), prefix[2] or "/"
+        elif (prefix := _CHANGED_BY_PREFIX.fullmatch(path)) is not None:
+            traced, path = True, prefix[1] or "/"
+        else:
+            return path, faults, traced
+
+
 class AskedFaults(frozenset[str]):
     """The faults on, remembering every name a door asked about (`name in faults`, as the doors ask)."""
 
@@ -105,20 +120,11 @@ class _Dispatcher:
         await response(scope, receive, send)
 
     async def respond(self, request: Request) -> Response:
-        path, faults, traced = request.url.path, self.faults, False
-        # `/faults/A/faults/B/…` serves A and B: a gate in front of a variant of the server (LM Studio's dialect at
-        # `/faults/responses-function-tools-only`) reaches each fault under the variant's prefix.
-        while True:
-            if (prefix := _FAULT_PREFIX.fullmatch(path)) is not None:
-                try:
-                    faults = faults | parse_faults(prefix[1].split(","))
-                except ValueError as error:
-                    return JSONResponse({"error": str(error)}, status_code=404)
-                path = prefix[2] or "/"
-            elif (prefix := _CHANGED_BY_PREFIX.fullmatch(path)) is not None:
-                traced, path = True, prefix[1] or "/"
-            else:
-                break
+        try:
+            path, named, traced = _prefixed(request.url.path)
+        except ValueError as error:
+            return JSONResponse({"error": str(error)}, status_code=404)
+        faults = self.faults | named
         if not traced:
             return await self._respond(request, path, faults)
         with changes_traced() as changing:
@@ -156,19 +162,12 @@ class _SocketDispatcher:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         websocket = WebSocket(scope, receive, send)
-        path, faults = websocket.url.path, self.faults
-        while True:  # the prefixes as over HTTP; a WebSocket's answers are not traced, as every event is its own
-            if (prefix := _FAULT_PREFIX.fullmatch(path)) is not None:
-                try:
-                    faults = faults | parse_faults(prefix[1].split(","))
-                except ValueError as error:
-                    await websocket.send_denial_response(JSONResponse({"error": str(error)}, status_code=404))
-                    return
-                path = prefix[2] or "/"
-            elif (prefix := _CHANGED_BY_PREFIX.fullmatch(path)) is not None:
-                path = prefix[1] or "/"
-            else:
-                break
+        try:  # the prefixes as over HTTP; a WebSocket's answers are not traced, as every event is its own
+            path, named, _ = _prefixed(websocket.url.path)
+        except ValueError as error:
+            await websocket.send_denial_response(JSONResponse({"error": str(error)}, status_code=404))
+            return
+        faults = self.faults | named
         endpoint = self.routes.sockets.get(path)
         if endpoint is None:
             await websocket.send_denial_response(unknown_route("GET", path, UNKNOWN_ROUTE_200 in faults))

@@ -10,8 +10,8 @@ renders (a chain it does not follow, a rule its validation adds) is a `flag` the
 
 Within `changes_traced()`, `apply` also tries on a copy of each stage's value every fault of that stage that is not
 on and changes only answers (`Fault.traced`), and gathers those that change it: the faults that would change this
-answer (lmconform.reference.app adds the flags a door asked about). A fault's
-run need then not play a case whose clean answers no such fault changes (tools/catalogue.py). The doors apply every
+answer (lmconform.reference.app adds the flags a door asked about). A fault's run need then not play a case whose
+clean answers no such fault changes (tools/catalogue.py). The doors apply every
 stage of an answer before they return it, so that the trace is whole when the answer's headers are written.
 """
 
